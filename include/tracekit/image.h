@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Program image: loadable segments and symbols of an ELF (libelf), instruction fetch by
+ * address, a basic-block cache the flow decoders walk, and source lines (libdw). */
+#ifndef TRACEKIT_IMAGE_H
+#define TRACEKIT_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "riscv.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tk_image tk_image;
+
+typedef enum tk_image_arch {
+    TK_ARCH_RISCV = 0,
+    TK_ARCH_ARM = 1, /* A32/T32 */
+    TK_ARCH_AARCH64 = 2,
+} tk_image_arch;
+
+typedef struct tk_segment {
+    uint64_t vaddr;
+    uint64_t filesz; /* bytes present in data */
+    uint64_t memsz;  /* bytes in memory (rest zero) */
+    const uint8_t *data;
+    bool exec;
+    bool write;
+} tk_segment;
+
+typedef struct tk_symbol {
+    const char *name;
+    uint64_t addr;
+    uint64_t size;
+    bool is_func;
+} tk_symbol;
+
+/* A basic block: straight-line instructions from start up to and including the first
+ * control-flow instruction (or until code ends). term is the last instruction decoded;
+ * prev is the instruction before it (for sequentially inferable jumps; valid if ninsn > 1). */
+typedef struct tk_bblock {
+    uint64_t start;
+    uint64_t last; /* address of the last instruction */
+    uint32_t ninsn;
+    uint32_t bytes;
+    tk_rv_insn term;
+    tk_rv_insn prev;
+    tk_status status; /* TK_OK, or why the block stopped early (TK_ERR_NO_CODE/BAD_INSN) */
+} tk_bblock;
+
+/* Open an ELF executable. Errors: TK_ERR_IO, TK_ERR_FORMAT, TK_ERR_NOT_RISCV (unless
+ * allow_any_arch). The whole file is mapped; the image owns it. */
+tk_status tk_image_open_elf(const char *path, tk_image **out, tk_diag *diag);
+tk_status tk_image_open_elf_any(const char *path, tk_image **out, tk_diag *diag);
+/* An empty image to which raw memory regions can be added (used for CoreSight snapshots). */
+tk_status tk_image_new(tk_image_arch arch, unsigned xlen, tk_image **out);
+/* Add a copy of bytes at vaddr as an executable region. */
+tk_status tk_image_add_region(tk_image *img, uint64_t vaddr, const void *data, size_t len);
+void tk_image_free(tk_image *img);
+
+tk_image_arch tk_image_get_arch(const tk_image *img);
+unsigned tk_image_xlen(const tk_image *img); /* 32 or 64 */
+uint64_t tk_image_entry(const tk_image *img);
+const char *tk_image_path(const tk_image *img);
+size_t tk_image_segment_count(const tk_image *img);
+const tk_segment *tk_image_segment(const tk_image *img, size_t i);
+
+/* Copy n bytes at addr; TK_ERR_NO_CODE if any byte is outside the loaded segments. */
+tk_status tk_image_read(const tk_image *img, uint64_t addr, void *buf, size_t n);
+/* Fetch and decode the instruction at pc. */
+tk_status tk_image_fetch(const tk_image *img, uint64_t pc, tk_rv_insn *out);
+/* The basic block starting at pc, from the cache (built on first use). The pointer stays
+ * valid until the image is freed. Not thread-safe for one image: use one image per thread
+ * or tk_image_clone_cache(). */
+tk_status tk_image_block(tk_image *img, uint64_t pc, const tk_bblock **out);
+
+/* Symbols sorted by address (functions and objects with a size). */
+size_t tk_image_symbol_count(const tk_image *img);
+const tk_symbol *tk_image_symbol(const tk_image *img, size_t i);
+/* The function symbol covering addr, or NULL; *offset = addr - symbol start. */
+const tk_symbol *tk_image_symbolize(const tk_image *img, uint64_t addr, uint64_t *offset);
+/* Address of a named symbol. */
+tk_status tk_image_lookup(const tk_image *img, const char *name, uint64_t *addr, uint64_t *size);
+
+/* Source line for an address from DWARF (libdw); TK_END if none. *file is owned by img. */
+tk_status tk_image_source_line(tk_image *img, uint64_t addr, const char **file, int *line);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The tracekit subcommands. Each lives in its own cmd_<name>.c and only parses options and
+ * wires library layers together. */
+#ifndef TK_TOOLS_COMMANDS_H
+#define TK_TOOLS_COMMANDS_H
+
+int tk_cmd_encode(int argc, char **argv);
+int tk_cmd_decode(int argc, char **argv);
+int tk_cmd_dump(int argc, char **argv);
+int tk_cmd_convert(int argc, char **argv);
+int tk_cmd_sim(int argc, char **argv);
+
+#endif
