@@ -11,6 +11,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
 
@@ -70,6 +71,10 @@ static void check_setting(const char *dir, const char *prog, totals *t)
     size_t nlines = 0;
     char **lines = read_lines(csvp, &nlines);
 
+    /* the raw-file iterator must agree with the plain split below */
+    tk_te_raw *it = NULL;
+    if (tk_te_raw_open(rawp, &it, &d) != TK_OK)
+        fail_msg("%s", d.message);
     size_t off = 0;
     unsigned long idx = 0;
     while (off < rawlen) {
@@ -78,6 +83,14 @@ static void check_setting(const char *dir, const char *prog, totals *t)
         if ((h >> 5) != 2 || len == 0 || off + 1 + len > rawlen)
             fail_msg("%s: bad header 0x%02x at offset %zu", rawp, h, off);
         const uint8_t *payload = raw + off + 1;
+        tk_te_raw_packet rp;
+        if (tk_te_raw_next(it, &rp, &d) != TK_OK)
+            fail_msg("%s", d.message);
+        assert_int_equal(rp.offset, off);
+        assert_int_equal(rp.index, idx);
+        assert_int_equal(rp.msg_type, TK_ENCAP_FLOW_TE_INST);
+        assert_int_equal(rp.len, len);
+        assert_memory_equal(rp.payload, payload, len);
         tk_te_packet got, want;
         if (tk_te_packet_decode(&p, payload, len, &got, &d) != TK_OK)
             fail_msg("%s: packet %lu at %zu: %s", rawp, idx, off, d.message);
@@ -113,6 +126,9 @@ static void check_setting(const char *dir, const char *prog, totals *t)
         off += 1 + len;
         idx++;
     }
+    tk_te_raw_packet rp;
+    assert_int_equal(tk_te_raw_next(it, &rp, &d), TK_END);
+    tk_te_raw_close(it);
     tk_te_packet extra;
     assert_int_equal(tk_te_csv_next(rd, &p, &extra, &d), TK_END);
     assert_int_equal(idx, nlines);
