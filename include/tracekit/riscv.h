@@ -58,6 +58,7 @@ typedef struct tk_rv_insn {
     bool compressed;
     bool is_auipc; /* auipc */
     bool is_lui;   /* lui, c.lui */
+    uint8_t xlen;  /* 32 or 64, as decoded (0 in a hand-built insn is taken as 64) */
 } tk_rv_insn;
 
 /* Decode the instruction whose low bits are in `bits` (pass at least 32 bits; only 16 are

@@ -910,6 +910,7 @@ tk_status tk_rv_decode(uint32_t bits32, unsigned xlen, tk_rv_insn *out)
         out->raw = bits32;
         if ((bits32 & 0x1cu) == 0x1cu) {
             out->len = 0;
+            out->xlen = (uint8_t)xlen;
             return TK_ERR_UNSUPPORTED;
         }
         out->len = 4;
@@ -917,6 +918,7 @@ tk_status tk_rv_decode(uint32_t bits32, unsigned xlen, tk_rv_insn *out)
         break;
     }
     out->op = (uint16_t)op;
+    out->xlen = (uint8_t)xlen;
     if (op == TK_RV_OP_UNKNOWN || op == TK_RV_OP_C_UNIMP) {
         /* Keep the length; forget half-filled operands so callers never act on them. */
         uint32_t raw = out->raw;
@@ -927,6 +929,7 @@ tk_status tk_rv_decode(uint32_t bits32, unsigned xlen, tk_rv_insn *out)
         out->len = len;
         out->compressed = c;
         out->op = (uint16_t)op;
+        out->xlen = (uint8_t)xlen;
         return TK_ERR_BAD_INSN;
     }
     if (out->cf == TK_RV_CF_JAL || out->cf == TK_RV_CF_JALR)
