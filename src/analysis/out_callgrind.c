@@ -117,7 +117,9 @@ tk_status tk_profile_write_callgrind(const tk_profile *p, FILE *out, const tk_wr
             unsigned tline, sline;
             const char *tf = line_of(lt, callee->addr, &tline);
             line_of(lt, c->site, &sline);
-            if ((st = put_name(out, &ids, "cfi", 1, tf)) != TK_OK)
+            /* cfi= only for another file: callgrind_annotate names a callee by its file as
+             * written there, but strips the working directory from fl= names only. */
+            if (tf != fl && (st = put_name(out, &ids, "cfi", 1, tf)) != TK_OK)
                 break;
             if ((st = put_name(out, &ids, "cfn", 2, callee->name)) != TK_OK)
                 break;

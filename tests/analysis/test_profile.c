@@ -6,13 +6,8 @@
 
 #include "fake_code.h"
 
-/* main loops twice over "call foo": foo's beqz is taken the first time, not the second. */
-static const uint64_t run_plain[] = {0x1000, 0x1004, 0x2000, 0x2002, 0x2008, 0x1008, 0x100c, 0x1004,
-                                     0x2000, 0x2002, 0x2006, 0x2008, 0x1008, 0x100c, 0x1010};
-/* The same with an interrupt after 0x2006 taken to handler, which returns with mret. */
-static const uint64_t run_irq[] = {0x1000, 0x1004, 0x2000, 0x2002, 0x2008, 0x1008,
-                                   0x100c, 0x1004, 0x2000, 0x2002, 0x2006, 0x3000,
-                                   0x3004, 0x2008, 0x1008, 0x100c, 0x1010};
+#define run_plain fake_run_plain
+#define run_irq fake_run_irq
 
 static tk_profile *profile_of(const uint64_t *pcs, size_t n)
 {
