@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "tracekit/encap.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_packet.h"
@@ -69,6 +70,7 @@ typedef struct decode_ctx {
     void *sink;
     uint64_t ninsn;
     uint64_t errors;
+    uint64_t mismatches; /* decoder errors saying trace and program disagree */
 } decode_ctx;
 
 static void print_error(decode_ctx *c, uint64_t offset, uint64_t index, const char *msg)
@@ -81,91 +83,64 @@ static void print_error(decode_ctx *c, uint64_t offset, uint64_t index, const ch
 static tk_status on_event(void *ctx, const tk_event *ev)
 {
     decode_ctx *c = ctx;
-    if (ev->kind == TK_EV_RANGE)
+    if (ev->kind == TK_EV_RANGE) {
         c->ninsn += ev->ninsn;
-    else if (ev->kind == TK_EV_ERROR)
+    } else if (ev->kind == TK_EV_ERROR) {
+        if (ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_NO_CODE ||
+            ev->status == TK_ERR_BAD_INSN)
+            c->mismatches++;
         print_error(c, ev->byte_offset, ev->packet_index,
                     ev->message ? ev->message : tk_strerror(ev->status));
+    }
     return c->sink_fn ? c->sink_fn(c->sink, ev) : TK_OK;
 }
 
-static uint8_t *read_file(const char *path, size_t *len)
+/* Feed every packet of a reference .te_inst_raw stream to the decoder. Damaged packets are
+ * reported and the decoder told it lost them (it resumes at the next sync). Returns the
+ * first reader/codec error (decoding errors arrive as events), or a fatal status. */
+static tk_status run_raw(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d, tk_te_raw *raw)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        uint8_t *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    if (buf && ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
-/* Feed every packet of a reference .te_inst_raw stream (one header byte
- * (msg_type << 5) | length, then the payload; VERSIONS.md C.6) to the decoder. */
-static tk_status run_raw(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d, const uint8_t *buf,
-                         size_t len, tk_te_decoder_stats *st)
-{
-    uint64_t index = 0;
-    size_t off = 0;
     tk_status result = TK_OK;
-    while (off < len) {
-        const uint8_t hdr = buf[off];
-        const size_t plen = hdr & 0x1f;
-        const unsigned type = hdr >> 5;
-        char msg[300];
-        if (off + 1 + plen > len) {
-            snprintf(msg, sizeof(msg), "truncated packet: header says %zu payload bytes, %zu left",
-                     plen, len - off - 1);
-            print_error(c, off, index, msg);
-            return TK_ERR_TRUNCATED;
-        }
-        if (type != 2 || plen == 0) {
-            snprintf(msg, sizeof(msg), "bad packet header 0x%02x (expected te_inst, 0x41..0x5f)",
-                     hdr);
-            print_error(c, off, index, msg);
-            result = TK_ERR_BAD_PACKET;
-            tk_status s = tk_te_decoder_lost(d, off, index);
-            if (s != TK_OK)
+    for (;;) {
+        tk_te_raw_packet rp;
+        tk_diag diag;
+        tk_diag_clear(&diag);
+        tk_status s = tk_te_raw_next(raw, &rp, &diag);
+        if (s == TK_END)
+            return result;
+        if (s != TK_OK) {
+            /* the reader's message names the file, offset and packet */
+            if (c->errors++ < MAX_ERROR_LINES)
+                fprintf(stderr, "tracekit decode: %s\n", diag.message);
+            if (result == TK_OK)
+                result = s;
+            if (s != TK_ERR_BAD_PACKET)
+                return result; /* truncated: nothing follows */
+            if ((s = tk_te_decoder_lost(d, diag.byte_offset, diag.packet_index)) != TK_OK)
                 return s;
+            continue;
+        }
+        if (rp.msg_type != TK_ENCAP_FLOW_TE_INST) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "bad packet header: message type %u, not te_inst (2)",
+                     rp.msg_type);
+            print_error(c, rp.offset, rp.index, msg);
+            s = TK_ERR_BAD_PACKET;
         } else {
             tk_te_packet pkt;
-            tk_diag diag;
-            tk_diag_clear(&diag);
-            tk_status s = tk_te_packet_decode(p, buf + off + 1, plen, &pkt, &diag);
-            if (s != TK_OK) {
-                print_error(c, off, index, diag.message[0] ? diag.message : tk_strerror(s));
-                result = s;
-                s = tk_te_decoder_lost(d, off, index);
-            } else {
-                s = tk_te_decoder_packet(d, &pkt, off, index);
+            s = tk_te_packet_decode(p, rp.payload, rp.len, &pkt, &diag);
+            if (s == TK_OK) {
+                if ((s = tk_te_decoder_packet(d, &pkt, rp.offset, rp.index)) != TK_OK)
+                    return s;
+                continue;
             }
-            if (s != TK_OK)
-                return s;
+            print_error(c, rp.offset, rp.index, diag.message[0] ? diag.message : tk_strerror(s));
         }
-        off += 1 + plen;
-        index++;
+        if (result == TK_OK)
+            result = s;
+        if ((s = tk_te_decoder_lost(d, rp.offset, rp.index)) != TK_OK)
+            return s;
     }
-    (void)st;
-    return result;
 }
 
 int tk_cmd_decode(int argc, char **argv)
@@ -262,7 +237,7 @@ int tk_cmd_decode(int argc, char **argv)
     tk_pc_list *pcs = NULL;
     tk_listing *lst = NULL;
     FILE *out = NULL;
-    uint8_t *raw = NULL;
+    tk_te_raw *raw = NULL;
     tk_status s;
 
     tk_te_params_init(&p);
@@ -291,9 +266,8 @@ int tk_cmd_decode(int argc, char **argv)
         fprintf(stderr, "tracekit decode: cannot add the reset code: %s\n", tk_strerror(s));
         goto done;
     }
-    size_t rawlen = 0;
-    if (!(raw = read_file(input, &rawlen))) {
-        fprintf(stderr, "tracekit decode: %s: cannot read\n", input);
+    if ((s = tk_te_raw_open(input, &raw, &diag)) != TK_OK) {
+        fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
     if (!want_pcs && !want_listing) {
@@ -322,7 +296,7 @@ int tk_cmd_decode(int argc, char **argv)
     tk_te_decoder_set_flags(d, flags);
 
     tk_te_decoder_stats st = {.size = sizeof(st)};
-    tk_status run = run_raw(&c, &p, d, raw, rawlen, &st);
+    tk_status run = run_raw(&c, &p, d, raw);
     s = tk_te_decoder_finish(d);
     if (s == TK_OK && pcs)
         s = tk_pc_list_flush(pcs);
@@ -340,6 +314,11 @@ int tk_cmd_decode(int argc, char **argv)
                 st.packets, st.instructions, st.traps, c.errors);
     if (c.errors > MAX_ERROR_LINES)
         fprintf(stderr, "tracekit decode: %s: %" PRIu64 " errors in all\n", input, c.errors);
+    if (c.mismatches)
+        fprintf(stderr,
+                "tracekit decode: %s: %" PRIu64 " places where the trace does not fit %s: "
+                "is it the traced program, and are the .scf/.ucf the encoder's?\n",
+                input, c.mismatches, elf);
     rc = (run != TK_OK || c.errors) ? 1 : 0;
     goto done;
 
@@ -355,7 +334,7 @@ done:
     tk_pc_list_free(pcs);
     tk_listing_free(lst);
     tk_image_free(img);
-    free(raw);
+    tk_te_raw_close(raw);
     free(ucf_elf);
     return rc;
 }

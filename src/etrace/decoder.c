@@ -169,24 +169,11 @@ static uint64_t field_address(const tk_te_decoder *d, uint64_t field)
     return a;
 }
 
-/* ioptions as the reference flow lays them out (VERSIONS.md C.6). */
-static void apply_ioptions(tk_te_decoder *d, uint32_t io)
-{
-    tk_te_options *o = &d->p.o;
-    o->implicit_return = io & TK_TE_IOPT_IMPLICIT_RETURN;
-    o->implicit_except = io & TK_TE_IOPT_IMPLICIT_EXCEPT;
-    o->full_address = io & TK_TE_IOPT_FULL_ADDRESS;
-    o->jump_target_cache = io & TK_TE_IOPT_JUMP_TARGET_CACHE;
-    o->branch_prediction = io & TK_TE_IOPT_BRANCH_PREDICTION;
-    if (d->p.ioptions_width > 5)
-        o->sijump = io & TK_TE_IOPT_SIJUMP;
-}
-
 /* process_support() */
 static int process_support(tk_te_decoder *d, const tk_te_packet *pkt)
 {
     int r;
-    apply_ioptions(d, pkt->ioptions);
+    tk_te_params_apply_ioptions(&d->p, pkt->ioptions); /* VERSIONS.md C.6 bit order */
     if (pkt->qual_status == TK_QUAL_NO_CHANGE)
         return TK_OK;
     if (pkt->qual_status == TK_QUAL_ENDED_NTR && d->inferred_address && d->have_pc) {

@@ -9,32 +9,20 @@
 #include "tracekit/te_decoder.h"
 
 /* ---- RV32I/RV64I encodings ---- */
-static uint32_t enc_addi(unsigned rd, unsigned rs1, int imm)
-{
-    return ((uint32_t)imm & 0xfff) << 20 | rs1 << 15 | rd << 7 | 0x13;
-}
-static uint32_t enc_nop(void)
-{
-    return enc_addi(0, 0, 0);
-}
-static uint32_t enc_jalr(unsigned rd, unsigned rs1, int imm)
-{
-    return ((uint32_t)imm & 0xfff) << 20 | rs1 << 15 | rd << 7 | 0x67;
-}
-static uint32_t enc_jal(unsigned rd, int imm)
-{
-    uint32_t u = (uint32_t)imm;
-    return ((u >> 20) & 1) << 31 | ((u >> 1) & 0x3ff) << 21 | ((u >> 11) & 1) << 20 |
-           ((u >> 12) & 0xff) << 12 | rd << 7 | 0x6f;
-}
-static uint32_t enc_branch(unsigned f3, unsigned rs1, unsigned rs2, int imm)
-{
-    uint32_t u = (uint32_t)imm;
-    return ((u >> 12) & 1) << 31 | ((u >> 5) & 0x3f) << 25 | rs2 << 20 | rs1 << 15 | f3 << 12 |
-           ((u >> 1) & 0xf) << 8 | ((u >> 11) & 1) << 7 | 0x63;
-}
-#define BEQ(rs1, rs2, off) enc_branch(0, rs1, rs2, off)
-#define BNE(rs1, rs2, off) enc_branch(1, rs1, rs2, off)
+#define ENC_I(op, rd, rs1, imm)                                                                    \
+    ((((uint32_t)(imm)) & 0xfffu) << 20 | (rs1) << 15 | (rd) << 7 | (op))
+#define NOP ENC_I(0x13u, 0u, 0u, 0)
+#define JALR(rd, rs1, imm) ENC_I(0x67u, rd, rs1, imm)
+#define JAL(rd, imm)                                                                               \
+    ((((uint32_t)(imm) >> 20) & 1u) << 31 | (((uint32_t)(imm) >> 1) & 0x3ffu) << 21 |              \
+     (((uint32_t)(imm) >> 11) & 1u) << 20 | (((uint32_t)(imm) >> 12) & 0xffu) << 12 | (rd) << 7 |  \
+     0x6fu)
+#define BRANCH(f3, rs1, rs2, imm)                                                                  \
+    ((((uint32_t)(imm) >> 12) & 1u) << 31 | (((uint32_t)(imm) >> 5) & 0x3fu) << 25 | (rs2) << 20 | \
+     (rs1) << 15 | (f3) << 12 | (((uint32_t)(imm) >> 1) & 0xfu) << 8 |                             \
+     (((uint32_t)(imm) >> 11) & 1u) << 7 | 0x63u)
+#define BEQ(rs1, rs2, off) BRANCH(0u, rs1, rs2, off)
+#define BNE(rs1, rs2, off) BRANCH(1u, rs1, rs2, off)
 #define ECALL 0x00000073u
 
 #define BASE 0x80000000ull
@@ -186,15 +174,24 @@ static void test_branches(void **state)
 {
     (void)state;
     const uint32_t code[] = {
-        enc_nop(),         /* 0 */
-        BEQ(0, 0, 8),      /* 1: taken -> 3 */
-        enc_nop(),         /* 2 */
-        BNE(1, 0, 8),      /* 3: not taken */
-        enc_nop(),         /* 4 */
-        enc_jalr(0, 5, 0), /* 5: -> 16 (x5 holds A(16)) */
-        enc_nop(),         enc_nop(), enc_nop(), enc_nop(), enc_nop(), enc_nop(),
-        enc_nop(),         enc_nop(), enc_nop(), enc_nop(), enc_nop(), /* 16 */
-        enc_nop(),
+        NOP,             /* 0 */
+        BEQ(0u, 0u, 8),  /* 1: taken -> 3 */
+        NOP,             /* 2 */
+        BNE(1u, 0u, 8),  /* 3: not taken */
+        NOP,             /* 4 */
+        JALR(0u, 6u, 0), /* 5: -> 16 (x6 holds A(16)) */
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP, /* 16 */
+        NOP,
     };
     rec r;
     setup(&r, code, sizeof(code) / 4, 1);
@@ -231,12 +228,16 @@ static void test_branches(void **state)
 /* A loop whose back edge is uninferable: looplabel (1) is reached first by falling through
  * from 0, then again through the jalr at 3 (payload.adoc, format 2 notify/updiscon). */
 static const uint32_t loop_code[] = {
-    enc_nop(),         /* 0: looplabel - 4 */
-    enc_nop(),         /* 1: looplabel */
-    enc_nop(),         /* 2 */
-    enc_jalr(0, 6, 0), /* 3: jump to looplabel (2nd time: to 8) */
-    enc_nop(),         enc_nop(), enc_nop(), enc_nop(), enc_nop(), /* 8: exit */
-    enc_nop(),
+    NOP,             /* 0: looplabel - 4 */
+    NOP,             /* 1: looplabel */
+    NOP,             /* 2 */
+    JALR(0u, 6u, 0), /* 3: jump to looplabel (2nd time: to 8) */
+    NOP,
+    NOP,
+    NOP,
+    NOP,
+    NOP, /* 8: exit */
+    NOP,
 };
 
 /* Scenario 1: looplabel reported after the 1st iteration, then execution goes on: the
@@ -303,7 +304,7 @@ static void test_looplabel_trap_first_visit(void **state)
 static void test_ecall_thaddr1(void **state)
 {
     (void)state;
-    const uint32_t code[] = {enc_nop(), enc_nop(), ECALL, enc_nop(), enc_nop(), enc_nop()};
+    const uint32_t code[] = {NOP, NOP, ECALL, NOP, NOP, NOP};
     rec r;
     setup(&r, code, 6, 1);
     support(&r, 0, 0);
@@ -330,11 +331,16 @@ static void test_trap_thaddr0(void **state)
 {
     (void)state;
     const uint32_t code[] = {
-        enc_nop(),                                          /* 0 */
-        enc_jalr(0, 5, 0),                                  /* 1: -> 4, which faults */
-        enc_nop(),         enc_nop(), enc_nop(),            /* 4: faulting target */
-        enc_nop(),         enc_nop(), enc_nop(), enc_nop(), /* 8: handler */
-        enc_nop(),
+        NOP,             /* 0 */
+        JALR(0u, 5u, 0), /* 1: -> 4, which faults */
+        NOP,
+        NOP,
+        NOP, /* 4: faulting target */
+        NOP,
+        NOP,
+        NOP,
+        NOP, /* 8: handler */
+        NOP,
     };
     rec r;
     setup(&r, code, 10, 1);
@@ -363,10 +369,14 @@ static void test_full_address(void **state)
 {
     (void)state;
     const uint32_t code[] = {
-        BEQ(0, 0, 12),                               /* 0: taken -> 3 */
-        enc_nop(),     enc_nop(), enc_jalr(0, 5, 0), /* 3: -> 6 */
-        enc_nop(),     enc_nop(), enc_jal(0, -24),   /* 6: -> 0 */
-        enc_nop(),
+        BEQ(0u, 0u, 12), /* 0: taken -> 3 */
+        NOP,
+        NOP,
+        JALR(0u, 5u, 0), /* 3: -> 6 */
+        NOP,
+        NOP,
+        JAL(0u, -24), /* 6: -> 0 */
+        NOP,
     };
     rec r;
     setup(&r, code, 8, 0);
@@ -388,11 +398,12 @@ static void test_map_without_address(void **state)
 {
     (void)state;
     const uint32_t code[] = {
-        enc_nop(),                    /* 0 */
-        BNE(1, 0, -4),                /* 1: loop to 0 while taken */
-        enc_jalr(0, 5, 0),            /* 2: -> 4 */
-        enc_nop(),         enc_nop(), /* 4 */
-        enc_nop(),
+        NOP,             /* 0 */
+        BNE(1u, 0u, -4), /* 1: loop to 0 while taken */
+        JALR(0u, 5u, 0), /* 2: -> 4 */
+        NOP,
+        NOP, /* 4 */
+        NOP,
     };
     rec r;
     setup(&r, code, 6, 1);
@@ -424,8 +435,7 @@ static void test_map_without_address(void **state)
 static void test_restart(void **state)
 {
     (void)state;
-    const uint32_t code[] = {enc_nop(), enc_nop(), enc_jalr(0, 5, 0),
-                             enc_nop(), enc_nop(), enc_nop()};
+    const uint32_t code[] = {NOP, NOP, JALR(0u, 5u, 0), NOP, NOP, NOP};
     rec r;
     setup(&r, code, 6, 1);
     support(&r, 0, 0);
@@ -449,7 +459,7 @@ static void test_restart(void **state)
 static void test_errors_and_resync(void **state)
 {
     (void)state;
-    const uint32_t code[] = {enc_nop(), BEQ(0, 0, 8), enc_nop(), enc_nop(), enc_nop(), enc_nop()};
+    const uint32_t code[] = {NOP, BEQ(0u, 0u, 8), NOP, NOP, NOP, NOP};
     rec r;
     setup(&r, code, 6, 1);
     support(&r, 0, 0);

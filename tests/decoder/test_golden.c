@@ -76,7 +76,7 @@ static void add_bootrom(tk_image *img)
 /* Decode one vector folder; returns the number of PCs compared. */
 static uint64_t check_vector(const char *dir, const char *prog)
 {
-    char path[1024], scf[1024], ucf[1024];
+    char path[2048], scf[2048], ucf[2048];
     snprintf(scf, sizeof(scf), "%s/%s.scf", dir, prog);
     snprintf(ucf, sizeof(ucf), "%s/%s.decoder.ucf", dir, prog);
     tk_te_params p;
