@@ -9,7 +9,7 @@
 #include "tracekit/sink.h"
 
 #define PC_LIST_BUF (1u << 16)
-#define PC_LINE_MAX 17 /* 16 hex digits and a newline */
+#define PC_LINE_MAX 24 /* 16 hex digits, a newline, and slack for 8-byte stores */
 
 struct tk_pc_list {
     tk_image *img;
@@ -56,15 +56,43 @@ tk_status tk_pc_list_flush(tk_pc_list *s)
     return s->io_error ? TK_ERR_IO : TK_OK;
 }
 
-static inline void put_hex(tk_pc_list *s, uint64_t v)
+/* Eight hex digits of a 32-bit value as ASCII, most significant first in memory order:
+ * the nibbles are spread into bytes and turned into characters all at once (SWAR). */
+static inline uint64_t hex8(uint32_t v)
 {
-    static const char digits[] = "0123456789abcdef";
+    uint64_t x = v;
+    x = ((x & 0xffff0000ull) << 16) | (x & 0xffffull);
+    x = ((x & 0x0000ff000000ff00ull) << 8) | (x & 0x000000ff000000ffull);
+    x = ((x & 0x00f000f000f000f0ull) << 4) | (x & 0x000f000f000f000full);
+    /* now byte i holds nibble i; 0x27 more for a..f */
+    const uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+    x += 0x3030303030303030ull + letters * 0x27;
+    return __builtin_bswap64(x);
+}
+
+/* One line at p: v in lower-case hex without leading zeros, then a newline; returns the
+ * end. Stores 8 bytes at a time, so the buffer keeps PC_LINE_MAX bytes of room. */
+static inline char *put_hex(char *p, uint64_t v)
+{
     const unsigned n = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
-    char *p = s->buf + s->used;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n > 8) {
+        const unsigned nh = n - 8;
+        const uint64_t hi = hex8((uint32_t)(v >> 32)) >> (8 * (8 - nh));
+        memcpy(p, &hi, 8);
+        const uint64_t lo = hex8((uint32_t)v);
+        memcpy(p + nh, &lo, 8);
+    } else {
+        const uint64_t c = hex8((uint32_t)v) >> (8 * (8 - n));
+        memcpy(p, &c, 8);
+    }
+#else
+    static const char digits[] = "0123456789abcdef";
     for (unsigned i = n; i-- > 0; v >>= 4)
         p[i] = digits[v & 15];
+#endif
     p[n] = '\n';
-    s->used += n + 1;
+    return p + n + 1;
 }
 
 static const tk_segment *segment_of(tk_pc_list *s, uint64_t a)
@@ -108,18 +136,20 @@ tk_status tk_pc_list_event(void *sink, const tk_event *ev)
             const uint8_t *data = g->data;
             const uint64_t v0 = g->vaddr, end = g->vaddr + g->filesz;
             size_t room = (PC_LIST_BUF - s->used) / PC_LINE_MAX;
+            char *p = s->buf + s->used;
             while (left && room && a < end) {
-                put_hex(s, a);
+                p = put_hex(p, a);
                 a += (data[a - v0] & 3) == 3 ? 4 : 2;
                 left--;
                 room--;
             }
+            s->used = (size_t)(p - s->buf);
             continue;
         }
         unsigned len = length_at(s, a);
         if (!len)
             return TK_ERR_NO_CODE;
-        put_hex(s, a);
+        s->used = (size_t)(put_hex(s->buf + s->used, a) - s->buf);
         a += len;
         left--;
     }
