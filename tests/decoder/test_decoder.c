@@ -482,6 +482,126 @@ static void test_errors_and_resync(void **state)
     teardown_rec(&r);
 }
 
+/* Recreate the decoder after changing r->p. */
+static void reopen(rec *r)
+{
+    tk_te_decoder_free(r->d);
+    assert_int_equal(tk_te_decoder_new(&r->p, r->img, on_event, r, &r->d), TK_OK);
+}
+
+/* An interrupt after A(1) retired: the EPC is the next instruction, from the code alone. */
+static void test_interrupt(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {NOP, NOP, NOP, NOP, NOP, NOP, NOP, NOP, NOP, NOP};
+    rec r;
+    setup(&r, code, 10, 1);
+    support(&r, 0, 0);
+    sync_start(&r, A(0), 1);
+    addr_pkt(&r, 0, 0, A(1), false, false); /* next is a trap: report the last retired */
+    trap(&r, A(8), 1, 7, 1);                /* machine timer interrupt, handler at 8 */
+    addr_pkt(&r, 0, 0, A(9), false, false);
+    support(&r, 1, 0);
+    const uint64_t want[] = {A(0), A(1), A(8), A(9)};
+    expect_pcs(&r, want, 4);
+    const tk_event *rg = find_event(&r, TK_EV_RANGE, 0);
+    assert_int_equal(rg->last, A(1));
+    assert_int_equal(rg->end, TK_END_TRAP);
+    assert_int_equal(rg->next, A(8));
+    const tk_event *t = find_event(&r, TK_EV_TRAP, 0);
+    assert_true(t->interrupt);
+    assert_int_equal(t->cause, 7);
+    assert_int_equal(t->first, A(2));
+    assert_int_equal(r.nerrors, 0);
+    teardown_rec(&r);
+}
+
+/* Implicit return (ioptions bit 0): the return address comes from the decoder's own stack,
+ * so only the later uninferable jump is reported. */
+static void test_implicit_return(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {
+        JAL(1u, 16),     /* 0: call 4 */
+        NOP,             /* 1: return lands here */
+        JALR(0u, 6u, 0), /* 2: -> 8 (reported) */
+        NOP,
+        NOP,             /* 3, 4: callee */
+        JALR(0u, 1u, 0), /* 5: ret (implicit) */
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+    };
+    rec r;
+    setup(&r, code, 10, 1);
+    r.p.s.return_stack_size = 2;
+    reopen(&r);
+    support(&r, 0, TK_TE_IOPT_IMPLICIT_RETURN);
+    sync_start(&r, A(0), 1);
+    addr_pkt(&r, 0, 0, A(8), false, false);
+    support(&r, 1, TK_TE_IOPT_IMPLICIT_RETURN);
+    const uint64_t want[] = {A(0), A(4), A(5), A(1), A(2), A(8)};
+    expect_pcs(&r, want, 6);
+    const tk_event *call = find_event(&r, TK_EV_RANGE, 0);
+    assert_int_equal(call->end, TK_END_CALL);
+    const tk_event *ret = find_event(&r, TK_EV_RANGE, 1);
+    assert_int_equal(ret->end, TK_END_RETURN);
+    assert_false(ret->indirect);
+    assert_int_equal(ret->next, A(1));
+    assert_int_equal(r.nerrors, 0);
+    teardown_rec(&r);
+}
+
+/* Sequentially inferable jump (sijump): auipc then jalr through the same register. */
+static void test_sijump(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {
+        (6u << 7) | 0x17u, /* 0: auipc x6, 0 */
+        JALR(0u, 6u, 32),  /* 1: -> A(0) + 32 = A(8), inferable */
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,             /* 8 */
+        JALR(0u, 7u, 0), /* 9: -> 12 (reported) */
+        NOP,
+        NOP,
+        NOP, /* 12 */
+        NOP,
+    };
+    rec r;
+    setup(&r, code, 14, 1);
+    r.p.o.sijump = true;
+    reopen(&r);
+    support(&r, 0, 0);
+    sync_start(&r, A(0), 1);
+    addr_pkt(&r, 0, 0, A(12), false, false);
+    support(&r, 1, 0);
+    const uint64_t want[] = {A(0), A(1), A(8), A(9), A(12)};
+    expect_pcs(&r, want, 5);
+    assert_int_equal(r.nerrors, 0);
+    teardown_rec(&r);
+}
+
+/* The wrong program: the reported address cannot be reached without branch information. */
+static void test_unreachable_address(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {NOP, JAL(0u, -4), NOP, NOP};
+    rec r;
+    setup(&r, code, 4, 1);
+    support(&r, 0, 0);
+    sync_start(&r, A(0), 1);
+    addr_pkt(&r, 0, 0, A(3), false, false); /* 0 -> 1 -> 0 ... never reaches 3 */
+    assert_int_equal(r.nerrors, 1);
+    assert_int_equal(find_event(&r, TK_EV_ERROR, 0)->status, TK_ERR_MISMATCH);
+    teardown_rec(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +615,10 @@ int main(void)
         cmocka_unit_test(test_map_without_address),
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_errors_and_resync),
+        cmocka_unit_test(test_interrupt),
+        cmocka_unit_test(test_implicit_return),
+        cmocka_unit_test(test_sijump),
+        cmocka_unit_test(test_unreachable_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
