@@ -13,8 +13,26 @@
 extern "C" {
 #endif
 
+/* What the decoder emits, in trace order:
+ * - TK_EV_RANGE for each run of instructions the trace says retired: first..last
+ *   sequential, ninsn of them, ending at a control transfer (end, taken, indirect, next).
+ *   An instruction is emitted once the decoder knows how it left the run, so the last
+ *   instruction reached by a packet comes in a later range (or, with end TK_END_NONE, at a
+ *   trap, at the end of qualification, before an error, or from tk_te_decoder_finish()).
+ *   Listed one by one, the ranges give exactly the reference decoder's .decoder.trace.
+ * - TK_EV_TRAP (cause, interrupt, first = EPC or 0 if unknown, next = handler or 0 when a
+ *   later sync reports it: thaddr=0) after the range the trap ended.
+ * - TK_EV_TRACE_ON (first = address) at a sync that starts the flow; TK_EV_TRACE_OFF or
+ *   TK_EV_LOST (first = last address) when a support packet ends qualification.
+ * - TK_EV_PRIVILEGE (priv) when a sync reports a new privilege: it applies to the
+ *   instructions not yet emitted. TK_EV_CONTEXT for format 3 subformat 2.
+ * - TK_EV_ERROR (status, message) when the trace does not fit the image (TK_ERR_MISMATCH,
+ *   TK_ERR_NO_CODE, TK_ERR_BAD_INSN), a packet comes before the first sync
+ *   (TK_ERR_NO_SYNC, once) or uses an unsupported format (TK_ERR_UNSUPPORTED). */
 typedef struct tk_te_decoder tk_te_decoder;
 
+/* p is copied (support packets then update its options); img must outlive the decoder.
+ * Errors: TK_ERR_INVALID, TK_ERR_CONFIG (address widths, return stack over 2^16), NOMEM. */
 tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn, void *ctx,
                             tk_te_decoder **out);
 /* Feed the next packet. byte_offset and index locate it in the trace for diagnostics.
@@ -27,7 +45,8 @@ tk_status tk_te_decoder_packet(tk_te_decoder *d, const tk_te_packet *pkt, uint64
  * instructions reached so far are emitted, a TK_EV_LOST event follows, and the decoder
  * skips packets up to the next format 3 sync. */
 tk_status tk_te_decoder_lost(tk_te_decoder *d, uint64_t byte_offset, uint64_t index);
-/* End of the trace: emits the instructions reached but not yet reported in a range. */
+/* End of the trace: emits the instructions reached but not yet reported in a range. The
+ * decoder is not fed again after this. */
 tk_status tk_te_decoder_finish(tk_te_decoder *d);
 void tk_te_decoder_free(tk_te_decoder *d);
 

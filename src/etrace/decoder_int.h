@@ -67,7 +67,8 @@ struct tk_te_decoder {
     uint64_t packet_index;
     uint64_t context;
     tk_te_decoder_stats stats;
-    tk_status stop; /* what the callback returned to stop decoding */
+    tk_status stop;    /* what the callback returned to stop decoding */
+    tk_event range_ev; /* reused for every TK_EV_RANGE of the walk (no per-block zeroing) */
     char msg[192];
 };
 

@@ -338,16 +338,17 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
                         inferred ? previous_address : w->address, w, false, &s);
         if (r != TK_OK)
             return r;
-        tk_event ev = {.kind = TK_EV_RANGE,
-                       .end = s.end,
-                       .taken = s.taken,
-                       .indirect = s.indirect,
-                       .first = d->range_first,
-                       .last = b->last,
-                       .ninsn = d->range_ninsn,
-                       .next = s.next};
+        tk_event *ev = &d->range_ev;
+        ev->kind = TK_EV_RANGE;
+        ev->end = s.end;
+        ev->taken = s.taken;
+        ev->indirect = s.indirect;
+        ev->first = d->range_first;
+        ev->last = b->last;
+        ev->ninsn = d->range_ninsn;
+        ev->next = s.next;
         d->range_ninsn = 0;
-        if ((r = tk_dec_emit(d, &ev)) != TK_OK)
+        if ((r = tk_dec_emit(d, ev)) != TK_OK)
             return r;
         d->last_insn = b->term;
         d->last_pc = b->last;
