@@ -24,13 +24,28 @@ enum {
 enum { TK_TE_SF_START = 0, TK_TE_SF_TRAP = 1, TK_TE_SF_CONTEXT = 2, TK_TE_SF_SUPPORT = 3 };
 enum { TK_TE_F0_BRANCH_COUNT = 0, TK_TE_F0_JTC = 1 };
 /* qual_status codes */
-enum { TK_QUAL_NO_CHANGE = 0, TK_QUAL_ENDED_REP = 1, TK_QUAL_TRACE_LOST = 2, TK_QUAL_ENDED_NTR = 3 };
+enum {
+    TK_QUAL_NO_CHANGE = 0,
+    TK_QUAL_ENDED_REP = 1,
+    TK_QUAL_TRACE_LOST = 2,
+    TK_QUAL_ENDED_NTR = 3
+};
 
 /* The logical content of one te_inst packet. notify, updiscon and irreport hold the logical
  * flags; the codec turns them into the transmitted bits (each relative to the bit before it)
  * and back. Fields the format does not carry are ignored by the encoder and zeroed by the
- * decoder. has_address tells whether F0SF0/F1 carried an address (branches != 0 for F1;
- * branch_fmt != 0 for F0SF0). */
+ * decoder, as are fields of width 0 (time with notime_p, context with nocontext_p...).
+ * has_address tells whether the packet carries an address field: always for F2 and F3 SF0;
+ * F3 SF1 unless implicit exception mode omits it; F0SF0 when branch_fmt is 10 or 11; F1 when
+ * the branches field is non-zero.
+ * F1 without address: the decoder returns branches = 0 (the wire value; the 31-bit map then
+ * holds 31 branches) and the encoder accepts 0, or 31 with has_address false.
+ * irdepth is the field as carried: meaningful only when irreport is set. When it is not, the
+ * spec wants all its bits equal to updiscon's wire bit while encoder_model.py sends all ones;
+ * the codec sends whatever the caller puts here (the encoder chooses).
+ * F0 subformat with f0s_width_p = 0: the field is absent and inferred from the options,
+ * branch prediction -> SF0 (branch count), else jump target cache -> SF1; neither is an
+ * error. */
 typedef struct tk_te_packet {
     uint8_t format;
     uint8_t subformat;
@@ -78,9 +93,14 @@ tk_status tk_te_packet_encode(const tk_te_params *p, const tk_te_packet *pkt, ui
 /* Encode without compression: exact number of significant bits in *nbits. */
 tk_status tk_te_packet_encode_bits(const tk_te_params *p, const tk_te_packet *pkt, uint8_t *buf,
                                    size_t cap, size_t *nbits);
+/* Why the last encode of this packet fails: the name of the field that does not fit its
+ * width, or a reason; NULL if it encodes. For diagnostics only (re-runs the encoder). */
+const char *tk_te_packet_encode_error(const tk_te_params *p, const tk_te_packet *pkt);
 /* Decode a payload of len bytes. The payload is sign-extended past its end. A payload that
  * cannot be a packet (reserved subformat, fields inconsistent with parameters) is
- * TK_ERR_BAD_PACKET with a message in diag. */
+ * TK_ERR_BAD_PACKET with a message in diag; so is a payload with a whole byte more than the
+ * packet needs (usually parameters that do not match the trace). len 0 is TK_ERR_TRUNCATED.
+ * Decoding is a fixed sequence of word-wide field extractions: no per-bit loop. */
 tk_status tk_te_packet_decode(const tk_te_params *p, const uint8_t *payload, size_t len,
                               tk_te_packet *out, tk_diag *diag);
 
