@@ -401,7 +401,8 @@ static void test_literal_bytes(void **state)
     assert_int_equal(len, 1);
     assert_int_equal(buf[0], 0xfe);
     /* The reference worked example (VERSIONS.md C.6): itype4, lsb=1, 64-bit, 32-bit context:
-     * support 1f, start 73 00 00 00 00 00 04 (address 0x800 at bit 50), F2 diff -4 -> f2, end support 4f. */
+     * support 1f, start 73 00 00 00 00 00 04 (address 0x800 at bit 50), F2 diff -4 -> f2, end
+     * support 4f. */
     tk_te_params_init(&p);
     p.s.iaddress_width = 64;
     p.s.iaddress_lsb = 1;
