@@ -118,6 +118,21 @@ const char *tk_te_packet_encode_error(const tk_te_params *p, const tk_te_packet 
 tk_status tk_te_packet_decode(const tk_te_params *p, const uint8_t *payload, size_t len,
                               tk_te_packet *out, tk_diag *diag);
 
+/* Field widths precomputed from the parameters, for decoding many packets: fill it with
+ * tk_te_layout_init and decode with tk_te_packet_decode_layout, which then skips deriving
+ * the widths for every packet. The layout keeps a pointer to the parameters (not owned) for
+ * the run-time options it reads (implicit exception, F0 subformat inference); initialise it
+ * again after changing the static attributes, spec or support-packet widths. */
+typedef struct tk_te_layout {
+    const tk_te_params *params;
+    unsigned aw, a, p, t, c, e, k, s, d; /* address, tval, privilege, time, context, ecause,
+                                            cache index, F0 subformat, irdepth */
+    unsigned em, io, dop;                /* encoder_mode, ioptions, doptions */
+} tk_te_layout;
+void tk_te_layout_init(tk_te_layout *l, const tk_te_params *p);
+tk_status tk_te_packet_decode_layout(const tk_te_layout *l, const uint8_t *payload, size_t len,
+                                     tk_te_packet *out, tk_diag *diag);
+
 /* One line describing the packet, like ptdump: "F1 branches=3 map=0x5 addr=0x... ". */
 int tk_te_packet_format(const tk_te_params *p, const tk_te_packet *pkt, char *buf, size_t cap);
 

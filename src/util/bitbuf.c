@@ -61,8 +61,10 @@ bool tk_bitr_init(tk_bitr *r, const uint8_t *payload, size_t len)
         return false;
     /* Fill with copies of the last received bit, then lay the payload over it. */
     uint64_t fill = (payload[len - 1] & 0x80) ? ~0ull : 0;
-    for (unsigned i = 0; i < TK_BITBUF_WORDS; i++)
-        r->w[i] = fill;
+    /* unrolled: -O2 keeps a loop here, and this runs once per packet */
+    _Static_assert(TK_BITBUF_WORDS == 9, "unrolled fill below");
+    r->w[0] = r->w[1] = r->w[2] = r->w[3] = r->w[4] = fill;
+    r->w[5] = r->w[6] = r->w[7] = r->w[8] = fill;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     memcpy(r->w, payload, len);
 #else
