@@ -367,6 +367,8 @@ tk_status tk_te_csv_next(tk_te_csv_reader *r, const tk_te_params *p, tk_te_packe
         if (st != TK_OK)
             return st;
     } while (r->buf[0] == '\n' || (r->buf[0] == '\r' && r->buf[1] == '\n'));
+    if (diag)
+        diag->line = r->line;
     char *raw[C_COUNT + 1];
     int n = split(r->buf, raw, C_COUNT);
     if (n != r->ncols)
@@ -449,7 +451,5 @@ tk_status tk_te_csv_next(tk_te_csv_reader *r, const tk_te_params *p, tk_te_packe
     }
     if (c.st != TK_OK)
         memset(out, 0, sizeof(*out));
-    else if (diag)
-        diag->line = r->line;
     return c.st;
 }
