@@ -44,6 +44,8 @@ tk_status tk_image_add_region(tk_image *img, uint64_t vaddr, const void *data, s
     owned = realloc(img->owned, (img->nseg + 1) * sizeof(*owned));
     if (!owned)
         return TK_ERR_NOMEM;
+    if (!img->owned) /* the ELF's own segments (if any) are not owned copies */
+        memset(owned, 0, img->nseg * sizeof(*owned));
     img->owned = owned;
     copy = malloc(len);
     if (!copy)
