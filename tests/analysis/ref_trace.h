@@ -90,17 +90,4 @@ static inline uint8_t ref_end_of(const tk_rv_insn *in)
     }
 }
 
-static inline tk_status ref_classify(void *ctx, uint64_t pc, unsigned *len, uint8_t *end,
-                                     uint64_t *target)
-{
-    tk_rv_insn in;
-    tk_status st = tk_image_fetch(ctx, pc, &in);
-    if (st != TK_OK && st != TK_ERR_BAD_INSN)
-        return st;
-    *len = in.len;
-    *end = ref_end_of(&in);
-    *target = in.cf == TK_RV_CF_BRANCH || in.cf == TK_RV_CF_JAL ? pc + (uint64_t)in.imm : 0;
-    return TK_OK;
-}
-
 #endif
