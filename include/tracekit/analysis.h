@@ -235,6 +235,10 @@ typedef struct tk_write_options {
     uint64_t base;         /* autofdo: address offsets are relative to this (llvm-profgen
                             * --use-offset: the first executable segment's address) */
     const char *test_name; /* lcov TN */
+    /* lcov: which source files to write (NULL: all). The tool uses it to leave out files
+     * whose source is not at hand, such as a prebuilt C library's. */
+    bool (*want_file)(void *ctx, const char *file);
+    void *want_file_ctx;
 } tk_write_options;
 
 void tk_write_options_init(tk_write_options *o);
