@@ -85,6 +85,27 @@ typedef struct tk_source_line {
 size_t tk_line_table_line_count(tk_line_table *lt);
 const tk_source_line *tk_line_table_line(tk_line_table *lt, size_t i);
 
+/* ---- Events from an executed-PC list --------------------------------------------------- */
+
+/* Turns a sequence of executed PCs (a simulator log, the reference decoder's .decoder.trace)
+ * into the events an exact decoder emits: a range ends at every control-flow instruction and
+ * where the next PC is not the fall-through; a jump elsewhere after a non-control-flow
+ * instruction, or a branch followed by neither its target nor its fall-through, is a trap
+ * (epc = the PC that would have run next). ecall/ebreak end a range with a trap. */
+typedef struct tk_pc_flow tk_pc_flow;
+
+tk_status tk_pc_flow_new(tk_image *img, tk_event_fn fn, void *ctx, tk_pc_flow **out);
+/* The next executed PC. Errors: TK_ERR_NO_CODE/TK_ERR_BAD_INSN for a PC outside the image's
+ * code (reported after a TK_EV_ERROR event; the flow restarts at the next PC with code),
+ * or whatever the callback returned. */
+tk_status tk_pc_flow_pc(tk_pc_flow *f, uint64_t pc);
+/* Flush the last range. */
+tk_status tk_pc_flow_finish(tk_pc_flow *f);
+void tk_pc_flow_free(tk_pc_flow *f);
+/* Feed a whole PC list file (one hex PC per line, optional 0x; gzip-compressed or plain).
+ * Errors: TK_ERR_IO, TK_ERR_FORMAT (diag names the line), callback errors. */
+tk_status tk_pc_flow_read_file(tk_pc_flow *f, const char *path, tk_diag *diag);
+
 /* ---- The profile collector --------------------------------------------------------------- */
 
 typedef struct tk_profile tk_profile;
@@ -214,6 +235,10 @@ typedef struct tk_write_options {
     uint64_t base;         /* autofdo: address offsets are relative to this (llvm-profgen
                             * --use-offset: the first executable segment's address) */
     const char *test_name; /* lcov TN */
+    /* lcov: which source files to write (NULL: all). The tool uses it to leave out files
+     * whose source is not at hand, such as a prebuilt C library's. */
+    bool (*want_file)(void *ctx, const char *file);
+    void *want_file_ctx;
 } tk_write_options;
 
 void tk_write_options_init(tk_write_options *o);

@@ -156,6 +156,11 @@ tk_status tk_coverage_write_lcov(const tk_profile *p, FILE *out, const tk_write_
     size_t fi = 0, bi = 0;
     for (size_t li = 0; li < nl;) {
         const char *file = tk_line_table_line(lt, li)->file;
+        if (o->want_file && !o->want_file(o->want_file_ctx, file)) {
+            while (li < nl && !strcmp(tk_line_table_line(lt, li)->file, file))
+                li++;
+            continue;
+        }
         fprintf(out, "TN:%s\nSF:%s\n", o->test_name ? o->test_name : "", file);
 
         /* Functions declared in this file (both lists are sorted by file name). */

@@ -15,7 +15,7 @@ static double pct(uint64_t part, uint64_t whole)
 /* "name+0xoff" for an address inside a known function. */
 static void put_loc(FILE *out, const tk_profile *p, uint32_t func, uint64_t addr)
 {
-    if (func < p->nfuncs && p->funcs[func].size)
+    if (func < p->nfuncs && tk_prof_func_known(p, func) && addr >= p->funcs[func].addr)
         fprintf(out, "%s+0x%" PRIx64, p->funcs[func].name, addr - p->funcs[func].addr);
     else
         fprintf(out, "0x%" PRIx64, addr);
@@ -89,7 +89,9 @@ tk_status tk_profile_write_report(const tk_profile *p, FILE *out, const tk_write
         fprintf(out, "  %12" PRIu64 " %8" PRIu32 " %6.2f  ", b->count, b->ninsn,
                 pct(b->count * b->ninsn, total));
         put_loc(out, p, b->func, b->start);
-        fprintf(out, " .. 0x%" PRIx64 "\n", b->last);
+        fputs(" .. ", out);
+        put_loc(out, p, b->func, b->last);
+        fputc('\n', out);
     }
     free(ord);
 
@@ -101,8 +103,10 @@ tk_status tk_profile_write_report(const tk_profile *p, FILE *out, const tk_write
         fprintf(out, "  %12" PRIu64 " %12" PRIu64 " %7.2f  ", b->taken, b->not_taken,
                 pct(b->taken, b->taken + b->not_taken));
         put_loc(out, p, b->func, b->addr);
-        if (b->target)
-            fprintf(out, " -> 0x%" PRIx64, b->target);
+        if (b->target) {
+            fputs(" -> ", out);
+            put_loc(out, p, b->func, b->target);
+        }
         fputc('\n', out);
     }
     free(ord);

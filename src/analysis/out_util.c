@@ -19,3 +19,8 @@ tk_status tk_out_status(FILE *out)
 {
     return ferror(out) ? TK_ERR_IO : TK_OK;
 }
+
+bool tk_prof_func_known(const tk_profile *p, uint32_t func)
+{
+    return func < p->nfuncs && p->funcs[func].name != tk_prof_unknown_name;
+}

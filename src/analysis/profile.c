@@ -8,7 +8,7 @@
 #include "grow.h"
 #include "profile_internal.h"
 
-static const char unknown_name[] = "[unknown]";
+const char tk_prof_unknown_name[] = "[unknown]";
 
 tk_status tk_profile_new(const tk_code_view *code, tk_profile **out)
 {
@@ -71,7 +71,7 @@ tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *en
             return st;
         tk_prof_func *f = &p->funcs[p->nfuncs++];
         memset(f, 0, sizeof(*f));
-        f->name = sym ? sym->name : unknown_name;
+        f->name = sym ? sym->name : tk_prof_unknown_name;
         f->addr = sym ? key : 0;
         f->size = sym ? sym->size : 0;
     }

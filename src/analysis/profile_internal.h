@@ -127,6 +127,9 @@ tk_status tk_prof_derive(tk_profile *p);
 
 /* Shared writer helpers (out_util.c). */
 const char *tk_prof_func_name(const tk_profile *p, uint32_t func);
+/* False for the pseudo-function that holds code outside every symbol. */
+bool tk_prof_func_known(const tk_profile *p, uint32_t func);
+extern const char tk_prof_unknown_name[];
 /* Write formatted text; returns TK_ERR_IO once any write fails. */
 tk_status tk_out_status(FILE *out);
 

@@ -71,7 +71,8 @@ static inline const tk_symbol *fake_symbolize(void *ctx, uint64_t addr, uint64_t
     return NULL;
 }
 
-static inline tk_status fake_classify(void *ctx, uint64_t pc, unsigned *len, uint8_t *end)
+static inline tk_status fake_classify(void *ctx, uint64_t pc, unsigned *len, uint8_t *end,
+                                      uint64_t *target)
 {
     (void)ctx;
     const fake_insn *f = fake_find(pc);
@@ -79,6 +80,7 @@ static inline tk_status fake_classify(void *ctx, uint64_t pc, unsigned *len, uin
         return TK_ERR_NO_CODE;
     *len = f->len;
     *end = f->end;
+    *target = f->target;
     return TK_OK;
 }
 

@@ -13,11 +13,15 @@
 #include "tracekit/analysis.h"
 #include "tracekit/event.h"
 
-/* How an instruction leaves a range: TK_END_NONE if it falls through. */
-typedef tk_status (*pcev_classify)(void *ctx, uint64_t pc, unsigned *len, uint8_t *end);
+/* How an instruction leaves a range (TK_END_NONE if it falls through) and, for a direct
+ * branch, its target. */
+typedef tk_status (*pcev_classify)(void *ctx, uint64_t pc, unsigned *len, uint8_t *end,
+                                   uint64_t *target);
 
 /* Emit range events for pcs[0..n): a range ends at every control-flow instruction and
- * wherever the next PC is not the fall-through (then a trap, as an interrupt would be). */
+ * wherever the next PC is not the fall-through (then a trap, as an interrupt would be). A
+ * branch followed by neither its target nor its fall-through was interrupted by a trap: its
+ * outcome is not stated. */
 static inline tk_status pcev_emit(const uint64_t *pcs, size_t n, pcev_classify cls, void *cctx,
                                   tk_event_fn fn, void *ctx)
 {
@@ -30,7 +34,8 @@ static inline tk_status pcev_emit(const uint64_t *pcs, size_t n, pcev_classify c
         for (;;) {
             unsigned len = 0;
             uint8_t end = TK_END_NONE;
-            tk_status st = cls(cctx, pcs[i], &len, &end);
+            uint64_t target = 0;
+            tk_status st = cls(cctx, pcs[i], &len, &end, &target);
             if (st != TK_OK)
                 return st;
             ev.ninsn++;
@@ -44,8 +49,8 @@ static inline tk_status pcev_emit(const uint64_t *pcs, size_t n, pcev_classify c
             ev.next = next;
             ev.end = end;
             if (end == TK_END_BRANCH) {
-                if (at_end)
-                    ev.end = TK_END_NONE; /* outcome not shown by the trace */
+                if (at_end || (next != pcs[i] + len && next != target))
+                    end = ev.end = TK_END_NONE; /* outcome not shown by the trace */
                 else
                     ev.taken = next != pcs[i] + len;
             }

@@ -215,7 +215,7 @@ static void test_json_and_report(void **state)
     t = render(f, tk_profile_write_report);
     has(t, "Executed 15 instructions");
     has(t, "main -> foo (main+0x4)");
-    has(t, "foo+0x2 -> 0x2008");
+    has(t, "foo+0x2 -> foo+0x8");
     free(t);
 }
 
