@@ -48,22 +48,6 @@ static void usage(FILE *out)
             "      $d/dhrystone.te_inst_raw -o dhrystone.decoder.trace\n");
 }
 
-/* spike's reset vector (VERSIONS.md C.4): auipc t0,0; addi a1,t0,32; csrr a0,mhartid;
- * ld t0,24(t0) (lw for RV32); jr t0. decoder_model.py hard-codes the same code. */
-static tk_status add_bootrom(tk_image *img, bool rv32)
-{
-    const uint32_t code[5] = {0x00000297, 0x02028593, 0xf1402573, rv32 ? 0x0182a283 : 0x0182b283,
-                              0x00028067};
-    uint8_t bytes[sizeof(code)];
-    for (size_t i = 0; i < 5; i++)
-        for (size_t b = 0; b < 4; b++)
-            bytes[i * 4 + b] = (uint8_t)(code[i] >> (8 * b));
-    uint8_t probe;
-    if (tk_image_read(img, 0x1000, &probe, 1) == TK_OK)
-        return TK_OK; /* the program has code there itself */
-    return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
-}
-
 typedef struct decode_ctx {
     const char *input;
     tk_event_fn sink_fn;
@@ -93,54 +77,6 @@ static tk_status on_event(void *ctx, const tk_event *ev)
                     ev->message ? ev->message : tk_strerror(ev->status));
     }
     return c->sink_fn ? c->sink_fn(c->sink, ev) : TK_OK;
-}
-
-/* Feed every packet of a reference .te_inst_raw stream to the decoder. Damaged packets are
- * reported and the decoder told it lost them (it resumes at the next sync). Returns the
- * first reader/codec error (decoding errors arrive as events), or a fatal status. */
-static tk_status run_raw(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d, tk_te_raw *raw)
-{
-    tk_status result = TK_OK;
-    for (;;) {
-        tk_te_raw_packet rp;
-        tk_diag diag;
-        tk_diag_clear(&diag);
-        tk_status s = tk_te_raw_next(raw, &rp, &diag);
-        if (s == TK_END)
-            return result;
-        if (s != TK_OK) {
-            /* the reader's message names the file, offset and packet */
-            if (c->errors++ < MAX_ERROR_LINES)
-                fprintf(stderr, "tracekit decode: %s\n", diag.message);
-            if (result == TK_OK)
-                result = s;
-            if (s != TK_ERR_BAD_PACKET)
-                return result; /* truncated: nothing follows */
-            if ((s = tk_te_decoder_lost(d, diag.byte_offset, diag.packet_index)) != TK_OK)
-                return s;
-            continue;
-        }
-        if (rp.msg_type != TK_ENCAP_FLOW_TE_INST) {
-            char msg[96];
-            snprintf(msg, sizeof(msg), "bad packet header: message type %u, not te_inst (2)",
-                     rp.msg_type);
-            print_error(c, rp.offset, rp.index, msg);
-            s = TK_ERR_BAD_PACKET;
-        } else {
-            tk_te_packet pkt;
-            s = tk_te_packet_decode(p, rp.payload, rp.len, &pkt, &diag);
-            if (s == TK_OK) {
-                if ((s = tk_te_decoder_packet(d, &pkt, rp.offset, rp.index)) != TK_OK)
-                    return s;
-                continue;
-            }
-            print_error(c, rp.offset, rp.index, diag.message[0] ? diag.message : tk_strerror(s));
-        }
-        if (result == TK_OK)
-            result = s;
-        if ((s = tk_te_decoder_lost(d, rp.offset, rp.index)) != TK_OK)
-            return s;
-    }
 }
 
 int tk_cmd_decode(int argc, char **argv)
@@ -262,7 +198,8 @@ int tk_cmd_decode(int argc, char **argv)
                 diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
-    if (bootrom && (s = add_bootrom(img, p.o.use_rv32_isa || tk_image_xlen(img) == 32)) != TK_OK) {
+    if (bootrom && (s = tk_te_add_spike_reset_code(img, p.o.use_rv32_isa ||
+                                                            tk_image_xlen(img) == 32)) != TK_OK) {
         fprintf(stderr, "tracekit decode: cannot add the reset code: %s\n", tk_strerror(s));
         goto done;
     }
@@ -296,8 +233,10 @@ int tk_cmd_decode(int argc, char **argv)
     tk_te_decoder_set_flags(d, flags);
 
     tk_te_decoder_stats st = {.size = sizeof(st)};
-    tk_status run = run_raw(&c, &p, d, raw);
+    tk_status run = tk_te_decoder_run_raw(d, raw);
     s = tk_te_decoder_finish(d);
+    if (run < 0 && run != TK_ERR_BAD_PACKET && run != TK_ERR_TRUNCATED)
+        s = run; /* the sink failed (write error) */
     if (s == TK_OK && pcs)
         s = tk_pc_list_flush(pcs);
     if (s == TK_OK && lst)

@@ -4,6 +4,7 @@
 #ifndef TRACEKIT_TE_DECODER_H
 #define TRACEKIT_TE_DECODER_H
 
+#include "encap.h"
 #include "event.h"
 #include "image.h"
 #include "te_packet.h"
@@ -49,6 +50,19 @@ tk_status tk_te_decoder_lost(tk_te_decoder *d, uint64_t byte_offset, uint64_t in
  * decoder is not fed again after this. */
 tk_status tk_te_decoder_finish(tk_te_decoder *d);
 void tk_te_decoder_free(tk_te_decoder *d);
+
+/* Decode a whole reference .te_inst_raw stream (tk_te_raw_open/from_buffer): each packet is
+ * parsed with the decoder's parameters and fed in. A damaged packet (bad header, payload
+ * that does not parse, truncated end) becomes a TK_EV_ERROR event with its offset, index
+ * and message, and the decoder resumes at the next sync. Returns TK_OK, the first such
+ * error (after decoding everything else), or the status a callback stopped with. Does not
+ * call tk_te_decoder_finish(). */
+tk_status tk_te_decoder_run_raw(tk_te_decoder *d, tk_te_raw *raw);
+
+/* Add spike's reset code at 0x1000 (auipc t0,0; addi a1,t0,32; csrr a0,mhartid;
+ * ld t0,24(t0) or lw for RV32; jr t0), where the reference flow's traces begin and which
+ * decoder_model.py adds to every image. Nothing is added if img already has code there. */
+tk_status tk_te_add_spike_reset_code(tk_image *img, bool rv32);
 
 /* Behaviour switches (tk_te_decoder_set_flags). The default, 0, decodes like the reference
  * flow's decoder_model.py (the 2.0 pseudo-code as of 2022). */
