@@ -23,6 +23,8 @@ static void usage(FILE *out)
             "                       [-o OUT] [--format pcs|listing|count] [options]\n"
             "\n"
             "Reconstruct the executed instructions from E-Trace te_inst packets and the program.\n"
+            "The input is the reference flow's raw packet file, or its .te_inst CSV (also\n"
+            "gzipped) when the name ends in .te_inst or .te_inst.gz.\n"
             "\n"
             "  --scf FILE        static (hardware) parameters, the reference flow's .scf\n"
             "  --ucf FILE        run-time options, the reference flow's .ucf; its object-files\n"
@@ -55,13 +57,14 @@ typedef struct decode_ctx {
     uint64_t ninsn;
     uint64_t errors;
     uint64_t mismatches; /* decoder errors saying trace and program disagree */
+    bool csv;            /* byte offsets are line numbers of a .te_inst CSV */
 } decode_ctx;
 
 static void print_error(decode_ctx *c, uint64_t offset, uint64_t index, const char *msg)
 {
     if (c->errors++ < MAX_ERROR_LINES)
-        fprintf(stderr, "tracekit decode: %s: offset %" PRIu64 " (packet %" PRIu64 "): %s\n",
-                c->input, offset, index, msg);
+        fprintf(stderr, "tracekit decode: %s: %s %" PRIu64 " (packet %" PRIu64 "): %s\n", c->input,
+                c->csv ? "line" : "offset", offset, index, msg);
 }
 
 static tk_status on_event(void *ctx, const tk_event *ev)
@@ -77,6 +80,34 @@ static tk_status on_event(void *ctx, const tk_event *ev)
                     ev->message ? ev->message : tk_strerror(ev->status));
     }
     return c->sink_fn ? c->sink_fn(c->sink, ev) : TK_OK;
+}
+
+/* The reference .te_inst CSV (VERSIONS.md C.6), plain or gzipped: one packet per line. */
+static tk_status run_csv(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d,
+                         tk_te_csv_reader *csv)
+{
+    for (uint64_t index = 0;; index++) {
+        tk_te_packet pkt;
+        tk_diag diag;
+        tk_diag_clear(&diag);
+        tk_status s = tk_te_csv_next(csv, p, &pkt, &diag);
+        if (s == TK_END)
+            return TK_OK;
+        if (s != TK_OK) {
+            /* the reader's message names file and line; a CSV error ends the input */
+            if (c->errors++ < MAX_ERROR_LINES)
+                fprintf(stderr, "tracekit decode: %s\n", diag.message);
+            return s;
+        }
+        if ((s = tk_te_decoder_packet(d, &pkt, index + 2, index)) != TK_OK)
+            return s;
+    }
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && !strcmp(s + n - m, tail);
 }
 
 int tk_cmd_decode(int argc, char **argv)
@@ -174,6 +205,7 @@ int tk_cmd_decode(int argc, char **argv)
     tk_listing *lst = NULL;
     FILE *out = NULL;
     tk_te_raw *raw = NULL;
+    tk_te_csv_reader *csv = NULL;
     tk_status s;
 
     tk_te_params_init(&p);
@@ -203,7 +235,12 @@ int tk_cmd_decode(int argc, char **argv)
         fprintf(stderr, "tracekit decode: cannot add the reset code: %s\n", tk_strerror(s));
         goto done;
     }
-    if ((s = tk_te_raw_open(input, &raw, &diag)) != TK_OK) {
+    const bool csv_in = ends_with(input, ".te_inst") || ends_with(input, ".te_inst.gz");
+    if (csv_in && (s = tk_te_csv_open(input, &csv, &diag)) != TK_OK) {
+        fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
+        goto done;
+    }
+    if (!csv_in && (s = tk_te_raw_open(input, &raw, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
@@ -216,7 +253,7 @@ int tk_cmd_decode(int argc, char **argv)
         goto done;
     }
 
-    decode_ctx c = {.input = input};
+    decode_ctx c = {.input = input, .csv = csv_in};
     if (want_pcs) {
         if ((s = tk_pc_list_new(img, out, &pcs)) != TK_OK)
             goto fail;
@@ -233,9 +270,9 @@ int tk_cmd_decode(int argc, char **argv)
     tk_te_decoder_set_flags(d, flags);
 
     tk_te_decoder_stats st = {.size = sizeof(st)};
-    tk_status run = tk_te_decoder_run_raw(d, raw);
+    tk_status run = csv ? run_csv(&c, &p, d, csv) : tk_te_decoder_run_raw(d, raw);
     s = tk_te_decoder_finish(d);
-    if (run < 0 && run != TK_ERR_BAD_PACKET && run != TK_ERR_TRUNCATED)
+    if (run == TK_ERR_IO || run == TK_ERR_NOMEM)
         s = run; /* the sink failed (write error) */
     if (s == TK_OK && pcs)
         s = tk_pc_list_flush(pcs);
@@ -274,6 +311,7 @@ done:
     tk_listing_free(lst);
     tk_image_free(img);
     tk_te_raw_close(raw);
+    tk_te_csv_close(csv);
     free(ucf_elf);
     return rc;
 }
