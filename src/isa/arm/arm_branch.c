@@ -141,6 +141,22 @@ static void t32(uint64_t addr, uint32_t hw1, uint32_t hw2, tk_arm_insn *o)
         o->target = addr + 4;
         return;
     }
+    if ((hw1 & 0xffd0) == 0xf000 && (hw1 & 0xf) == 0xf && (hw2 & 0xf001) == 0xc001) {
+        /* Armv8.1-M LE/LETP (loop end): a conditional backward branch to the loop start. */
+        uint32_t imm = ((hw2 >> 1) & 0x3ff) << 2 | ((hw2 >> 11) & 1) << 1;
+        o->kind = TK_ARM_BRANCH;
+        o->cond = 1;
+        o->target = (addr + 4 - imm) & 0xffffffffu;
+        return;
+    }
+    if ((hw1 & 0xfff0) == 0xf040 && (hw2 & 0xf001) == 0xc001) {
+        /* Armv8.1-M WLS/WLSTP: branches forward past the loop when it runs zero times. */
+        uint32_t imm = ((hw2 >> 1) & 0x3ff) << 2 | ((hw2 >> 11) & 1) << 1;
+        o->kind = TK_ARM_BRANCH;
+        o->cond = 1;
+        o->target = (addr + 4 + imm) & 0xffffffffu;
+        return;
+    }
     if ((hw1 & 0xf800) == 0xf000 && (hw2 & 0x8000)) {
         unsigned op1 = (hw2 >> 12) & 7;
         uint32_t s = (hw1 >> 10) & 1, j1 = (hw2 >> 13) & 1, j2 = (hw2 >> 11) & 1;
@@ -154,6 +170,8 @@ static void t32(uint64_t addr, uint32_t hw1, uint32_t hw2, tk_arm_insn *o)
             o->target = (addr + 4 + (uint64_t)sext(imm, 21)) & 0xffffffffu;
             return;
         }
+        if ((op1 & 5) == 4 && (hw2 & 1))
+            return; /* BLX with H = 1: Armv8.1-M DLS / branch future (BF*), not a branch here */
         uint32_t i1 = !(j1 ^ s), i2 = !(j2 ^ s);
         uint32_t imm =
             (s << 24) | (i1 << 23) | (i2 << 22) | ((hw1 & 0x3ff) << 12) | ((hw2 & 0x7ff) << 1);
