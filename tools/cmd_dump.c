@@ -153,6 +153,8 @@ int tk_cmd_dump(int argc, char **argv)
     if (o.csv)
         tk_te_csv_write_header(stdout);
     int status = 0;
+    tk_te_layout layout; /* reads the options through &p, so ioptions updates apply */
+    tk_te_layout_init(&layout, &p);
     tk_te_raw_packet rp;
     tk_status st;
     for (;;) {
@@ -168,7 +170,7 @@ int tk_cmd_dump(int argc, char **argv)
         }
         tk_te_packet k;
         if (st == TK_OK) {
-            st = tk_te_packet_decode(&p, rp.payload, rp.len, &k, &d);
+            st = tk_te_packet_decode_layout(&layout, rp.payload, rp.len, &k, &d);
             if (st != TK_OK) {
                 char msg[sizeof(d.message)];
                 memcpy(msg, d.message, sizeof(msg));

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "status.h"
 
@@ -150,6 +151,10 @@ tk_status tk_te_raw_from_buffer(const uint8_t *buf, size_t len, tk_te_raw **out)
  *                     flow); iteration continues after it;
  *   TK_ERR_TRUNCATED  the payload runs past the end of the file; iteration ends. */
 tk_status tk_te_raw_next(tk_te_raw *r, tk_te_raw_packet *pkt, tk_diag *diag);
+/* Append one packet in the reference raw format: header (msg_type << 5) | len, then the
+ * payload. len must be 1..31 (encoder_model.py itself never exceeds 30). TK_ERR_INVALID for
+ * a bad length or msg_type > 3, TK_ERR_IO if the write fails. */
+tk_status tk_te_raw_write(FILE *out, uint8_t msg_type, const uint8_t *payload, size_t len);
 /* Total size of the input in bytes. */
 uint64_t tk_te_raw_size(const tk_te_raw *r);
 void tk_te_raw_close(tk_te_raw *r);

@@ -49,7 +49,10 @@ typedef struct tk_bblock {
     uint32_t bytes;
     tk_rv_insn term;
     tk_rv_insn prev;
-    tk_status status; /* TK_OK, or why the block stopped early (TK_ERR_NO_CODE/BAD_INSN) */
+    tk_status status; /* TK_OK, or why the block stopped before a control-flow instruction:
+                       * the fetch status of the next instruction (TK_ERR_NO_CODE,
+                       * TK_ERR_BAD_INSN, TK_ERR_UNSUPPORTED for 48/64-bit encodings), or
+                       * TK_ERR_OVERFLOW after 16 MiB of straight-line code */
 } tk_bblock;
 
 /* Open an ELF executable. Errors: TK_ERR_IO (cannot open/map), TK_ERR_FORMAT (not an ELF,

@@ -63,8 +63,9 @@ typedef struct tk_rv_insn {
 
 /* Decode the instruction whose low bits are in `bits` (pass at least 32 bits; only 16 are
  * used for a compressed one). xlen is 32 or 64. Unknown encodings decode with op
- * TK_RV_OP_UNKNOWN and the right length and TK_ERR_BAD_INSN is returned; lengths other than
- * 16/32 bits are TK_ERR_UNSUPPORTED. */
+ * TK_RV_OP_UNKNOWN (the all-zero halfword with TK_RV_OP_C_UNIMP), the right length, no
+ * operands, and TK_ERR_BAD_INSN is returned; lengths other than 16/32 bits are
+ * TK_ERR_UNSUPPORTED (len 0); a bad xlen or NULL out is TK_ERR_INVALID. */
 tk_status tk_rv_decode(uint32_t bits, unsigned xlen, tk_rv_insn *out);
 
 /* Instruction length from the first 16 bits: 2, 4, or 0 for unsupported (48/64-bit). */
@@ -102,8 +103,9 @@ uint64_t tk_rv_sijump_target(const tk_rv_insn *prev, uint64_t prev_pc, const tk_
 /* itype for an instruction that retired (2.0 codes; itype_width 3 or 4). */
 uint8_t tk_rv_itype(const tk_rv_insn *i, bool taken, bool sijump, unsigned itype_width);
 
-/* Disassemble into buf (objdump-like: "addi\ta0,a0,1"). Branch/jump targets are printed as
- * absolute addresses computed from pc. Returns the number of characters written. */
+/* Disassemble into buf (objdump -M no-aliases spelling: "addi\ta0,a0,1"). Branch/jump
+ * targets are printed as absolute hex addresses computed from pc (no symbol). Returns the
+ * length of the full text, like snprintf (buf is always terminated if cap > 0). */
 int tk_rv_disasm(const tk_rv_insn *i, uint64_t pc, char *buf, size_t cap);
 /* Mnemonic of an op id ("unknown" for an id out of range). */
 const char *tk_rv_op_name(uint16_t op);

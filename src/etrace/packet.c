@@ -41,19 +41,6 @@ void tk_te_put_address_tail(tk_te_enc *e, const tk_te_packet *pkt)
     tk_te_put(e, "irdepth", pkt->irdepth, w->d);
 }
 
-void tk_te_get_address_tail(tk_bitr *r, const tk_te_widths *w, tk_te_packet *out)
-{
-    out->address = tk_bitr_get(r, w->aw);
-    out->has_address = true;
-    unsigned msb = w->aw ? (unsigned)(out->address >> (w->aw - 1)) & 1u : 0u;
-    unsigned bits = (unsigned)tk_bitr_get(r, 3); /* notify, updiscon, irreport on the wire */
-    unsigned notify = bits & 1u, updiscon = (bits >> 1) & 1u, irreport = (bits >> 2) & 1u;
-    out->notify = notify != msb;
-    out->updiscon = updiscon != notify;
-    out->irreport = irreport != updiscon;
-    out->irdepth = tk_bitr_get(r, w->d);
-}
-
 /* ---- 2.0 layouts ------------------------------------------------------------------------ */
 
 static tk_status f0_subformat(const tk_te_params *p, tk_diag *diag, unsigned *sf, tk_bitr *r,
@@ -320,11 +307,17 @@ const char *tk_te_packet_encode_error(const tk_te_params *p, const tk_te_packet 
     return e.why ? e.why : tk_strerror(st);
 }
 
-tk_status tk_te_packet_decode(const tk_te_params *p, const uint8_t *payload, size_t len,
-                              tk_te_packet *out, tk_diag *diag)
+void tk_te_layout_init(tk_te_layout *l, const tk_te_params *p)
 {
-    if (!p || !out || (!payload && len))
+    tk_te_widths_init(l, p);
+}
+
+tk_status tk_te_packet_decode_layout(const tk_te_layout *w, const uint8_t *payload, size_t len,
+                                     tk_te_packet *out, tk_diag *diag)
+{
+    if (!w || !w->params || !out || (!payload && len))
         return tk_diag_set(diag, TK_ERR_INVALID, "tk_te_packet_decode: NULL argument");
+    const tk_te_params *p = w->params;
     memset(out, 0, sizeof(*out));
     if (len == 0)
         return tk_diag_set(diag, TK_ERR_TRUNCATED, "empty te_inst payload");
@@ -334,18 +327,16 @@ tk_status tk_te_packet_decode(const tk_te_params *p, const uint8_t *payload, siz
                            TK_TE_MAX_PAYLOAD);
     tk_bitr r;
     tk_bitr_init(&r, payload, len);
-    tk_te_widths w;
-    tk_te_widths_init(&w, p);
     tk_status st;
     switch (p->spec) {
     case TK_TE_SPEC_2_0:
-        st = decode_20(p, &r, &w, out, diag);
+        st = decode_20(p, &r, w, out, diag);
         break;
     case TK_TE_SPEC_0_29:
-        st = tk_te_decode_029(p, &r, &w, out, diag);
+        st = tk_te_decode_029(p, &r, w, out, diag);
         break;
     case TK_TE_SPEC_0_26:
-        st = tk_te_decode_026(p, &r, &w, out, diag);
+        st = tk_te_decode_026(p, &r, w, out, diag);
         break;
     default:
         return tk_diag_set(diag, TK_ERR_INVALID, "unknown spec version %d", (int)p->spec);
@@ -360,4 +351,14 @@ tk_status tk_te_packet_decode(const tk_te_params *p, const uint8_t *payload, siz
                            "(parameters do not match the trace?)",
                            len, r.pos);
     return TK_OK;
+}
+
+tk_status tk_te_packet_decode(const tk_te_params *p, const uint8_t *payload, size_t len,
+                              tk_te_packet *out, tk_diag *diag)
+{
+    if (!p)
+        return tk_diag_set(diag, TK_ERR_INVALID, "tk_te_packet_decode: NULL argument");
+    tk_te_layout l;
+    tk_te_widths_init(&l, p);
+    return tk_te_packet_decode_layout(&l, payload, len, out, diag);
 }

@@ -111,17 +111,33 @@ int tk_te_packet_format(const tk_te_params *p, const tk_te_packet *pkt, char *bu
         tail(&o, p, &w, pkt);
         break;
     case TK_TE_F1:
-        if (pkt->branches == 0 || !pkt->has_address) {
+        if (p->spec == TK_TE_SPEC_0_29 && pkt->branches == 0 &&
+            (pkt->branch_fmt == 1 || pkt->branch_fmt == 2)) {
+            /* v0.029 branch count (VERSIONS.md A.5) */
+            say(&o, "F1 branch-count count=%" PRIu64 " (+31) branch_fmt=%u", pkt->branch_count,
+                pkt->branch_fmt);
+            if (pkt->branch_fmt == 2) {
+                say(&o, " bpsuccess=%u", pkt->bpsuccess);
+                tail(&o, p, &w, pkt);
+            }
+        } else if (pkt->branches == 0 || !pkt->has_address) {
             say(&o, "F1 branches=31 (full, no address)");
             map(&o, 31, pkt->branch_map);
         } else {
-            say(&o, "F1 branches=%u", pkt->branches);
+            say(&o, "F1 %sbranches=%u", p->spec == TK_TE_SPEC_0_26 ? "diff-delta " : "",
+                pkt->branches);
             map(&o, pkt->branches, pkt->branch_map);
             tail(&o, p, &w, pkt);
         }
         break;
     case TK_TE_F0:
-        if (pkt->subformat == TK_TE_F0_BRANCH_COUNT) {
+        if (p->spec == TK_TE_SPEC_0_26) {
+            /* v0.026 full-delta: branch map and full address (VERSIONS.md A.8) */
+            say(&o, "F0 full-delta branches=%u", pkt->branches);
+            map(&o, pkt->branches ? pkt->branches : 31, pkt->branch_map);
+            if (pkt->has_address)
+                full_address(&o, p, pkt->address);
+        } else if (pkt->subformat == TK_TE_F0_BRANCH_COUNT) {
             say(&o, "F0.0 branch-count count=%" PRIu64 " (+31) branch_fmt=%u", pkt->branch_count,
                 pkt->branch_fmt);
             if (pkt->branch_fmt & 2)

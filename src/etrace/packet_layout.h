@@ -9,28 +9,17 @@
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
 
-/* Field widths derived once from the parameters. */
-typedef struct tk_te_widths {
-    unsigned aw;  /* address: iaddress_width_p - iaddress_lsb_p */
-    unsigned a;   /* tval / 0.029 tvalepc: iaddress_width_p */
-    unsigned p;   /* privilege */
-    unsigned t;   /* time (0 if notime) */
-    unsigned c;   /* context (0 if nocontext) */
-    unsigned e;   /* ecause */
-    unsigned k;   /* jump target cache index */
-    unsigned s;   /* format 0 subformat */
-    unsigned d;   /* irdepth */
-    unsigned em;  /* encoder_mode */
-    unsigned io;  /* ioptions */
-    unsigned dop; /* doptions */
-} tk_te_widths;
+/* The public tk_te_layout is the field-width table used inside the codec. */
+typedef tk_te_layout tk_te_widths;
 
 static inline void tk_te_widths_init(tk_te_widths *w, const tk_te_params *p)
 {
+    w->params = p;
     w->aw = tk_te_addr_bits(p);
     w->a = p->s.iaddress_width;
     w->p = p->s.privilege_width;
-    w->t = tk_te_time_bits(p);
+    /* the drafts have no time field */
+    w->t = p->spec == TK_TE_SPEC_2_0 ? tk_te_time_bits(p) : 0;
     w->c = tk_te_context_bits(p);
     w->e = p->s.ecause_width;
     w->k = p->s.cache_size;

@@ -98,6 +98,8 @@ tk_status tk_te_csv_write(FILE *out, const tk_te_params *p, const tk_te_packet *
 {
     if (!out || !p || !pkt || pkt->format > 3)
         return TK_ERR_INVALID;
+    if (p->spec != TK_TE_SPEC_2_0) /* the reference CSV has columns for 2.0 fields only */
+        return TK_ERR_UNSUPPORTED;
     tk_te_widths w;
     tk_te_widths_init(&w, p);
     row r;
@@ -355,12 +357,18 @@ tk_status tk_te_csv_next(tk_te_csv_reader *r, const tk_te_params *p, tk_te_packe
     if (!r || !p || !out)
         return tk_diag_set(diag, TK_ERR_INVALID, "tk_te_csv_next: NULL argument");
     memset(out, 0, sizeof(*out));
+    if (p->spec != TK_TE_SPEC_2_0)
+        return tk_diag_set(diag, TK_ERR_UNSUPPORTED,
+                           "%s: the .te_inst CSV holds 2.0 packets only (spec %s requested)",
+                           r->path, tk_te_spec_name(p->spec));
     tk_status st;
     do {
         st = read_line(r, diag);
         if (st != TK_OK)
             return st;
     } while (r->buf[0] == '\n' || (r->buf[0] == '\r' && r->buf[1] == '\n'));
+    if (diag)
+        diag->line = r->line;
     char *raw[C_COUNT + 1];
     int n = split(r->buf, raw, C_COUNT);
     if (n != r->ncols)
@@ -443,7 +451,5 @@ tk_status tk_te_csv_next(tk_te_csv_reader *r, const tk_te_params *p, tk_te_packe
     }
     if (c.st != TK_OK)
         memset(out, 0, sizeof(*out));
-    else if (diag)
-        diag->line = r->line;
     return c.st;
 }

@@ -44,6 +44,8 @@ tk_status tk_image_add_region(tk_image *img, uint64_t vaddr, const void *data, s
     owned = realloc(img->owned, (img->nseg + 1) * sizeof(*owned));
     if (!owned)
         return TK_ERR_NOMEM;
+    if (!img->owned) /* the ELF's own segments (if any) are not owned copies */
+        memset(owned, 0, img->nseg * sizeof(*owned));
     img->owned = owned;
     copy = malloc(len);
     if (!copy)
@@ -168,9 +170,15 @@ tk_status tk_image_fetch(const tk_image *img, uint64_t pc, tk_rv_insn *out)
 
     if (img->arch != TK_ARCH_RISCV)
         return TK_ERR_UNSUPPORTED;
-    s = tk_image_find_segment(img, pc, 2);
-    if (!s)
-        return TK_ERR_NO_CODE;
+    /* Fast path inline: the segment of the previous fetch. */
+    s = img->nseg
+            ? &img->segs[atomic_load_explicit(&((tk_image *)img)->last_seg, memory_order_relaxed)]
+            : NULL;
+    if (!s || !seg_has(s, pc, 2)) {
+        s = tk_image_find_segment(img, pc, 2);
+        if (!s)
+            return TK_ERR_NO_CODE;
+    }
     p = s->data + (pc - s->vaddr);
     bits = (uint32_t)p[0] | (uint32_t)p[1] << 8;
     if ((bits & 3u) == 3u) {

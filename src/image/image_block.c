@@ -17,28 +17,21 @@ static inline uint32_t slot_of(uint64_t key, uint32_t mask)
 static tk_status grow_table(tk_block_cache *c)
 {
     uint32_t ncap = c->mask ? (c->mask + 1) * 2 : 1024;
-    uint64_t *keys = calloc(ncap, sizeof(*keys));
-    uint32_t *vals = calloc(ncap, sizeof(*vals));
+    tk_block_slot *slots = ncap ? calloc(ncap, sizeof(*slots)) : NULL;
 
-    if (!keys || !vals || ncap == 0) {
-        free(keys);
-        free(vals);
+    if (!slots)
         return TK_ERR_NOMEM;
-    }
     for (uint32_t i = 0; c->mask && i <= c->mask; i++) {
         uint32_t s;
-        if (!c->vals[i])
+        if (!c->slots[i].block)
             continue;
-        s = slot_of(c->keys[i], ncap - 1);
-        while (vals[s])
+        s = slot_of(c->slots[i].start, ncap - 1);
+        while (slots[s].block)
             s = (s + 1) & (ncap - 1);
-        keys[s] = c->keys[i];
-        vals[s] = c->vals[i];
+        slots[s] = c->slots[i];
     }
-    free(c->keys);
-    free(c->vals);
-    c->keys = keys;
-    c->vals = vals;
+    free(c->slots);
+    c->slots = slots;
     c->mask = ncap - 1;
     return TK_OK;
 }
@@ -120,11 +113,11 @@ tk_status tk_image_block(tk_image *img, uint64_t pc, const tk_bblock **out)
     tk_status st;
 
     if (c->mask) {
+        const tk_block_slot *slot;
         s = slot_of(pc, c->mask);
-        while (c->vals[s]) {
-            if (c->keys[s] == pc) {
-                uint32_t idx = c->vals[s] - 1;
-                *out = &c->chunks[idx / TK_BLOCK_CHUNK][idx % TK_BLOCK_CHUNK];
+        while ((slot = &c->slots[s])->block) {
+            if (slot->start == pc) {
+                *out = slot->block;
                 return TK_OK;
             }
             s = (s + 1) & c->mask;
@@ -147,10 +140,10 @@ tk_status tk_image_block(tk_image *img, uint64_t pc, const tk_bblock **out)
         return st;
     }
     s = slot_of(pc, c->mask);
-    while (c->vals[s])
+    while (c->slots[s].block)
         s = (s + 1) & c->mask;
-    c->keys[s] = pc;
-    c->vals[s] = c->nblocks;
+    c->slots[s].start = pc;
+    c->slots[s].block = b;
     c->used++;
     *out = b;
     return TK_OK;
@@ -163,7 +156,6 @@ void tk_image_free_blocks(tk_image *img)
     for (size_t i = 0; i < c->nchunks; i++)
         free(c->chunks[i]);
     free(c->chunks);
-    free(c->keys);
-    free(c->vals);
+    free(c->slots);
     memset(c, 0, sizeof(*c));
 }

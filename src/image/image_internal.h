@@ -23,13 +23,17 @@ typedef struct tk_line_row {
  * an open-addressing table maps start address -> block index. */
 #define TK_BLOCK_CHUNK 1024u
 
+typedef struct tk_block_slot {
+    uint64_t start;
+    tk_bblock *block; /* NULL: empty slot */
+} tk_block_slot;
+
 typedef struct tk_block_cache {
     tk_bblock **chunks;
     size_t nchunks;
     uint32_t nblocks;
-    uint64_t *keys; /* start addresses */
-    uint32_t *vals; /* block index + 1; 0 = empty slot */
-    uint32_t mask;  /* capacity - 1 (capacity is a power of two) */
+    tk_block_slot *slots; /* key and value side by side: one cache line per probe */
+    uint32_t mask;        /* capacity - 1 (capacity is a power of two) */
     uint32_t used;
 } tk_block_cache;
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -143,5 +144,15 @@ tk_status tk_te_raw_next(tk_te_raw *r, tk_te_raw_packet *pkt, tk_diag *diag)
         }
         return with_path(r, TK_ERR_BAD_PACKET, diag);
     }
+    return TK_OK;
+}
+
+tk_status tk_te_raw_write(FILE *out, uint8_t msg_type, const uint8_t *payload, size_t len)
+{
+    if (!out || !payload || len == 0 || len > TK_ENCAP_MAX_LENGTH || msg_type > 3)
+        return TK_ERR_INVALID;
+    uint8_t header = (uint8_t)((msg_type << 5) | len);
+    if (fputc(header, out) == EOF || fwrite(payload, 1, len, out) != len)
+        return TK_ERR_IO;
     return TK_OK;
 }

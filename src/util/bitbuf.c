@@ -59,17 +59,18 @@ bool tk_bitr_init(tk_bitr *r, const uint8_t *payload, size_t len)
 {
     if (len == 0 || len > 8 * (TK_BITBUF_WORDS - 1))
         return false;
-    uint8_t bytes[8 * TK_BITBUF_WORDS];
-    memcpy(bytes, payload, len);
-    memset(bytes + len, (payload[len - 1] & 0x80) ? 0xff : 0x00, sizeof(bytes) - len);
+    /* Fill with copies of the last received bit, then lay the payload over it. */
+    uint64_t fill = (payload[len - 1] & 0x80) ? ~0ull : 0;
+    /* unrolled: -O2 keeps a loop here, and this runs once per packet */
+    _Static_assert(TK_BITBUF_WORDS == 9, "unrolled fill below");
+    r->w[0] = r->w[1] = r->w[2] = r->w[3] = r->w[4] = fill;
+    r->w[5] = r->w[6] = r->w[7] = r->w[8] = fill;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(r->w, bytes, sizeof(r->w));
+    memcpy(r->w, payload, len);
 #else
-    for (unsigned i = 0; i < TK_BITBUF_WORDS; i++) {
-        uint64_t v = 0;
-        for (unsigned k = 0; k < 8; k++)
-            v |= (uint64_t)bytes[8 * i + k] << (8 * k);
-        r->w[i] = v;
+    for (size_t k = 0; k < len; k++) {
+        uint64_t *w = &r->w[k / 8];
+        *w = (*w & ~(0xffull << (8 * (k % 8)))) | (uint64_t)payload[k] << (8 * (k % 8));
     }
 #endif
     r->pos = 0;

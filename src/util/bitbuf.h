@@ -82,9 +82,8 @@ static inline uint64_t tk_bitr_get(tk_bitr *r, unsigned n)
     if (pos + n > TK_BITBUF_MAX_BITS)
         pos = TK_BITBUF_MAX_BITS - n;
     unsigned i = pos >> 6, off = pos & 63;
-    uint64_t v = r->w[i] >> off;
-    if (off && off + n > 64)
-        v |= r->w[i + 1] << (64 - off);
+    /* two-word window without a branch: the double shift is 0 when off is 0 */
+    uint64_t v = (r->w[i] >> off) | ((r->w[i + 1] << 1) << (63 - off));
     r->pos += n;
     return v & tk_bits_mask(n);
 }

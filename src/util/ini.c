@@ -81,6 +81,8 @@ tk_status tk_ini_parse(const char *path, tk_ini_section_fn on_section, tk_ini_fn
         if ((st = on_key(ctx, section, key, value, line, diag)) != TK_OK)
             break;
     }
+    if (st != TK_OK && diag && line)
+        diag->line = line;
     if (st == TK_OK && ferror(f))
         st = tk_diag_set(diag, TK_ERR_IO, "%s: read error", path);
     fclose(f);

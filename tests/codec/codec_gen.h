@@ -195,4 +195,125 @@ static inline void gen_packet_20(uint64_t *s, const tk_te_params *p, tk_te_packe
     }
 }
 
+static inline unsigned gen_map_len(unsigned branches)
+{
+    return branches == 0    ? 31
+           : branches == 1  ? 1
+           : branches <= 3  ? 3
+           : branches <= 7  ? 7
+           : branches <= 15 ? 15
+                            : 31;
+}
+
+/* A random v0.029 packet valid for p (VERSIONS.md A.3-A.6). */
+static inline void gen_packet_029(uint64_t *s, const tk_te_params *p, tk_te_packet *k)
+{
+    memset(k, 0, sizeof(*k));
+    const tk_te_static *st = &p->s;
+    unsigned aw = tk_te_addr_bits(p);
+    unsigned kind = (unsigned)gen_below(s, 10);
+    if (kind <= 3) {
+        k->format = TK_TE_F3;
+        k->subformat = (uint8_t)kind;
+        if (kind == TK_TE_SF_SUPPORT) {
+            k->ienable = (uint8_t)gen_below(s, 2);
+            k->encoder_mode = (uint8_t)gen_bits(s, p->encoder_mode_width);
+            k->qual_status = (uint8_t)gen_below(s, 4);
+            k->ioptions = (uint32_t)gen_bits(s, p->ioptions_width);
+            return;
+        }
+        k->context = gen_bits(s, tk_te_context_bits(p));
+        k->privilege = (uint8_t)gen_bits(s, st->privilege_width);
+        if (kind == TK_TE_SF_CONTEXT)
+            return;
+        k->branch = (uint8_t)gen_below(s, 2);
+        if (kind == TK_TE_SF_START || !p->o.implicit_except) {
+            k->has_address = true;
+            k->address = gen_bits(s, aw);
+        }
+        if (kind == TK_TE_SF_TRAP) {
+            k->ecause = (uint32_t)gen_bits(s, st->ecause_width);
+            k->interrupt = (uint8_t)gen_below(s, 2);
+            k->tval = gen_bits(s, st->iaddress_width); /* tvalepc: always present */
+        }
+    } else if (kind == 4) {
+        k->format = TK_TE_F2;
+        gen_tail(s, p, k);
+    } else if (kind <= 7) {
+        k->format = TK_TE_F1;
+        k->branches = (uint8_t)gen_below(s, 32);
+        if (k->branches) {
+            k->branch_map = (uint32_t)gen_bits(s, gen_map_len(k->branches));
+            gen_tail(s, p, k);
+        } else {
+            unsigned v = (unsigned)gen_below(s, 3); /* map, count, count + address */
+            if (v == 0) {
+                k->branch_map = (uint32_t)gen_bits(s, 31);
+            } else {
+                k->branch_fmt = (uint8_t)v;
+                k->branch_count = gen_bits(s, 31);
+                if (v == 2) {
+                    k->bpsuccess = (uint8_t)gen_below(s, 2);
+                    gen_tail(s, p, k);
+                }
+            }
+        }
+    } else {
+        k->format = TK_TE_F0;
+        k->subformat = TK_TE_F0_JTC;
+        k->jtc_index = (uint32_t)gen_bits(s, st->cache_size);
+        k->branches = (uint8_t)gen_below(s, 32);
+        if (k->branches)
+            k->branch_map = (uint32_t)gen_bits(s, gen_map_len(k->branches));
+        k->irreport = gen_below(s, 2);
+        k->irdepth = gen_bits(s, tk_te_irdepth_bits(p));
+    }
+}
+
+static inline unsigned gen_map_len_026(unsigned branches)
+{
+    return branches == 0    ? 31
+           : branches == 1  ? 1
+           : branches <= 9  ? 9
+           : branches <= 17 ? 17
+           : branches <= 25 ? 25
+                            : 31;
+}
+
+/* A random v0.026 packet valid for p (VERSIONS.md A.8). */
+static inline void gen_packet_026(uint64_t *s, const tk_te_params *p, tk_te_packet *k)
+{
+    memset(k, 0, sizeof(*k));
+    unsigned aw = tk_te_addr_bits(p);
+    unsigned kind = (unsigned)gen_below(s, 6);
+    if (kind <= 1) {
+        k->format = (uint8_t)kind;
+        k->branches = (uint8_t)gen_below(s, 32);
+        k->branch_map = (uint32_t)gen_bits(s, gen_map_len_026(k->branches));
+        if (k->branches) {
+            k->has_address = true;
+            k->address = gen_bits(s, aw);
+        }
+    } else if (kind == 2) {
+        k->format = TK_TE_F2;
+        k->has_address = true;
+        k->address = gen_bits(s, aw);
+    } else {
+        k->format = TK_TE_F3;
+        k->subformat = (uint8_t)(kind - 3);
+        k->context = gen_bits(s, tk_te_context_bits(p));
+        k->privilege = (uint8_t)gen_bits(s, p->s.privilege_width);
+        if (k->subformat == TK_TE_SF_CONTEXT)
+            return;
+        k->branch = (uint8_t)gen_below(s, 2);
+        k->has_address = true;
+        k->address = gen_bits(s, aw);
+        if (k->subformat == TK_TE_SF_TRAP) {
+            k->ecause = (uint32_t)gen_bits(s, p->s.ecause_width);
+            k->interrupt = (uint8_t)gen_below(s, 2);
+            k->tval = gen_bits(s, p->s.iaddress_width);
+        }
+    }
+}
+
 #endif

@@ -401,7 +401,8 @@ static void test_literal_bytes(void **state)
     assert_int_equal(len, 1);
     assert_int_equal(buf[0], 0xfe);
     /* The reference worked example (VERSIONS.md C.6): itype4, lsb=1, 64-bit, 32-bit context:
-     * support 1f, start 73 00 00 00 00 00 04 (address 0x800 at bit 50), F2 diff -4 -> f2, end support 4f. */
+     * support 1f, start 73 00 00 00 00 00 04 (address 0x800 at bit 50), F2 diff -4 -> f2, end
+     * support 4f. */
     tk_te_params_init(&p);
     p.s.iaddress_width = 64;
     p.s.iaddress_lsb = 1;
@@ -462,6 +463,12 @@ static void test_random_roundtrip(void **state)
                          tk_te_packet_encode_error(&p, &k));
             if (tk_te_packet_decode(&p, buf, len, &back, &d) != TK_OK)
                 fail_msg("param set %d packet %d: %s", ps, i, d.message);
+            /* the precomputed-layout entry point decodes identically */
+            tk_te_layout lay;
+            tk_te_layout_init(&lay, &p);
+            tk_te_packet via_layout;
+            assert_int_equal(tk_te_packet_decode_layout(&lay, buf, len, &via_layout, &d), TK_OK);
+            assert_memory_equal(&via_layout, &back, sizeof(back));
             if (memcmp(&k, &back, sizeof(k))) {
                 char a[512], b[512];
                 tk_te_packet_format(&p, &k, a, sizeof(a));

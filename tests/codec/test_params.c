@@ -152,6 +152,7 @@ static void expect_error(const char *name, const char *text, int is_ucf, tk_stat
     assert_int_equal(d.status, want);
     if (!strstr(d.message, needle))
         fail_msg("message '%s' lacks '%s'", d.message, needle);
+    assert_true(d.line != UINT64_MAX && d.line >= 1);
     if (is_ucf)
         assert_null(elf);
 }

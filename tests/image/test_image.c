@@ -405,12 +405,45 @@ static void test_regions(void **state)
     tk_image_free(elf);
 }
 
+/* A non-RISC-V ELF (AArch64 vDSO dumped in an OpenCSD snapshot): open_elf refuses it and
+ * names the machine; open_elf_any loads it for the CoreSight decoder. */
+static void test_other_arch(void **state)
+{
+    char *p = tk_test_data_path("opencsd/snapshots/juno-uname-001/vdso.bin");
+    tk_image *img = NULL;
+    tk_diag d;
+    tk_rv_insn i;
+    const tk_bblock *b;
+    uint8_t word[4];
+    (void)state;
+
+    tk_diag_clear(&d);
+    assert_int_equal(tk_image_open_elf(p, &img, &d), TK_ERR_NOT_RISCV);
+    assert_non_null(strstr(d.message, "AArch64"));
+    assert_null(img);
+    assert_int_equal(tk_image_open_elf_any(p, &img, &d), TK_OK);
+    assert_int_equal(tk_image_get_arch(img), TK_ARCH_AARCH64);
+    assert_int_equal(tk_image_xlen(img), 64);
+    assert_int_equal(tk_image_segment_count(img), 1);
+    assert_true(tk_image_segment(img, 0)->exec);
+    assert_int_equal(tk_image_segment(img, 0)->filesz, 0x718);
+    assert_int_equal(tk_image_read(img, 0, word, 4), TK_OK);
+    assert_memory_equal(word,
+                        "\x7f"
+                        "ELF",
+                        4);
+    assert_int_equal(tk_image_fetch(img, 0, &i), TK_ERR_UNSUPPORTED);
+    assert_int_equal(tk_image_block(img, 0, &b), TK_ERR_UNSUPPORTED);
+    tk_image_free(img);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_all),          cmocka_unit_test(test_symbols),
         cmocka_unit_test(test_blocks_vs_objdump), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_regions),
+        cmocka_unit_test(test_regions),           cmocka_unit_test(test_other_arch),
     };
     if (!tk_test_data_present())
         return TK_TEST_SKIP;

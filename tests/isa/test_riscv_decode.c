@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "tracekit/riscv.h"
 
@@ -241,13 +242,40 @@ static void test_op_names(void **state)
         assert_non_null(tk_rv_op_name((uint16_t)op));
 }
 
+static void test_disasm_buffer(void **state)
+{
+    tk_rv_insn i;
+    char buf[64];
+    int n;
+    (void)state;
+
+    dec(0x100000ef, 64, &i); /* jal ra,+0x100 */
+    n = tk_rv_disasm(&i, 0x80000000, buf, sizeof(buf));
+    assert_string_equal(buf, "jal\tra,80000100");
+    assert_int_equal(n, (int)strlen(buf));
+    /* truncation: snprintf-like count, always terminated */
+    assert_int_equal(tk_rv_disasm(&i, 0x80000000, buf, 6), n);
+    assert_string_equal(buf, "jal\tr");
+    assert_int_equal(tk_rv_disasm(&i, 0x80000000, NULL, 0), n);
+    /* RV32 targets wrap at 32 bits */
+    dec(0x3ffd, 32, &i); /* c.jal -2 */
+    tk_rv_disasm(&i, 0, buf, sizeof(buf));
+    assert_string_equal(buf, "c.jal\tfffffffe");
+    dec(0x3ffd, 64, &i); /* c.addiw t6,-1 on RV64 */
+    tk_rv_disasm(&i, 0, buf, sizeof(buf));
+    assert_string_equal(buf, "c.addiw\tt6,-1");
+    /* undecodable */
+    tk_rv_decode(0x0000000b, 64, &i);
+    tk_rv_disasm(&i, 0, buf, sizeof(buf));
+    assert_string_equal(buf, ".4byte\t0xb");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vectors),
-        cmocka_unit_test(test_bad_encodings),
-        cmocka_unit_test(test_sijump),
-        cmocka_unit_test(test_op_names),
+        cmocka_unit_test(test_vectors),       cmocka_unit_test(test_bad_encodings),
+        cmocka_unit_test(test_sijump),        cmocka_unit_test(test_op_names),
+        cmocka_unit_test(test_disasm_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

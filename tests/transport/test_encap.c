@@ -330,6 +330,26 @@ static void test_raw(void **state)
     assert_int_equal(tk_te_raw_next(r, &p, &d), TK_END);
     tk_te_raw_close(r);
 
+    /* the writer produces what the iterator reads */
+    FILE *wf = fopen("written.te_inst_raw", "wb");
+    assert_non_null(wf);
+    static const uint8_t pa[] = {0x1f}, pb[] = {0x02, 0xe0, 0xff, 0xff, 0x00};
+    assert_int_equal(tk_te_raw_write(wf, 2, pa, sizeof(pa)), TK_OK);
+    assert_int_equal(tk_te_raw_write(wf, 3, pb, sizeof(pb)), TK_OK);
+    assert_int_equal(tk_te_raw_write(wf, 2, pb, 0), TK_ERR_INVALID);
+    assert_int_equal(tk_te_raw_write(wf, 4, pb, 1), TK_ERR_INVALID);
+    fclose(wf);
+    assert_int_equal(tk_te_raw_open("written.te_inst_raw", &r, &d), TK_OK);
+    assert_int_equal(tk_te_raw_next(r, &p, &d), TK_OK);
+    assert_int_equal(p.msg_type, 2);
+    assert_int_equal(p.payload[0], 0x1f);
+    assert_int_equal(tk_te_raw_next(r, &p, &d), TK_OK);
+    assert_int_equal(p.msg_type, 3);
+    assert_int_equal(p.offset, 2);
+    assert_memory_equal(p.payload, pb, sizeof(pb));
+    assert_int_equal(tk_te_raw_next(r, &p, &d), TK_END);
+    tk_te_raw_close(r);
+
     assert_int_equal(tk_te_raw_open("no/such.te_inst_raw", &r, &d), TK_ERR_IO);
     assert_non_null(strstr(d.message, "no/such.te_inst_raw"));
     /* an empty file has no packets */
