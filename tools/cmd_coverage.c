@@ -118,7 +118,7 @@ int tk_cmd_coverage(int argc, char **argv)
     }
     tk_write_options o;
     tk_write_options_init(&o);
-    o.program = in.elf;
+    o.program = run.elf;
     o.lines = run.lines;
     o.test_name = test_name;
     o.want_file = want_file;

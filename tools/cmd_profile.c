@@ -147,7 +147,7 @@ int tk_cmd_profile(int argc, char **argv)
     }
     tk_write_options o;
     tk_write_options_init(&o);
-    o.program = in.elf;
+    o.program = run.elf;
     o.lines = run.lines;
     o.top = top;
     if (!strcmp(format, "autofdo"))

@@ -69,7 +69,7 @@ int tk_cmd_report(int argc, char **argv)
     }
     tk_write_options o;
     tk_write_options_init(&o);
-    o.program = in.elf;
+    o.program = run.elf;
     o.lines = run.lines;
     o.top = top;
     FILE *out = tk_an_open_out("report", outpath);
