@@ -78,7 +78,8 @@ typedef struct relay {
     struct timespec last;
 } relay;
 
-static void print_error(relay *r, uint64_t offset, uint64_t index, const char *msg)
+/* One error line (the first few only), clearing the progress line first. */
+static void print_line(relay *r, const char *msg)
 {
     if (r->errors++ >= MAX_ERROR_LINES)
         return;
@@ -86,11 +87,19 @@ static void print_error(relay *r, uint64_t offset, uint64_t index, const char *m
         fputs("\r\033[K", stderr);
         r->drawn = false;
     }
-    if (r->in->trace)
-        fprintf(stderr, "tracekit %s: %s: offset %" PRIu64 " (packet %" PRIu64 "): %s\n",
-                r->in->cmd, r->in->trace, offset, index, msg);
-    else
-        fprintf(stderr, "tracekit %s: %s\n", r->in->cmd, msg);
+    fprintf(stderr, "tracekit %s: %s\n", r->in->cmd, msg);
+}
+
+static void print_error(relay *r, uint64_t offset, uint64_t index, const char *msg)
+{
+    if (!r->in->trace) {
+        print_line(r, msg);
+        return;
+    }
+    char line[512];
+    snprintf(line, sizeof(line), "%s: offset %" PRIu64 " (packet %" PRIu64 "): %s", r->in->trace,
+             offset, index, msg);
+    print_line(r, line);
 }
 
 static tk_status relay_event(void *ctx, const tk_event *ev)
@@ -187,7 +196,8 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
             break;
         }
         if (st != TK_OK) {
-            print_error(r, d.byte_offset, d.packet_index, d.message);
+            /* The reader's message already names the file, offset and packet. */
+            print_line(r, d.message);
             if (st != TK_ERR_BAD_PACKET) {
                 st = TK_OK; /* truncated: decode what came before */
                 break;
