@@ -23,8 +23,11 @@ static void usage(FILE *out)
             "\n"
             "%s"
             "\n"
-            "example:\n"
-            "  tracekit report --top 5 --elf median.riscv --pc-trace median.decoder.trace.gz\n"
+            "examples:\n"
+            "  d=shared/testdata/etrace-ref/median/itype3_basic\n"
+            "  tracekit report --top 5 --scf $d/median.scf --ucf $d/median.decoder.ucf \\\n"
+            "      $d/median.te_inst_raw\n"
+            "  tracekit report --elf median.riscv --pc-trace median.decoder.trace.gz\n"
             "\n"
             "Exit status: 0 success, 1 input or output error, 2 usage.\n",
             tk_an_input_help);
