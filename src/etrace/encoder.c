@@ -25,6 +25,8 @@ typedef struct te_step {
     bool addr_known; /* false for the instructions inside a multi-instruction block */
     bool notify;     /* trace-notify trigger on this instruction */
     bool sijump;
+    bool exc;      /* itype 1 or 2 */
+    bool updiscon; /* uninferable discontinuity (depends on the options) */
 } te_step;
 
 /* Decisions of one cycle (names of the flow chart). */
@@ -42,15 +44,17 @@ struct tk_te_encoder {
     tk_te_encoder_options o;
     tk_te_packet_fn fn;
     void *ctx;
-    te_step prev, curr, next;
+    te_step ring[3]; /* the pipe, rotated by pointer: no copies per instruction */
+    te_step *prev, *curr, *next;
     te_flags flags;
     tk_te_branch_map map;
     tk_te_resync resync;
     uint64_t last_addr; /* last address sent, for differential addresses */
     uint64_t addr_mask; /* iaddress_width - iaddress_lsb bits */
-    uint64_t packets, steps;
+    uint64_t packets;
     uint32_t updiscon_set; /* bit per itype */
     bool have_last_addr;
+    bool flags_valid;   /* flags hold the decisions of the last encoded cycle */
     bool trap_reported; /* trap reported with thaddr 0 on this cycle (trep) */
     bool started;       /* initial support packet sent */
     bool finished;
@@ -100,6 +104,9 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
     if (!e->o.reference_quirks)
         e->updiscon_set |= (1u << TK_ITYPE_TRAP_RETURN) | (1u << TK_ITYPE_SWAP);
     e->trace_on = e->o.start_qualified;
+    e->prev = &e->ring[0];
+    e->curr = &e->ring[1];
+    e->next = &e->ring[2];
     *out = e;
     return TK_OK;
 }
@@ -140,15 +147,21 @@ static tk_status send(tk_te_encoder *e, tk_te_packet *pkt)
 
 static bool is_exc(const te_step *s)
 {
-    return s->itype == TK_ITYPE_EXCEPTION || s->itype == TK_ITYPE_INTERRUPT;
+    return s->exc;
 }
 
 static bool is_updiscon(const tk_te_encoder *e, const te_step *s)
 {
-    if (!((e->updiscon_set >> s->itype) & 1u))
-        return false;
+    (void)e;
+    return s->updiscon;
+}
+
+/* The per-step classification, done once when the step enters the pipe. */
+static void classify_step(const tk_te_encoder *e, te_step *s)
+{
+    s->exc = s->itype == TK_ITYPE_EXCEPTION || s->itype == TK_ITYPE_INTERRUPT;
     /* 2.0 sijump: a jump made inferable by the instruction before it, if enabled */
-    return !(s->sijump && e->p.o.sijump);
+    s->updiscon = ((e->updiscon_set >> s->itype) & 1u) && !(s->sijump && e->p.o.sijump);
 }
 
 static tk_status send_support(tk_te_encoder *e, bool enable, uint8_t qual)
@@ -275,7 +288,7 @@ static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_addre
 
 static void init_flags(tk_te_encoder *e)
 {
-    const te_step *p = &e->prev, *c = &e->curr, *n = &e->next;
+    const te_step *p = e->prev, *c = e->curr, *n = e->next;
     te_flags *f = &e->flags;
     f->notify = c->notify;
     f->prev_updiscon = is_updiscon(e, p);
@@ -306,26 +319,43 @@ static void init_flags(tk_te_encoder *e)
     f->resync_exceeded = tk_te_resync_exceeded(&e->resync);
 }
 
+/* The common cycle in which no decision of the chart can fire: the instruction and its
+ * neighbours are plain, in the same privilege and context, the resync timer is below its
+ * maximum and the branch map has room. Only the branch map changes. */
+static bool quiet_cycle(const tk_te_encoder *e)
+{
+    const te_step *p = e->prev, *c = e->curr, *n = e->next;
+    return !(p->exc | p->updiscon | c->exc | c->notify | n->exc | e->force_sync) & p->qualified &
+           n->qualified & (c->priv == p->priv) & (n->priv == c->priv) & (c->context == p->context) &
+           (n->context == c->context) & (e->resync.count < e->resync.max) &
+           !tk_te_branch_map_full(&e->map);
+}
+
 /* One cycle for the current instruction; *why tells which packet went out. */
 static tk_status encode(tk_te_encoder *e, enum te_reason *why)
 {
-    te_step *c = &e->curr;
+    te_step *c = e->curr;
     te_flags *f = &e->flags;
     *why = R_NONE;
     if (!c->qualified || !c->addr_known)
         return TK_OK;
     if (c->itype == TK_ITYPE_NOT_TAKEN || c->itype == TK_ITYPE_TAKEN)
         tk_te_branch_map_add(&e->map, c->itype == TK_ITYPE_TAKEN);
+    if (quiet_cycle(e)) {
+        e->flags_valid = false;
+        return TK_OK;
+    }
     init_flags(e);
+    e->flags_valid = true;
 
     if (f->prev_exception) {
         *why = R_SYNC;
         e->force_sync = false;
         if (f->curr_exc_only) /* a second trap before the handler retired */
-            return send_trap(e, c, &e->prev, false);
+            return send_trap(e, c, e->prev, false);
         if (f->prev_reported) /* trap already reported with thaddr 0 */
             return send_start(e, c);
-        return send_trap(e, c, &e->prev, true);
+        return send_trap(e, c, e->prev, true);
     }
     if (f->first_qualified || f->ppccd || f->resync_exceeded) {
         *why = R_SYNC;
@@ -339,7 +369,7 @@ static tk_status encode(tk_te_encoder *e, enum te_reason *why)
         return send_branch(e, c, true);
     }
     /* the last traced instruction is reported too (chart: "next unqualified") */
-    if (f->resync_br || f->er_n || f->next_exc_only || f->ppccd_br || !e->next.qualified) {
+    if (f->resync_br || f->er_n || f->next_exc_only || f->ppccd_br || !e->next->qualified) {
         *why = R_OTHER;
         return send_branch(e, c, true);
     }
@@ -361,7 +391,7 @@ static tk_status end_qualification(tk_te_encoder *e, enum te_reason why, bool en
     tk_status st = TK_OK;
     if (why == R_NONE && e->have_last_addr) {
         why = R_OTHER;
-        st = send_branch(e, &e->curr, true);
+        st = send_branch(e, e->curr, true);
     }
     if (st == TK_OK)
         st = send_support(e, enable, why == R_UPDISCON ? TK_QUAL_ENDED_NTR : TK_QUAL_ENDED_REP);
@@ -377,12 +407,20 @@ static tk_status start(tk_te_encoder *e)
     return send_support(e, true, TK_QUAL_NO_CHANGE);
 }
 
-static tk_status push_step(tk_te_encoder *e, const te_step *s)
+/* Advance the pipe: the oldest slot becomes the new next. */
+static void rotate(tk_te_encoder *e)
 {
+    te_step *oldest = e->prev;
     e->prev = e->curr;
     e->curr = e->next;
-    e->next = *s;
-    e->steps++;
+    e->next = oldest;
+}
+
+static tk_status push_step(tk_te_encoder *e, const te_step *s)
+{
+    rotate(e);
+    *e->next = *s;
+    classify_step(e, e->next);
     if (e->lost_pending) {
         e->lost_pending = false;
         e->force_sync = true;
@@ -392,7 +430,7 @@ static tk_status push_step(tk_te_encoder *e, const te_step *s)
     }
     enum te_reason why;
     tk_status st = encode(e, &why);
-    if (st == TK_OK && e->curr.qualified && e->curr.addr_known && !e->next.qualified)
+    if (st == TK_OK && e->curr->qualified && e->curr->addr_known && !e->next->qualified)
         st = end_qualification(e, why, true);
     return st;
 }
@@ -422,7 +460,7 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
     memset(&s, 0, sizeof(s));
     if (!traced) {
         /* keep the fields of the last step so nothing but qualification changes */
-        s = e->next;
+        s = *e->next;
         s.itype = TK_ITYPE_NONE;
         s.retired = false;
         s.notify = false;
@@ -483,24 +521,27 @@ tk_status tk_te_encoder_finish(tk_te_encoder *e)
     if (e->o.reference_quirks) {
         /* encoder_model.py: flush with the last instruction as its own successor, then report
          * it unconditionally and disable. */
-        e->prev = e->curr;
-        e->curr = e->next;
+        /* the last instruction is also its own successor */
+        rotate(e);
+        *e->next = *e->curr;
         st = encode(e, &why);
-        if (st == TK_OK && e->curr.qualified && e->have_last_addr)
-            st = send_branch(e, &e->curr, true);
+        if (st == TK_OK && e->curr->qualified && e->curr->addr_known && !e->flags_valid)
+            init_flags(e); /* the final packet carries this cycle's updiscon and notify */
+        if (st == TK_OK && e->curr->qualified && e->have_last_addr)
+            st = send_branch(e, e->curr, true);
         if (st == TK_OK)
-            st = send_support(e, false, e->curr.qualified ? TK_QUAL_ENDED_REP : 0);
+            st = send_support(e, false, e->curr->qualified ? TK_QUAL_ENDED_REP : 0);
         return st;
     }
-    if (!e->next.qualified)
+    if (!e->next->qualified)
         return send_support(e, false, TK_QUAL_NO_CHANGE);
-    te_step end = e->next;
+    te_step end = *e->next;
     end.qualified = false;
     end.itype = TK_ITYPE_NONE;
     end.retired = false;
-    e->prev = e->curr;
-    e->curr = e->next;
-    e->next = end;
+    classify_step(e, &end);
+    rotate(e);
+    *e->next = end;
     st = encode(e, &why);
     if (st == TK_OK)
         st = end_qualification(e, why, false);
