@@ -8,6 +8,7 @@
 
 #include "encoder_branch_map.h"
 #include "encoder_resync.h"
+#include "encoder_return_stack.h"
 #include "tracekit/te_encoder.h"
 
 /* One instruction as the algorithm sees it. */
@@ -25,8 +26,10 @@ typedef struct te_step {
     bool addr_known; /* false for the instructions inside a multi-instruction block */
     bool notify;     /* trace-notify trigger on this instruction */
     bool sijump;
-    bool exc;      /* itype 1 or 2 */
-    bool updiscon; /* uninferable discontinuity (depends on the options) */
+    uint8_t size;     /* bytes of the (last) instruction */
+    bool ir_implicit; /* a return predicted by the implicit-return state */
+    bool exc;         /* itype 1 or 2 */
+    bool updiscon;    /* uninferable discontinuity (depends on the options) */
 } te_step;
 
 /* Decisions of one cycle (names of the flow chart). */
@@ -61,6 +64,12 @@ struct tk_te_encoder {
     bool trace_on;     /* trigger state */
     bool lost_pending; /* trace_lost support packet due */
     bool force_sync;   /* next traced instruction must start with a sync */
+    /* implicit return (spec-faithful mode only; the reference model has none) */
+    bool ir_on;
+    bool ir_returns_since_call;  /* a return since the last call */
+    bool ir_branch_since_return; /* a branch since the last return */
+    bool ir_before_sync;         /* the current packet reports the instruction before a format 3 */
+    tk_te_irstack irs;
 };
 
 static uint64_t mask_bits(uint32_t bits)
@@ -101,8 +110,22 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
                       (1u << TK_ITYPE_UNINF_JUMP) | (1u << TK_ITYPE_UNINF_OTHER);
     if (!p->o.implicit_return)
         e->updiscon_set |= (1u << TK_ITYPE_RETURN) | (1u << TK_ITYPE_SWAP);
-    if (!e->o.reference_quirks)
+    if (!e->o.reference_quirks) {
         e->updiscon_set |= (1u << TK_ITYPE_TRAP_RETURN) | (1u << TK_ITYPE_SWAP);
+        /* implicit return needs the 4-bit itype (calls and returns) and a counter or stack;
+         * otherwise returns stay uninferable */
+        e->ir_on = p->o.implicit_return && p->s.itype_width == 4 &&
+                   (p->s.return_stack_size > 0 || p->s.call_counter_size > 0);
+        e->updiscon_set |= 1u << TK_ITYPE_RETURN; /* unless predicted, see ir_return() */
+        if (e->ir_on) {
+            tk_status st =
+                tk_te_irstack_init(&e->irs, p->s.return_stack_size, p->s.call_counter_size);
+            if (st != TK_OK) {
+                free(e);
+                return st;
+            }
+        }
+    }
     e->trace_on = e->o.start_qualified;
     e->prev = &e->ring[0];
     e->curr = &e->ring[1];
@@ -119,6 +142,9 @@ tk_status tk_te_encoder_new(const tk_te_params *p, tk_te_packet_fn fn, void *ctx
 
 void tk_te_encoder_free(tk_te_encoder *e)
 {
+    if (!e)
+        return;
+    tk_te_irstack_free(&e->irs);
     free(e);
 }
 
@@ -187,7 +213,22 @@ static void fill_sync_common(const tk_te_encoder *e, tk_te_packet *pkt, const te
     pkt->context = s->context & mask_bits(tk_te_context_bits(&e->p));
 }
 
-static tk_status send_start(tk_te_encoder *e, const te_step *s)
+/* A format 3 start or trap packet: the decoder restarts with an empty return stack. */
+static void ir_sync(tk_te_encoder *e, te_step *s)
+{
+    if (!e->ir_on)
+        return;
+    tk_te_irstack_reset(&e->irs);
+    e->ir_returns_since_call = false;
+    e->ir_branch_since_return = false;
+    if (s->itype == TK_ITYPE_RETURN && s->ir_implicit) {
+        /* the return being reported cannot be inferred from an empty stack */
+        s->ir_implicit = false;
+        s->updiscon = true;
+    }
+}
+
+static tk_status send_start(tk_te_encoder *e, te_step *s)
 {
     tk_te_packet pkt;
     memset(&pkt, 0, sizeof(pkt));
@@ -198,6 +239,7 @@ static tk_status send_start(tk_te_encoder *e, const te_step *s)
     e->trap_reported = false;
     e->last_addr = s->addr;
     e->have_last_addr = true;
+    ir_sync(e, s);
     tk_status st = send(e, &pkt);
     tk_te_resync_restart(&e->resync);
     return st;
@@ -206,7 +248,7 @@ static tk_status send_start(tk_te_encoder *e, const te_step *s)
 /* F3SF1 (2.0 payload "trap"). thaddr 1: address is the handler's first instruction; thaddr
  * 0: the trap's EPC (the trap follows an updiscon, or a second trap came before the handler
  * retired); the handler then follows in a start packet. */
-static tk_status send_trap(tk_te_encoder *e, const te_step *s, const te_step *exc, bool thaddr)
+static tk_status send_trap(tk_te_encoder *e, te_step *s, const te_step *exc, bool thaddr)
 {
     tk_te_packet pkt;
     memset(&pkt, 0, sizeof(pkt));
@@ -219,10 +261,11 @@ static tk_status send_trap(tk_te_encoder *e, const te_step *s, const te_step *ex
     pkt.address = (s->addr >> e->p.s.iaddress_lsb) & e->addr_mask;
     if (!pkt.interrupt)
         pkt.tval = exc->tval & mask_bits(e->p.s.iaddress_width);
-    /* trep: the next cycle must not report this trap again */
-    e->trap_reported = !thaddr && (e->flags.prev_updiscon || e->flags.next_exception);
+    /* trep: the next cycle must not report this trap again */ e->trap_reported =
+        !thaddr && (e->flags.prev_updiscon || e->flags.next_exception);
     e->last_addr = s->addr;
     e->have_last_addr = true;
+    ir_sync(e, s);
     tk_status st = send(e, &pkt);
     tk_te_resync_restart(&e->resync);
     return st;
@@ -238,6 +281,23 @@ static tk_status send_context(tk_te_encoder *e, const te_step *s)
     pkt.branch = 0;
     e->trap_reported = false;
     return send(e, &pkt);
+}
+
+/* irreport (payload.adoc "Format 2 irreport and irdepth"): the packet reports the target of
+ * a mispredicted return, or the instruction before a format 3 when the decoder needs the
+ * stack depth to stop in the right call. */
+static bool ir_report(const tk_te_encoder *e, const te_step *s)
+{
+    if (!e->ir_on || s != e->curr)
+        return false;
+    const te_step *p = e->prev;
+    if (p->itype == TK_ITYPE_RETURN && !p->ir_implicit)
+        return true;
+    if (!e->ir_before_sync)
+        return false;
+    if (p->itype == TK_ITYPE_RETURN) /* follows a predicted return */
+        return e->irs.depth != 0;
+    return e->ir_returns_since_call && !e->ir_branch_since_return;
 }
 
 /* F1 (branches pending) or F2 with the address of s; F1 without address when the map is full
@@ -274,9 +334,11 @@ static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_addre
     if (ref_msb != field_msb)
         pkt.notify = !pkt.notify;
     pkt.updiscon = e->flags.updiscon;
-    pkt.irreport = false; /* no implicit-return stack: nothing to report */
+    pkt.irreport = ir_report(e, s);
     uint32_t dbits = tk_te_irdepth_bits(&e->p);
-    if (dbits) {
+    if (pkt.irreport) {
+        pkt.irdepth = e->irs.depth & mask_bits(dbits);
+    } else if (dbits) {
         bool tx_updiscon = (pkt.updiscon != (pkt.notify != (field_msb != 0)));
         pkt.irdepth = (e->o.irdepth_ones || tx_updiscon) ? mask_bits(dbits) : 0;
     }
@@ -331,23 +393,76 @@ static bool quiet_cycle(const tk_te_encoder *e)
            !tk_te_branch_map_full(&e->map);
 }
 
+/* A return in the current cycle: implicit if the state predicts its target (the next
+ * instruction); otherwise an uninferable discontinuity, reported with irreport. */
+static void ir_return(tk_te_encoder *e)
+{
+    te_step *c = e->curr;
+    const te_step *n = e->next;
+    if (!c->retired || (c->itype != TK_ITYPE_RETURN && c->itype != TK_ITYPE_SWAP))
+        return;
+    bool hit = tk_te_irstack_pop(&e->irs, n->addr) && n->qualified && n->addr_known;
+    if (c->itype == TK_ITYPE_RETURN) {
+        c->ir_implicit = hit;
+        c->updiscon = c->updiscon && !hit; /* (a sijump return stays inferable) */
+        e->ir_returns_since_call = true;
+        e->ir_branch_since_return = false;
+    }
+}
+
+/* Calls (and the call half of a co-routine swap) push the address after them. */
+static void ir_call(tk_te_encoder *e)
+{
+    const te_step *c = e->curr;
+    if (!c->retired)
+        return;
+    if (c->itype == TK_ITYPE_UNINF_CALL || c->itype == TK_ITYPE_INF_CALL ||
+        c->itype == TK_ITYPE_SWAP) {
+        tk_te_irstack_push(&e->irs, c->addr + c->size);
+        e->ir_returns_since_call = false;
+    }
+}
+
+static tk_status encode_chain(tk_te_encoder *e, enum te_reason *why);
+
 /* One cycle for the current instruction; *why tells which packet went out. */
 static tk_status encode(tk_te_encoder *e, enum te_reason *why)
 {
     te_step *c = e->curr;
-    te_flags *f = &e->flags;
     *why = R_NONE;
     if (!c->qualified || !c->addr_known)
         return TK_OK;
-    if (c->itype == TK_ITYPE_NOT_TAKEN || c->itype == TK_ITYPE_TAKEN)
+    if (c->itype == TK_ITYPE_NOT_TAKEN || c->itype == TK_ITYPE_TAKEN) {
         tk_te_branch_map_add(&e->map, c->itype == TK_ITYPE_TAKEN);
+        e->ir_branch_since_return = true;
+    }
+    if (e->ir_on)
+        ir_return(e);
     if (quiet_cycle(e)) {
+        if (e->ir_on)
+            ir_call(e);
         e->flags_valid = false;
         return TK_OK;
     }
     init_flags(e);
     e->flags_valid = true;
+    if (e->ir_on) {
+        const te_step *n = e->next;
+        e->ir_before_sync = n->exc || n->priv != c->priv ||
+                            (n->context != c->context && n->ctype >= 2) ||
+                            tk_te_resync_at_max(&e->resync) || !n->qualified;
+    }
+    tk_status st = encode_chain(e, why);
+    if (e->ir_on)
+        ir_call(e);
+    return st;
+}
 
+/* The decisions of the chart, in order, once the flags are known. */
+static tk_status encode_chain(tk_te_encoder *e, enum te_reason *why)
+{
+    te_step *c = e->curr;
+    te_flags *f = &e->flags;
     if (f->prev_exception) {
         *why = R_SYNC;
         e->force_sync = false;
@@ -492,6 +607,7 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
         s.addr_known = true;
     }
     s.addr = b->iretire ? tk_te_block_last_addr(b) : b->iaddr;
+    s.size = (uint8_t)(2u << b->ilastsize);
     s.retired = b->iretire != 0;
     s.itype = b->itype;
     s.sijump = b->sijump;

@@ -350,6 +350,68 @@ static void test_bad_block(void **state)
     tk_te_encoder_free(e);
 }
 
+/* Implicit return (spec-faithful mode), branchTrace.adoc "Implicit return mode". */
+static void ir_params(tk_te_params *p, uint32_t stack_log2, uint32_t counter_bits)
+{
+    params(p);
+    p->o.implicit_return = true;
+    p->s.return_stack_size = stack_log2;
+    p->s.call_counter_size = counter_bits;
+}
+
+static void ir_run(const tk_te_params *p, uint64_t ret_target, capture *c)
+{
+    tk_te_block b[6] = {insn(0x100, 0),      insn(0x104, TK_ITYPE_INF_CALL),
+                        insn(0x200, 0),      insn(0x204, TK_ITYPE_RETURN),
+                        insn(ret_target, 0), insn(ret_target + 4, 0)};
+    tk_te_encoder_options o;
+    tk_te_encoder_options_init(&o);
+    o.reference_quirks = false;
+    o.irdepth_ones = false;
+    run(p, &o, b, 6, c);
+}
+
+/* A return to the address after its call is not reported. */
+static void test_implicit_return_predicted(void **state)
+{
+    (void)state;
+    tk_te_params p;
+    ir_params(&p, 2, 0);
+    capture c;
+    ir_run(&p, 0x108, &c);
+    assert_int_equal(c.n, 4);
+    expect_sync(&c.p[1], TK_TE_SF_START, 0x100);
+    /* the end: a return since the call and no branch since, so the depth (0) is reported */
+    expect_addr(&c.p[2], TK_TE_F2, 0x10c - 0x100);
+    assert_true(c.p[2].irreport);
+    assert_int_equal(c.p[2].irdepth, 0);
+    expect_support(&c.p[3], false, TK_QUAL_ENDED_REP);
+    /* without implicit return the return's target is reported */
+    p.o.implicit_return = false;
+    ir_run(&p, 0x108, &c);
+    assert_int_equal(c.n, 5);
+    expect_addr(&c.p[2], TK_TE_F2, 0x8);
+    assert_false(c.p[2].irreport);
+}
+
+/* With a stack, a return elsewhere is reported with irreport and the depth. */
+static void test_implicit_return_mispredicted(void **state)
+{
+    (void)state;
+    tk_te_params p;
+    ir_params(&p, 2, 0);
+    capture c;
+    ir_run(&p, 0x300, &c);
+    expect_addr(&c.p[2], TK_TE_F2, 0x200);
+    assert_true(c.p[2].irreport);
+    assert_int_equal(c.p[2].irdepth, 0);
+    /* a call counter cannot check the target: the return counts as implicit */
+    ir_params(&p, 0, 4);
+    ir_run(&p, 0x300, &c);
+    assert_int_equal(c.n, 4);
+    expect_addr(&c.p[2], TK_TE_F2, 0x304 - 0x100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +427,8 @@ int main(void)
         cmocka_unit_test(test_privilege_change),
         cmocka_unit_test(test_irdepth_fill),
         cmocka_unit_test(test_bad_block),
+        cmocka_unit_test(test_implicit_return_predicted),
+        cmocka_unit_test(test_implicit_return_mispredicted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
