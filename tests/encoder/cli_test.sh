@@ -35,6 +35,22 @@ for v in towers/itype3_debug test_discon_branch_exception/itype4_basic vvadd/ity
     check "$v multiple retirement raw identical" cmp -s "$W/m.raw" "$d/$p.te_inst_raw"
 done
 
+# Spec-faithful mode with implicit return (return stack of 4): the project's decoder must
+# rebuild the reference PC trace; 4-wide retirement must give the same bytes.
+d=$DATA/towers/itype4_basic
+sed -e 's/^return_stack_size_p=.*/return_stack_size_p=2/' "$d/towers.scf" > "$W/ir.scf"
+sed -e 's/^implicit-return.*/implicit-return=true/' "$d/towers.encoder.ucf" > "$W/ir.encoder.ucf"
+sed -e 's/^implicit-return.*/implicit-return=true/' "$d/towers.decoder.ucf" > "$W/ir.decoder.ucf"
+check "spec-faithful implicit-return encode" "$T" encode --spec-faithful --scf "$W/ir.scf" \
+    --ucf "$W/ir.encoder.ucf" "$d/towers.encoder_input.gz" -o "$W/ir.raw"
+check "implicit return is smaller" test "$(stat -c %s "$W/ir.raw")" -lt "$(stat -c %s "$d/towers.te_inst_raw")"
+check "implicit-return trace decodes to the reference PCs" bash -c \
+    "'$T' decode --scf '$W/ir.scf' --ucf '$W/ir.decoder.ucf' --elf '$2/riscv-ref/towers.riscv' \
+     '$W/ir.raw' -o '$W/ir.trace' && gzip -dc '$d/towers.decoder.trace.gz' | cmp -s - '$W/ir.trace'"
+check "spec-faithful 4-wide retirement" "$T" encode --spec-faithful --retire 4 --blocks 3 \
+    --scf "$W/ir.scf" --ucf "$W/ir.encoder.ucf" "$d/towers.encoder_input.gz" -o "$W/ir4.raw"
+check "spec-faithful 4-wide retirement identical" cmp -s "$W/ir.raw" "$W/ir4.raw"
+
 d=$DATA/towers/itype4_basic
 expect_error() { # description, expected text, command...
     local what=$1 want=$2
