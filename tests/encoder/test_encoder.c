@@ -412,6 +412,49 @@ static void test_implicit_return_mispredicted(void **state)
     expect_addr(&c.p[2], TK_TE_F2, 0x304 - 0x100);
 }
 
+/* Context changes per ctype (ingressPort "ctype"): 1 is reported imprecisely in a format 3
+ * context packet, 2 precisely with a start packet at the first instruction of the context. */
+static void test_context_types(void **state)
+{
+    (void)state;
+    tk_te_params p;
+    params(&p);
+    tk_te_block b[4] = {insn(0x100, 0), insn(0x104, 0), insn(0x108, 0), insn(0x10c, 0)};
+    b[2].context = 7;
+    b[3].context = 7;
+    b[2].ctype = 1;
+    capture c;
+    run(&p, NULL, b, 4, &c);
+    assert_int_equal(c.p[2].format, TK_TE_F3);
+    assert_int_equal(c.p[2].subformat, TK_TE_SF_CONTEXT);
+    assert_int_equal(c.p[2].context, 7);
+    b[2].ctype = 2;
+    run(&p, NULL, b, 4, &c);
+    expect_sync(&c.p[2], TK_TE_SF_START, 0x108);
+    assert_int_equal(c.p[2].context, 7);
+    b[2].ctype = 0; /* unreported */
+    run(&p, NULL, b, 4, &c);
+    expect_addr(&c.p[2], TK_TE_F2, 0xc);
+}
+
+/* A halted hart behaves like unqualified instructions: last instruction reported, support
+ * packet, then a start packet when it runs again. */
+static void test_halted(void **state)
+{
+    (void)state;
+    tk_te_params p;
+    params(&p);
+    tk_te_block b[5] = {insn(0x100, 0), insn(0x104, 0), insn(0, 0), insn(0x200, 0), insn(0x204, 0)};
+    b[2].halted = 1;
+    b[2].iretire = 0;
+    capture c;
+    run(&p, NULL, b, 5, &c);
+    assert_int_equal(c.n, 7);
+    expect_addr(&c.p[2], TK_TE_F2, 4);
+    expect_support(&c.p[3], true, TK_QUAL_ENDED_REP);
+    expect_sync(&c.p[4], TK_TE_SF_START, 0x200);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +470,8 @@ int main(void)
         cmocka_unit_test(test_privilege_change),
         cmocka_unit_test(test_irdepth_fill),
         cmocka_unit_test(test_bad_block),
+        cmocka_unit_test(test_context_types),
+        cmocka_unit_test(test_halted),
         cmocka_unit_test(test_implicit_return_predicted),
         cmocka_unit_test(test_implicit_return_mispredicted),
     };
