@@ -28,7 +28,7 @@ static void encode_usage(FILE *out)
         "  --input-format F    encoder-input (reference .encoder_input CSV, default) or\n"
         "                      spike-csv (converted on the fly, like post-iss)\n"
         "  --reference-quirks  byte-identical to the reference encoder_model.py (default)\n"
-        "  --spec-faithful     2.0 behaviour where the reference deviates (see docs)\n"
+        "  --spec-faithful     2.0 behaviour where the reference deviates (docs/encoder.md)\n"
         "  --rv32              spike-csv input: decode instructions as RV32\n"
         "  --retire N          group the single-retirement input into blocks of up to N\n"
         "                      instructions (multiple retirement); --blocks B per cycle\n"
