@@ -6,7 +6,8 @@ QEMU 7.2's own HTIF cannot run these programs, so HTIF is served from outside: a
 watchpoint on `tohost` through QEMU's gdb stub stops the guest after each store, and this
 script answers exits and console writes like spike's syscall proxy. The PC sequence comes
 from `-singlestep -d exec,nochain` (one "Trace" line per executed instruction); a line that
-QEMU follows with "Stopped execution of TB chain before" the same block did not run.
+QEMU follows with "Stopped execution of TB chain before" the same block did not run, and one
+followed by "cpu_io_recompile: rewound execution" (a device access under -icount) runs again.
 
 usage: qemu_trace.py ELF OUT.pcs [--max N] [--machine none|virt] [--console FILE]
 Exit status: 0 when the program exited (its code is printed) or the cap was reached,
@@ -127,6 +128,7 @@ class Rsp:
 
 TRACE = re.compile(rb"^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/")
 STOPPED = re.compile(rb"^Stopped execution of TB chain before 0x[0-9a-f]+ \[([0-9a-f]+)\]")
+REWOUND = re.compile(rb"^cpu_io_recompile: rewound execution of TB to ([0-9a-f]+)")
 
 
 def pcs_from_log(path, cap, stops):
@@ -144,9 +146,9 @@ def pcs_from_log(path, cap, stops):
                     continue
                 pcs.append(pc)
                 continue
-            m = STOPPED.match(line)
+            m = STOPPED.match(line) or REWOUND.match(line)
             if m and pcs and pcs[-1] == int(m.group(1), 16):
-                pcs.pop()  # logged, then not run
+                pcs.pop()  # logged, then not run (or run again as an I/O block)
     if cap:
         pcs = pcs[:cap]
     return pcs
