@@ -1,21 +1,313 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* PLACEHOLDER until its owner lands it: to be replaced, never shipped. */
+/* `tracekit dump --snapshot DIR` and `tracekit decode --snapshot DIR`: CoreSight ETMv4. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "commands.h"
+#include "tracekit/etm4.h"
+
+typedef struct cli {
+    FILE *out;
+    int format_ranges;
+    unsigned long errors;
+    /* --stats: count instead of printing */
+    unsigned long long packets, ranges, insns;
+} cli;
+
+static void usage(FILE *f, const char *cmd)
+{
+    fprintf(f,
+            "usage: tracekit %s --snapshot DIR [--id N] [--buffer NAME]%s\n"
+            "  --snapshot DIR  DS-5 snapshot directory (snapshot.ini, trace.ini, device .ini)\n"
+            "  --id N          only trace ID N (decimal or 0x hex)\n"
+            "  --buffer NAME   trace buffer to read (default: the first with an ETMv4 source)\n"
+            "  --stats N       print nothing per item: run N times over the buffer held in memory\n"
+            "                  and report counts and throughput\n",
+            cmd, strcmp(cmd, "decode") ? "" : " [--format ranges|events]");
+    if (!strcmp(cmd, "decode"))
+        fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
+                   "  --format events every event (default)\n");
+    fprintf(f, "example: tracekit %s --snapshot testdata/opencsd/snapshots/juno_r1_1 --id 0x10\n",
+            cmd);
+}
+
+static tk_status print_packet(void *ctx, const tk_etm4_packet *p)
+{
+    cli *c = ctx;
+    char text[256];
+    tk_etm4_pkt_format(p, text, sizeof(text));
+    fprintf(c->out, "%llu\t0x%02x\t%s\n", (unsigned long long)p->index, p->trace_id, text);
+    return TK_OK;
+}
+
+static tk_status print_event(void *ctx, const tk_event *ev)
+{
+    cli *c = ctx;
+    if (ev->kind == TK_EV_ERROR) {
+        c->errors++;
+        fprintf(stderr, "[%llu, 0x%llx: %s: %s]\n", (unsigned long long)ev->byte_offset,
+                (unsigned long long)ev->first, tk_strerror(ev->status),
+                ev->message ? ev->message : "");
+    }
+    if (c->format_ranges) {
+        if (ev->kind == TK_EV_RANGE)
+            fprintf(c->out, "0x%x 0x%llx 0x%llx %llu\n", ev->trace_id,
+                    (unsigned long long)ev->first, (unsigned long long)ev->last,
+                    (unsigned long long)ev->ninsn);
+        return TK_OK;
+    }
+    switch (ev->kind) {
+    case TK_EV_RANGE:
+        fprintf(c->out, "%llu\t0x%02x\trange 0x%llx 0x%llx %llu%s\n",
+                (unsigned long long)ev->byte_offset, ev->trace_id, (unsigned long long)ev->first,
+                (unsigned long long)ev->last, (unsigned long long)ev->ninsn,
+                ev->taken ? " taken" : "");
+        break;
+    case TK_EV_TRAP:
+        fprintf(c->out, "%llu\t0x%02x\texception %u ret 0x%llx\n",
+                (unsigned long long)ev->byte_offset, ev->trace_id, ev->cause,
+                (unsigned long long)ev->first);
+        break;
+    case TK_EV_CONTEXT:
+        fprintf(c->out, "%llu\t0x%02x\tcontext el=%u cid=0x%llx\n",
+                (unsigned long long)ev->byte_offset, ev->trace_id, ev->priv,
+                (unsigned long long)ev->context);
+        break;
+    case TK_EV_TRACE_ON:
+        fprintf(c->out, "%llu\t0x%02x\ttrace-on\n", (unsigned long long)ev->byte_offset,
+                ev->trace_id);
+        break;
+    case TK_EV_TIMESTAMP:
+        fprintf(c->out, "%llu\t0x%02x\ttimestamp 0x%llx\n", (unsigned long long)ev->byte_offset,
+                ev->trace_id, (unsigned long long)ev->time);
+        break;
+    case TK_EV_LOST:
+        fprintf(c->out, "%llu\t0x%02x\toverflow\n", (unsigned long long)ev->byte_offset,
+                ev->trace_id);
+        break;
+    case TK_EV_ERROR:
+        fprintf(c->out, "%llu\t0x%02x\terror %s\n", (unsigned long long)ev->byte_offset,
+                ev->trace_id, ev->message ? ev->message : tk_strerror(ev->status));
+        break;
+    default:
+        break;
+    }
+    return TK_OK;
+}
+
+static tk_status count_packet(void *ctx, const tk_etm4_packet *p)
+{
+    cli *c = ctx;
+    c->packets++;
+    (void)p;
+    return TK_OK;
+}
+
+static tk_status count_event(void *ctx, const tk_event *ev)
+{
+    cli *c = ctx;
+    if (ev->kind == TK_EV_RANGE) {
+        c->ranges++;
+        c->insns += ev->ninsn;
+    } else if (ev->kind == TK_EV_ERROR) {
+        c->errors++;
+    }
+    return TK_OK;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The buffer tk_etm4_run_snapshot would pick. */
+static int pick_buffer(const tk_cs_snapshot *ss, int b)
+{
+    for (size_t i = 0; i < ss->nsources && b < 0; i++)
+        if (ss->sources[i].protocol == TK_CS_PROTO_ETM4 && ss->sources[i].buffer >= 0)
+            b = ss->sources[i].buffer;
+    return b;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = buf ? (size_t)n : 0;
+    return buf;
+}
+
+/* --stats: time the pipeline over the in-memory buffer (file reading excluded). */
+static int stats(const char *cmd, tk_cs_snapshot *ss, tk_etm4_run_opts *o, cli *c, long repeat)
+{
+    int b = pick_buffer(ss, o->buffer);
+    if (b < 0 || (size_t)b >= ss->nbuffers) {
+        fprintf(stderr, "tracekit %s: no ETMv4 trace buffer\n", cmd);
+        return 1;
+    }
+    size_t len;
+    uint8_t *data = slurp(ss->buffers[b].path, &len);
+    if (!data) {
+        fprintf(stderr, "tracekit %s: cannot read %s\n", cmd, ss->buffers[b].path);
+        return 1;
+    }
+    o->buffer = b;
+    o->data = data;
+    o->data_len = len;
+    o->on_packet = o->decode ? NULL : count_packet;
+    o->on_event = count_event;
+    tk_diag diag;
+    tk_diag_clear(&diag);
+    double best = 1e30;
+    tk_status st = TK_OK;
+    for (long i = 0; i < repeat && !st; i++) {
+        c->packets = c->ranges = c->insns = c->errors = 0;
+        double t0 = now();
+        st = tk_etm4_run_snapshot(ss, o, &diag);
+        double t = now() - t0;
+        if (t < best)
+            best = t;
+    }
+    free(data);
+    if (st) {
+        fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);
+        return 1;
+    }
+    printf("bytes %zu seconds %.6f MB/s %.1f", len, best, (double)len / best / 1e6);
+    if (o->decode)
+        printf(" ranges %llu instructions %llu Minsn/s %.1f", c->ranges, c->insns,
+               (double)c->insns / best / 1e6);
+    else
+        printf(" packets %llu Mpkt/s %.1f", c->packets, (double)c->packets / best / 1e6);
+    printf(" errors %lu\n", c->errors);
+    return 0;
+}
+
+static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
+{
+    cli *c = ctx;
+    c->errors++;
+    fprintf(stderr, "[%llu: %s: %s]\n", (unsigned long long)offset, tk_strerror(st), msg);
+    return TK_OK;
+}
+
+static int run(int argc, char **argv, const char *cmd, int decode)
+{
+    const char *dir = NULL, *buffer = NULL, *format = "events";
+    long id = -1, repeat = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout, cmd);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "tracekit %s: option %s needs a value\n", cmd, a);
+            return 2;
+        }
+        if (!strcmp(a, "--snapshot"))
+            dir = argv[++i];
+        else if (!strcmp(a, "--buffer"))
+            buffer = argv[++i];
+        else if (!strcmp(a, "--format") && decode)
+            format = argv[++i];
+        else if (!strcmp(a, "--stats")) {
+            repeat = strtol(argv[++i], NULL, 0);
+            if (repeat < 1 || repeat > 100000) {
+                fprintf(stderr, "tracekit %s: bad --stats count '%s'\n", cmd, argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--id")) {
+            char *end;
+            id = strtol(argv[++i], &end, 0);
+            if (*end || id < 0 || id > 0x7f) {
+                fprintf(stderr, "tracekit %s: bad trace ID '%s'\n", cmd, argv[i]);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "tracekit %s: unknown option '%s'\n", cmd, a);
+            usage(stderr, cmd);
+            return 2;
+        }
+    }
+    if (!dir) {
+        usage(stderr, cmd);
+        return 2;
+    }
+    if (strcmp(format, "ranges") && strcmp(format, "events")) {
+        fprintf(stderr, "tracekit %s: unknown format '%s'\n", cmd, format);
+        return 2;
+    }
+    tk_diag diag;
+    tk_diag_clear(&diag);
+    tk_cs_snapshot *ss;
+    tk_status st = tk_cs_snapshot_load(dir, &ss, &diag);
+    if (st) {
+        fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);
+        return 1;
+    }
+    int b = -1;
+    if (buffer) {
+        for (size_t i = 0; i < ss->nbuffers; i++)
+            if (!strcmp(ss->buffers[i].name, buffer))
+                b = (int)i;
+        if (b < 0) {
+            fprintf(stderr, "tracekit %s: no trace buffer '%s'\n", cmd, buffer);
+            tk_cs_snapshot_free(ss);
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < ss->nsources; i++) {
+        const tk_cs_source *s = &ss->sources[i];
+        if (s->protocol != TK_CS_PROTO_ETM4 && (id < 0 || s->trace_id == id))
+            fprintf(stderr, "tracekit %s: skipping %s (trace ID 0x%x): %s is not decoded\n", cmd,
+                    s->name, s->trace_id, tk_cs_protocol_name(s->protocol));
+    }
+    cli c = {stdout, !strcmp(format, "ranges"), 0, 0, 0, 0};
+    tk_etm4_run_opts o;
+    memset(&o, 0, sizeof(o));
+    o.size = sizeof(o);
+    o.buffer = b;
+    o.id = (int)id;
+    o.decode = decode;
+    o.on_packet = decode ? NULL : print_packet;
+    o.on_event = print_event;
+    o.on_frame_error = frame_error;
+    o.ctx = &c;
+    if (repeat) {
+        int rc = stats(cmd, ss, &o, &c, repeat);
+        tk_cs_snapshot_free(ss);
+        return rc;
+    }
+    st = tk_etm4_run_snapshot(ss, &o, &diag);
+    tk_cs_snapshot_free(ss);
+    if (st) {
+        fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);
+        return 1;
+    }
+    return 0;
+}
 
 int tk_cmd_dump_snapshot(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "tracekit dump --snapshot: not built yet\n");
-    return 2;
+    return run(argc, argv, "dump", 0);
 }
 
 int tk_cmd_decode_snapshot(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "tracekit decode --snapshot: not built yet\n");
-    return 2;
+    return run(argc, argv, "decode", 1);
 }

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Arm CoreSight input side: DS-5 snapshot directories, memory images with load addresses, and
+ * the TPIU/ETB formatter frame deformatter that demultiplexes trace bytes by source ID.
+ *
+ * References: CoreSight Architecture Specification v3.0 (IHI0029) §D4 "Trace Formatter";
+ * the DS-5 "snapshot" format as used by OpenCSD's test snapshots (snapshot.ini, trace.ini,
+ * one .ini per device). */
+#ifndef TRACEKIT_CORESIGHT_H
+#define TRACEKIT_CORESIGHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- memory images ---------------------------------------------------------------------- */
+
+/* A set of read-only byte regions at load addresses (the program code the flow decoder walks). */
+typedef struct tk_cs_mem tk_cs_mem;
+
+tk_status tk_cs_mem_new(tk_cs_mem **out);
+void tk_cs_mem_free(tk_cs_mem *mem);
+/* Add a copy of data at addr. Later regions do not override earlier ones where they overlap. */
+tk_status tk_cs_mem_add(tk_cs_mem *mem, uint64_t addr, const uint8_t *data, size_t len);
+/* Add the contents of a file (from offset, at most len bytes; len 0 = to the end). */
+tk_status tk_cs_mem_add_file(tk_cs_mem *mem, uint64_t addr, const char *path, uint64_t offset,
+                             uint64_t len, tk_diag *diag);
+/* Bytes at addr: returns a pointer and sets *avail to the number of contiguous bytes there, or
+ * returns NULL when nothing is mapped at addr. */
+const uint8_t *tk_cs_mem_ptr(const tk_cs_mem *mem, uint64_t addr, size_t *avail);
+size_t tk_cs_mem_nregions(const tk_cs_mem *mem);
+
+/* ---- snapshots -------------------------------------------------------------------------- */
+
+typedef enum tk_cs_buffer_format {
+    TK_CS_FMT_FRAMED = 1, /* "coresight": 16-byte formatter frames, memory aligned (ETB/ETR) */
+    TK_CS_FMT_DSTREAM,    /* "dstream_coresight": frames with FSYNC patterns between them */
+    TK_CS_FMT_RAW,        /* "source_data": one unformatted source, no frames */
+} tk_cs_buffer_format;
+
+typedef enum tk_cs_protocol {
+    TK_CS_PROTO_UNKNOWN = 0,
+    TK_CS_PROTO_ETM4, /* ETMv4 instruction trace */
+    TK_CS_PROTO_ETE,
+    TK_CS_PROTO_ETM3,
+    TK_CS_PROTO_PTM,
+    TK_CS_PROTO_STM,
+    TK_CS_PROTO_ITM,
+} tk_cs_protocol;
+
+/* Register values of a trace source, as found in its device .ini (0 when absent). */
+typedef struct tk_cs_etm_regs {
+    uint32_t configr, traceidr, authstatus;
+    uint32_t idr[14]; /* TRCIDR0..TRCIDR13 */
+} tk_cs_etm_regs;
+
+typedef struct tk_cs_source {
+    char name[64]; /* device name, e.g. ETM_0 */
+    char type[32]; /* device type, e.g. ETM4, ETM4.2, PTM1.1 */
+    tk_cs_protocol protocol;
+    uint8_t trace_id; /* TRCTRACEIDR[6:0] */
+    int buffer;       /* index of its trace buffer, -1 if none */
+    int core;         /* index in the snapshot's core list, -1 if none */
+    tk_cs_etm_regs regs;
+} tk_cs_source;
+
+typedef struct tk_cs_core {
+    char name[64];
+    char type[32];  /* e.g. Cortex-A53, Cortex-M55 */
+    tk_cs_mem *mem; /* its memory dumps (may have no regions) */
+} tk_cs_core;
+
+typedef struct tk_cs_buffer {
+    char name[64];
+    char *path; /* absolute or relative to the current directory */
+    tk_cs_buffer_format format;
+} tk_cs_buffer;
+
+typedef struct tk_cs_snapshot {
+    size_t nsources, ncores, nbuffers;
+    tk_cs_source *sources;
+    tk_cs_core *cores;
+    tk_cs_buffer *buffers;
+} tk_cs_snapshot;
+
+/* Load a snapshot directory. Errors: TK_ERR_IO (missing file), TK_ERR_FORMAT (malformed .ini,
+ * with line number in diag), TK_ERR_NOMEM. */
+tk_status tk_cs_snapshot_load(const char *dir, tk_cs_snapshot **out, tk_diag *diag);
+void tk_cs_snapshot_free(tk_cs_snapshot *ss);
+/* Trace source with this trace ID, or NULL. */
+const tk_cs_source *tk_cs_snapshot_find_id(const tk_cs_snapshot *ss, uint8_t id);
+const char *tk_cs_protocol_name(tk_cs_protocol proto);
+
+/* ---- formatter frame deformatter -------------------------------------------------------- */
+
+/* Called with each run of consecutive bytes of one source. index is the position the run is
+ * attributed to in the raw buffer (see tk_cs_deformat), so index + k locates byte k. */
+typedef tk_status (*tk_cs_data_fn)(void *ctx, uint8_t id, const uint8_t *data, size_t n,
+                                   uint64_t index);
+/* Called on a framing error (bad FSYNC/HSYNC, reserved ID, truncated frame) at byte offset. The
+ * deformatter then resynchronises (next FSYNC for DSTREAM, next frame otherwise). Return TK_OK
+ * to continue. */
+typedef tk_status (*tk_cs_error_fn)(void *ctx, tk_status status, uint64_t offset,
+                                    const char *message);
+
+typedef struct tk_cs_deformatter tk_cs_deformatter;
+
+enum {
+    TK_CS_DEFMT_FSYNC = 1 << 0, /* FSYNC (0x7fffffff) patterns between frames (DSTREAM, TPIU) */
+    TK_CS_DEFMT_HSYNC = 1 << 1, /* HSYNC (0x7fff) halfwords may occur inside frames (TPIU) */
+};
+
+tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_fn error, void *ctx,
+                                tk_cs_deformatter **out);
+void tk_cs_deformatter_free(tk_cs_deformatter *d);
+/* Feed raw buffer bytes (may be called repeatedly with consecutive pieces). Indices follow the
+ * convention of OpenCSD so that packet positions can be compared: a run starts at the index of
+ * the frame byte pair where its source ID took effect (frame start for the first run). */
+tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len);
+/* End of data: reports a partial frame as TK_ERR_TRUNCATED. */
+tk_status tk_cs_deformat_end(tk_cs_deformatter *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ETMv4 instruction trace: configuration from the trace unit registers, the packet parser and
+ * the flow decoder that walks A64/A32/T32 code to turn packets into tk_events.
+ *
+ * Reference: Arm Embedded Trace Macrocell Architecture Specification ETMv4.0 to ETMv4.6
+ * (IHI0064), chapter 6 "Descriptions of Trace Packets" (section numbers below refer to it). */
+#ifndef TRACEKIT_ETM4_H
+#define TRACEKIT_ETM4_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coresight.h"
+#include "event.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- configuration ---------------------------------------------------------------------- */
+
+typedef struct tk_etm4_config {
+    uint32_t configr, idr0, idr1, idr2, idr8;
+    uint8_t trace_id;
+    bool cortex_m; /* M-profile core: M exception numbering, v8-M function return packet */
+    /* Derived (tk_etm4_config_init): */
+    uint8_t version;   /* (TRCARCHMAJ << 4) | TRCARCHMIN, e.g. 0x42 */
+    uint8_t cid_bytes; /* context ID bytes in context packets (TRCIDR2.CIDSIZE) */
+    uint8_t vmid_bytes;
+    uint8_t cc_bits;   /* cycle counter size (TRCIDR2.CCSIZE + 12) */
+    bool commit_opt1;  /* TRCIDR0.COMMOPT with cycle counting: no commit in cycle count pkts */
+    bool data_trace;   /* data address or value tracing enabled: DS marker packets valid */
+    bool cond_trace;   /* conditional instruction tracing implemented and enabled */
+    bool q_elements;   /* TRCIDR0.QSUPP: Q packets may appear */
+    uint32_t max_spec; /* TRCIDR8.MAXSPEC */
+} tk_etm4_config;
+
+/* Fill the derived fields from the register values already in cfg. */
+void tk_etm4_config_init(tk_etm4_config *cfg);
+/* Build a configuration from a snapshot source. */
+void tk_etm4_config_from_source(tk_etm4_config *cfg, const tk_cs_snapshot *ss,
+                                const tk_cs_source *src);
+
+/* ---- packets (§6.4) --------------------------------------------------------------------- */
+
+typedef enum tk_etm4_pkt_type {
+    TK_ETM4_NOT_SYNC = 0, /* bytes before the first A-Sync (or after an error) */
+    TK_ETM4_INCOMPLETE_EOT,
+    TK_ETM4_BAD_SEQUENCE, /* malformed packet: err_type says which */
+    TK_ETM4_RESERVED,     /* reserved header byte */
+    TK_ETM4_RESERVED_CFG, /* header not valid in this configuration */
+    TK_ETM4_EXTENSION,
+    TK_ETM4_ASYNC,
+    TK_ETM4_DISCARD,
+    TK_ETM4_OVERFLOW,
+    TK_ETM4_TRACE_INFO,
+    TK_ETM4_TIMESTAMP,
+    TK_ETM4_TRACE_ON,
+    TK_ETM4_FUNC_RET,
+    TK_ETM4_EXCEPT,
+    TK_ETM4_EXCEPT_RTN,
+    TK_ETM4_CCNT_F1,
+    TK_ETM4_CCNT_F2,
+    TK_ETM4_CCNT_F3,
+    TK_ETM4_NUM_DS_MKR,
+    TK_ETM4_UNNUM_DS_MKR,
+    TK_ETM4_COMMIT,
+    TK_ETM4_CANCEL_F1,
+    TK_ETM4_CANCEL_F1_MISPRED,
+    TK_ETM4_MISPREDICT,
+    TK_ETM4_CANCEL_F2,
+    TK_ETM4_CANCEL_F3,
+    TK_ETM4_COND_I_F1,
+    TK_ETM4_COND_I_F2,
+    TK_ETM4_COND_I_F3,
+    TK_ETM4_COND_FLUSH,
+    TK_ETM4_COND_RES_F1,
+    TK_ETM4_COND_RES_F2,
+    TK_ETM4_COND_RES_F3,
+    TK_ETM4_COND_RES_F4,
+    TK_ETM4_IGNORE,
+    TK_ETM4_EVENT,
+    TK_ETM4_CTXT,
+    TK_ETM4_ADDR_CTXT_L_32IS0,
+    TK_ETM4_ADDR_CTXT_L_32IS1,
+    TK_ETM4_ADDR_CTXT_L_64IS0,
+    TK_ETM4_ADDR_CTXT_L_64IS1,
+    TK_ETM4_ADDR_MATCH,
+    TK_ETM4_ADDR_S_IS0,
+    TK_ETM4_ADDR_S_IS1,
+    TK_ETM4_ADDR_L_32IS0,
+    TK_ETM4_ADDR_L_32IS1,
+    TK_ETM4_ADDR_L_64IS0,
+    TK_ETM4_ADDR_L_64IS1,
+    TK_ETM4_Q,
+    TK_ETM4_ATOM_F1,
+    TK_ETM4_ATOM_F2,
+    TK_ETM4_ATOM_F3,
+    TK_ETM4_ATOM_F4,
+    TK_ETM4_ATOM_F5,
+    TK_ETM4_ATOM_F6,
+    TK_ETM4_PKT_TYPE_COUNT
+} tk_etm4_pkt_type;
+
+/* Context (§6.4.11): exception level, security state, AArch64 (sf), IDs. */
+typedef struct tk_etm4_context {
+    uint8_t el, ns, sf;
+    uint8_t has_vmid, has_cid;
+    uint32_t vmid, cid;
+} tk_etm4_context;
+
+/* One parsed packet. Fields beyond type/index/size are valid according to the type; the
+ * address, context and timestamp hold the parser's state after the packet (so a short address
+ * packet carries the full address it stands for). */
+typedef struct tk_etm4_packet {
+    uint8_t type;     /* tk_etm4_pkt_type */
+    uint8_t err_type; /* for BAD_SEQUENCE/INCOMPLETE_EOT/RESERVED*: the type that went wrong */
+    uint8_t size;     /* bytes in the packet (NOT_SYNC: skipped bytes, may be clipped at 255) */
+    uint8_t header;   /* first byte */
+    uint8_t trace_id; /* source (from the configuration) */
+    uint64_t index;   /* position of the first byte (see tk_cs_deformat) */
+
+    /* atoms (ATOM_*, MISPREDICT, CANCEL_F2/F3): bit i = atom i (oldest first), 1 = E */
+    uint8_t atom_num;
+    uint32_t atoms;
+
+    /* addresses */
+    uint64_t addr;
+    uint8_t addr_is;   /* instruction set bit (IS0/IS1) */
+    uint8_t addr_bits; /* bits carried by the packet */
+    uint8_t addr_64;   /* address is 64-bit */
+    uint8_t match_idx; /* ADDR_MATCH, Q */
+
+    /* context (CTXT, ADDR_CTXT_*) */
+    uint8_t ctx_updated; /* 0: CTXT said "same context" */
+    tk_etm4_context ctx;
+
+    /* TRACE_INFO (§6.4.3) */
+    uint32_t info, p0_key, spec_depth, cc_threshold;
+    uint8_t info_sections; /* PLCTL: bit0 info, 1 key, 2 spec, 3 cyct */
+
+    /* TIMESTAMP, cycle counts */
+    uint64_t timestamp;
+    uint8_t ts_bits;
+    uint8_t has_cc;
+    uint32_t cc;
+    uint8_t has_commit;
+    uint32_t commit, cancel;
+
+    /* EXCEPT (§6.4.7) */
+    uint16_t exc_type;
+    uint8_t exc_addr_interp; /* E1:E0 */
+    uint8_t exc_fault_pending;
+
+    /* EVENT, DS markers, Q, conditional packets */
+    uint8_t value;
+    uint32_t q_count;
+    uint8_t q_type;
+    uint8_t q_has_count;
+} tk_etm4_packet;
+
+const char *tk_etm4_pkt_name(tk_etm4_pkt_type type);
+/* Error packets: the stream lost synchronisation at this packet. */
+static inline bool tk_etm4_pkt_is_error(const tk_etm4_packet *p)
+{
+    return p->type >= TK_ETM4_INCOMPLETE_EOT && p->type <= TK_ETM4_RESERVED_CFG;
+}
+/* One line of text describing the packet (no index, no newline). Returns the length. */
+int tk_etm4_pkt_format(const tk_etm4_packet *p, char *buf, size_t size);
+
+/* ---- packet parser ---------------------------------------------------------------------- */
+
+typedef tk_status (*tk_etm4_packet_fn)(void *ctx, const tk_etm4_packet *pkt);
+
+typedef struct tk_etm4_parser tk_etm4_parser;
+
+tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, void *ctx,
+                             tk_etm4_parser **out);
+void tk_etm4_parser_free(tk_etm4_parser *p);
+/* Parse bytes of one source; index is the position of data[0] (consecutive calls may jump in
+ * index, as deformatted runs do). Calls fn once per packet. Malformed packets are reported as
+ * error packets; the parser then drops bytes until the next A-Sync (§6.4.1) and says how many
+ * with a NOT_SYNC packet. Returns fn's first non-OK status. */
+tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *data, size_t n, uint64_t index);
+/* End of trace: a partial packet is reported as INCOMPLETE_EOT. */
+tk_status tk_etm4_parser_end(tk_etm4_parser *p);
+/* Forget all state (as at the start of trace). */
+void tk_etm4_parser_reset(tk_etm4_parser *p);
+/* Bytes of this source were lost (e.g. a corrupt frame): drop any partial packet and hunt for
+ * the next A-Sync, reporting the skipped bytes with a NOT_SYNC packet. */
+void tk_etm4_parser_resync(tk_etm4_parser *p);
+
+/* ---- flow decoder ----------------------------------------------------------------------- */
+
+typedef struct tk_etm4_decoder tk_etm4_decoder;
+
+/* mem is borrowed and must outlive the decoder. Events are emitted in trace order; ranges carry
+ * trace_id and byte_offset (the index of the packet that completed them). */
+tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, tk_event_fn fn,
+                              void *ctx, tk_etm4_decoder **out);
+void tk_etm4_decoder_free(tk_etm4_decoder *d);
+/* Feed one packet (from a tk_etm4_parser). */
+tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *pkt);
+/* End of trace: flushes pending elements. */
+tk_status tk_etm4_decoder_end(tk_etm4_decoder *d);
+
+/* ---- running a snapshot ------------------------------------------------------------- */
+
+/* Options for tk_etm4_run_snapshot. Unset callbacks are not called. */
+typedef struct tk_etm4_run_opts {
+    size_t size; /* sizeof(tk_etm4_run_opts) */
+    int buffer;  /* index of the trace buffer; -1: the first one with an ETMv4 source */
+    int id;      /* only this trace ID; -1: every ETMv4 source of the buffer */
+    bool decode; /* run the flow decoders too (on_event) */
+    tk_etm4_packet_fn on_packet;
+    tk_event_fn on_event;
+    tk_cs_error_fn on_frame_error; /* deformatter errors */
+    void *ctx;
+    const uint8_t *data; /* trace bytes to use instead of the buffer's file (tests, benches) */
+    size_t data_len;
+} tk_etm4_run_opts;
+
+/* Deformat one buffer of a snapshot and parse (and decode) every ETMv4 source in it. Sources
+ * of other protocols are skipped. Errors: TK_ERR_IO, TK_ERR_INVALID, TK_ERR_NOMEM, or the first
+ * non-OK status a callback returns. */
+tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts *opts,
+                               tk_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

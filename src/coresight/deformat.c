@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* CoreSight formatter frame deformatter (CoreSight Architecture Specification v3.0, §D4.2).
+ *
+ * A frame is 16 bytes. Even bytes 0..14 are either an ID change (bit 0 = 1, new ID in bits
+ * [7:1]) or a data byte whose bit 0 is held in the auxiliary byte 15 (bit k for byte 2k). Odd
+ * bytes 1..13 are always data. For an ID byte, its auxiliary bit says whether the following
+ * data byte still belongs to the previous ID (1) or already to the new one (0).
+ * ID 0 is the null source and IDs 0x70..0x7f are reserved: their data is dropped.
+ * DSTREAM/TPIU captures put FSYNC (ff ff ff 7f) between frames; TPIU may insert HSYNC
+ * (ff 7f) halfwords inside frames. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/coresight.h"
+
+#define FRAME 16
+
+struct tk_cs_deformatter {
+    unsigned flags;
+    tk_cs_data_fn data;
+    tk_cs_error_fn error;
+    void *ctx;
+    uint8_t cur_id;  /* current source ID, 0xff = unknown */
+    bool synced;     /* FSYNC mode: an FSYNC has been seen */
+    uint64_t offset; /* raw offset of the next unprocessed byte */
+    uint8_t carry[64];
+    size_t ncarry;
+};
+
+tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_fn error, void *ctx,
+                                tk_cs_deformatter **out)
+{
+    tk_cs_deformatter *d = calloc(1, sizeof(*d));
+    if (!d)
+        return TK_ERR_NOMEM;
+    d->flags = flags;
+    d->data = data;
+    d->error = error;
+    d->ctx = ctx;
+    d->cur_id = 0xff;
+    d->synced = !(flags & TK_CS_DEFMT_FSYNC);
+    *out = d;
+    return TK_OK;
+}
+
+void tk_cs_deformatter_free(tk_cs_deformatter *d)
+{
+    free(d);
+}
+
+static tk_status report(tk_cs_deformatter *d, tk_status st, uint64_t off, const char *msg)
+{
+    return d->error ? d->error(d->ctx, st, off, msg) : TK_OK;
+}
+
+static bool valid_id(uint8_t id)
+{
+    return id != 0 && id < 0x70;
+}
+
+/* Unpack one frame (f[16], frame start at index sof) into per-ID runs. */
+static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
+{
+    uint8_t run[FRAME];
+    size_t n = 0;
+    uint64_t run_index = sof;
+    uint8_t aux = f[15];
+    tk_status st;
+
+#define FLUSH()                                                                                    \
+    do {                                                                                           \
+        if (n && d->cur_id != 0xff && valid_id(d->cur_id) &&                                       \
+            (st = d->data(d->ctx, d->cur_id, run, n, run_index)))                                  \
+            return st;                                                                             \
+        n = 0;                                                                                     \
+    } while (0)
+
+    for (int i = 0; i < 16; i += 2) {
+        uint8_t b = f[i];
+        bool aux_bit = (aux >> (i / 2)) & 1;
+        bool odd_to_prev = false;
+        if (b & 1) {
+            uint8_t id = b >> 1;
+            if (id != d->cur_id) {
+                /* Auxiliary bit set: the next byte belongs to the old ID. Bytes 14 has no
+                 * following data byte. */
+                if (aux_bit && i < 14) {
+                    odd_to_prev = true;
+                    run[n++] = f[i + 1];
+                }
+                FLUSH();
+                d->cur_id = id;
+                run_index = sof + (uint64_t)i;
+            }
+        } else {
+            run[n++] = (uint8_t)(b | aux_bit);
+        }
+        if (i < 14 && !odd_to_prev)
+            run[n++] = f[i + 1];
+    }
+    FLUSH();
+#undef FLUSH
+    return TK_OK;
+}
+
+static bool is_fsync(const uint8_t *p)
+{
+    return p[0] == 0xff && p[1] == 0xff && p[2] == 0xff && p[3] == 0x7f;
+}
+
+/* Process as much of buf as possible; returns bytes consumed in *used. final: no more data. */
+static tk_status process(tk_cs_deformatter *d, const uint8_t *buf, size_t len, bool final,
+                         size_t *used)
+{
+    size_t pos = 0;
+    tk_status st = TK_OK;
+    const bool fsync = d->flags & TK_CS_DEFMT_FSYNC;
+    const bool hsync = d->flags & TK_CS_DEFMT_HSYNC;
+
+    while (pos < len) {
+        if (fsync) {
+            if (!d->synced) {
+                /* Look for the first FSYNC; everything before it cannot be framed. */
+                size_t start = pos;
+                while (pos + 4 <= len && !is_fsync(buf + pos))
+                    pos++;
+                if (pos + 4 > len) {
+                    if (!final) {
+                        *used = start + (pos > start ? pos - start : 0);
+                        return TK_OK;
+                    }
+                    pos = len;
+                    break;
+                }
+                d->synced = true;
+            }
+            while (pos + 4 <= len && is_fsync(buf + pos))
+                pos += 4;
+            if (pos + 4 > len && !final && len - pos < FRAME) {
+                break; /* might be the start of another FSYNC */
+            }
+        }
+        /* Gather one frame: 8 halfwords, skipping HSYNCs. */
+        uint8_t f[FRAME];
+        size_t nf = 0, p = pos;
+        uint64_t sof = d->offset + pos;
+        bool bad = false;
+        while (nf < FRAME && p + 2 <= len) {
+            uint8_t lo = buf[p], hi = buf[p + 1];
+            if (fsync && lo == 0xff && hi == 0x7f) {
+                if (!hsync) {
+                    bad = true;
+                    st = report(d, TK_ERR_FORMAT, d->offset + p, "HSYNC inside a frame");
+                    break;
+                }
+                p += 2;
+                continue;
+            }
+            if (fsync && lo == 0xff && hi == 0xff) {
+                bad = true;
+                st = report(d, TK_ERR_FORMAT, d->offset + p,
+                            "FSYNC inside a frame or reserved ID 0x7f");
+                break;
+            }
+            f[nf++] = lo;
+            f[nf++] = hi;
+            p += 2;
+        }
+        if (bad) {
+            if (st)
+                return st;
+            /* Resynchronise at the next FSYNC; source IDs are unknown until an ID byte. */
+            d->synced = false;
+            d->cur_id = 0xff;
+            pos = p + 2;
+            continue;
+        }
+        if (nf < FRAME) {
+            if (!final)
+                break;
+            st = report(d, TK_ERR_TRUNCATED, sof, "trace ends inside a frame");
+            pos = len;
+            if (st)
+                return st;
+            break;
+        }
+        if ((st = unpack(d, f, sof)))
+            return st;
+        pos = p;
+    }
+    *used = pos;
+    return TK_OK;
+}
+
+tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
+{
+    size_t used;
+    tk_status st;
+    while (len) {
+        if (d->ncarry) {
+            /* A partial frame is pending: complete it in the carry buffer first. */
+            size_t take = sizeof(d->carry) - d->ncarry;
+            if (take > len)
+                take = len;
+            memcpy(d->carry + d->ncarry, buf, take);
+            d->ncarry += take;
+            buf += take;
+            len -= take;
+            if ((st = process(d, d->carry, d->ncarry, false, &used)))
+                return st;
+            if (!used && d->ncarry == sizeof(d->carry))
+                return TK_ERR_STATE; /* cannot happen: 64 bytes always hold a frame */
+            memmove(d->carry, d->carry + used, d->ncarry - used);
+            d->ncarry -= used;
+            d->offset += used;
+            continue;
+        }
+        if ((st = process(d, buf, len, false, &used)))
+            return st;
+        d->offset += used;
+        size_t rest = len - used;
+        if (rest > sizeof(d->carry))
+            return TK_ERR_STATE; /* cannot happen: process leaves less than a frame */
+        memcpy(d->carry, buf + used, rest);
+        d->ncarry = rest;
+        break;
+    }
+    return TK_OK;
+}
+
+tk_status tk_cs_deformat_end(tk_cs_deformatter *d)
+{
+    size_t used;
+    tk_status st = TK_OK;
+    if (d->ncarry) {
+        st = process(d, d->carry, d->ncarry, true, &used);
+        d->offset += d->ncarry;
+        d->ncarry = 0;
+    }
+    return st;
+}

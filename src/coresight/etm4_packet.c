@@ -1,0 +1,986 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ETMv4 instruction trace packet parser (IHI0064 chapter 6).
+ *
+ * Packets are decoded straight from the caller's buffer; only a packet split between two
+ * deformatted runs is assembled in a small side buffer. The parser keeps the packet-level state
+ * the compressed packets are relative to: the three-entry address history (§6.4.12, used by
+ * short and exact-match address packets), the context, the timestamp and the cycle count
+ * threshold from the last Trace Info. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/etm4.h"
+
+#define MAX_PKT 64 /* longer than any well-formed packet */
+#define NEED_MORE 0
+
+typedef struct addr_entry {
+    uint64_t val;
+    uint8_t is, valid_bits, is64;
+} addr_entry;
+
+struct tk_etm4_parser {
+    tk_etm4_config cfg;
+    tk_etm4_packet_fn fn;
+    void *ctx;
+
+    bool synced;
+    bool notsync_sent;     /* a NOT_SYNC packet reported the current unsynchronised stretch */
+    uint32_t zeros;        /* consecutive 0x00 bytes seen while looking for A-Sync */
+    uint64_t zero_start;   /* index of the first of them */
+    uint64_t zero_idx[12]; /* ring of the indices of the last zero bytes */
+
+    uint8_t part[MAX_PKT]; /* packet split between runs */
+    size_t npart;
+    uint64_t part_index;
+
+    /* state the packets are relative to */
+    addr_entry cur, stack[3];
+    bool ctx_valid;
+    tk_etm4_context ctxs;
+    uint64_t ts;
+    bool ts_valid, seen_trace_info;
+    uint32_t cc_threshold;
+
+    /* Atom headers (0xc0-0xff, most of any instruction trace) decoded ahead of time. */
+    struct {
+        uint8_t type, num;
+        uint32_t bits;
+    } atom[64];
+};
+
+static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
+
+static void build_atom_table(tk_etm4_parser *p)
+{
+    for (int h = 0xc0; h <= 0xff; h++) {
+        tk_etm4_packet pkt;
+        uint8_t b = (uint8_t)h;
+        memset(&pkt, 0, sizeof(pkt));
+        if (h <= 0xd4 || (h >= 0xe0 && h <= 0xf4))
+            pkt.type = TK_ETM4_ATOM_F6;
+        else if (h <= 0xd7 || h == 0xf5)
+            pkt.type = TK_ETM4_ATOM_F5;
+        else if (h <= 0xdb)
+            pkt.type = TK_ETM4_ATOM_F2;
+        else if (h <= 0xdf)
+            pkt.type = TK_ETM4_ATOM_F4;
+        else if (h <= 0xf7)
+            pkt.type = TK_ETM4_ATOM_F1;
+        else
+            pkt.type = TK_ETM4_ATOM_F3;
+        pkt_atom(&b, &pkt);
+        /* num 0 marks the reserved F5 patterns, left to the general path. */
+        p->atom[h - 0xc0].type = pkt.type;
+        p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
+        p->atom[h - 0xc0].bits = pkt.atoms;
+    }
+}
+
+tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, void *ctx,
+                             tk_etm4_parser **out)
+{
+    if (!cfg || !fn || !out)
+        return TK_ERR_INVALID;
+    tk_etm4_parser *p = calloc(1, sizeof(*p));
+    if (!p)
+        return TK_ERR_NOMEM;
+    p->cfg = *cfg;
+    p->fn = fn;
+    p->ctx = ctx;
+    build_atom_table(p);
+    *out = p;
+    return TK_OK;
+}
+
+void tk_etm4_parser_free(tk_etm4_parser *p)
+{
+    free(p);
+}
+
+void tk_etm4_parser_reset(tk_etm4_parser *p)
+{
+    tk_etm4_config cfg = p->cfg;
+    tk_etm4_packet_fn fn = p->fn;
+    void *ctx = p->ctx;
+    memset(p, 0, sizeof(*p));
+    p->cfg = cfg;
+    p->fn = fn;
+    p->ctx = ctx;
+    build_atom_table(p);
+}
+
+void tk_etm4_parser_resync(tk_etm4_parser *p)
+{
+    p->npart = 0;
+    p->synced = false;
+    p->notsync_sent = false;
+    p->zeros = 0;
+}
+
+/* ---- field helpers -------------------------------------------------------------------- */
+
+/* Continuation field (7 bits per byte, bit 7 = more) of at most max bytes starting at b[0].
+ * Returns its length, 0 if more bytes are needed, -1 if it exceeds max bytes. */
+static int cont_len(const uint8_t *b, size_t n, int max)
+{
+    for (int i = 0; i < max; i++) {
+        if ((size_t)i >= n)
+            return NEED_MORE;
+        if (!(b[i] & 0x80))
+            return i + 1;
+    }
+    return -1;
+}
+
+static uint64_t cont_val(const uint8_t *b, int len)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < len; i++)
+        v |= (uint64_t)(b[i] & 0x7f) << (7 * i);
+    return v;
+}
+
+static void push_addr(tk_etm4_parser *p)
+{
+    p->stack[2] = p->stack[1];
+    p->stack[1] = p->stack[0];
+    p->stack[0] = p->cur;
+}
+
+static void fill_addr(const tk_etm4_parser *p, tk_etm4_packet *pkt)
+{
+    pkt->addr = p->cur.val;
+    pkt->addr_is = p->cur.is;
+    pkt->addr_64 = p->cur.is64;
+}
+
+/* §6.4.12 long address: IS0 packs addr[8:2] and [15:9] in the first two bytes, IS1 packs
+ * addr[7:1] and [15:8]; the rest are whole bytes. */
+static uint64_t long_addr(const uint8_t *b, int nbytes, int is)
+{
+    uint64_t v;
+    if (!is)
+        v = ((uint64_t)(b[0] & 0x7f) << 2) | ((uint64_t)(b[1] & 0x7f) << 9);
+    else
+        v = ((uint64_t)(b[0] & 0x7f) << 1) | ((uint64_t)b[1] << 8);
+    for (int i = 2; i < nbytes; i++)
+        v |= (uint64_t)b[i] << (8 * i);
+    return v;
+}
+
+static void set_addr64(tk_etm4_parser *p, uint64_t a, int is, tk_etm4_packet *pkt)
+{
+    p->cur = (addr_entry){a, (uint8_t)is, 64, 1};
+    push_addr(p);
+    pkt->addr_bits = 64;
+    fill_addr(p, pkt);
+}
+
+/* A 32-bit address replaces the low half; in AArch64 state the high half is kept. */
+static void set_addr32(tk_etm4_parser *p, uint32_t a, int is, tk_etm4_packet *pkt)
+{
+    if (p->ctx_valid && p->ctxs.sf) {
+        p->cur.val = (p->cur.val & ~0xffffffffull) | a;
+        p->cur.is64 = 1;
+    } else {
+        p->cur.val = a;
+        p->cur.is64 = 0;
+    }
+    if (p->cur.valid_bits < 32)
+        p->cur.valid_bits = 32;
+    p->cur.is = (uint8_t)is;
+    push_addr(p);
+    pkt->addr_bits = 32;
+    fill_addr(p, pkt);
+}
+
+/* §6.4.12 short address: 7 (+8) bits above the instruction alignment, relative to the most
+ * recent address. Returns the field length or 0 if incomplete. */
+static int short_addr(tk_etm4_parser *p, const uint8_t *b, size_t n, int is, tk_etm4_packet *pkt,
+                      bool apply)
+{
+    if (n < 1)
+        return NEED_MORE;
+    int len = (b[0] & 0x80) ? 2 : 1;
+    if ((size_t)len > n)
+        return NEED_MORE;
+    if (!apply)
+        return len;
+    int shift = is ? 1 : 2;
+    uint64_t v = (uint64_t)(b[0] & 0x7f) << shift;
+    int bits = 7 + shift;
+    if (len == 2) {
+        v |= (uint64_t)b[1] << (7 + shift);
+        bits += 8;
+    }
+    uint64_t mask = (1ull << bits) - 1;
+    p->cur.val = (p->cur.val & ~mask) | (v & mask);
+    if (p->cur.valid_bits < bits)
+        p->cur.valid_bits = (uint8_t)bits;
+    p->cur.is = (uint8_t)is;
+    push_addr(p);
+    pkt->addr_bits = (uint8_t)bits;
+    fill_addr(p, pkt);
+    return len;
+}
+
+static void exact_match(tk_etm4_parser *p, int idx, tk_etm4_packet *pkt)
+{
+    pkt->match_idx = (uint8_t)idx;
+    p->cur = p->stack[idx < 3 ? idx : 0];
+    push_addr(p);
+    fill_addr(p, pkt);
+}
+
+/* Context information byte (§6.4.11): EL [1:0], SF [4], NS [5], V [6], C [7], then the VMID
+ * and context ID bytes it announces. Returns the length or 0 if incomplete. */
+static int context_len(const tk_etm4_parser *p, const uint8_t *b, size_t n)
+{
+    if (n < 1)
+        return NEED_MORE;
+    int len = 1 + ((b[0] & 0x40) ? p->cfg.vmid_bytes : 0) + ((b[0] & 0x80) ? p->cfg.cid_bytes : 0);
+    return (size_t)len > n ? NEED_MORE : len;
+}
+
+static void context_apply(tk_etm4_parser *p, const uint8_t *b, tk_etm4_packet *pkt)
+{
+    uint8_t info = b[0];
+    int i = 1;
+    p->ctx_valid = true;
+    p->ctxs.el = info & 3;
+    p->ctxs.sf = (info >> 4) & 1;
+    p->ctxs.ns = (info >> 5) & 1;
+    p->ctxs.has_vmid = p->ctxs.has_cid = 0;
+    if ((info & 0x40) && p->cfg.vmid_bytes) {
+        uint32_t v = 0;
+        for (int k = 0; k < p->cfg.vmid_bytes; k++)
+            v |= (uint32_t)b[i++] << (8 * k);
+        p->ctxs.vmid = v;
+        p->ctxs.has_vmid = 1;
+    }
+    if ((info & 0x80) && p->cfg.cid_bytes) {
+        uint32_t v = 0;
+        for (int k = 0; k < p->cfg.cid_bytes; k++)
+            v |= (uint32_t)b[i++] << (8 * k);
+        p->ctxs.cid = v;
+        p->ctxs.has_cid = 1;
+    }
+    pkt->ctx_updated = 1;
+    pkt->ctx = p->ctxs;
+}
+
+static int bad(tk_etm4_packet *pkt, tk_etm4_pkt_type err, int len)
+{
+    pkt->err_type = (uint8_t)err;
+    pkt->type = TK_ETM4_BAD_SEQUENCE;
+    return len;
+}
+
+static int reserved(tk_etm4_packet *pkt, tk_etm4_pkt_type type, tk_etm4_pkt_type what)
+{
+    pkt->err_type = (uint8_t)what;
+    pkt->type = (uint8_t)type;
+    return 1;
+}
+
+/* ---- packet bodies -------------------------------------------------------------------- */
+
+/* §6.4.2 extension packets: A-Sync (11 x 0x00, 0x80), Discard, Overflow. */
+static int pkt_extension(const uint8_t *b, size_t n, tk_etm4_packet *pkt)
+{
+    if (n < 2)
+        return NEED_MORE;
+    switch (b[1]) {
+    case 0x03:
+        pkt->type = TK_ETM4_DISCARD;
+        return 2;
+    case 0x05:
+        pkt->type = TK_ETM4_OVERFLOW;
+        return 2;
+    case 0x00:
+        for (size_t i = 2; i < 12; i++) {
+            if (i >= n)
+                return NEED_MORE;
+            if (b[i] != (i == 11 ? 0x80 : 0x00))
+                return bad(pkt, TK_ETM4_ASYNC, (int)i + 1);
+        }
+        pkt->type = TK_ETM4_ASYNC;
+        return 12;
+    default:
+        return bad(pkt, TK_ETM4_EXTENSION, 2);
+    }
+}
+
+/* §6.4.3 Trace Info: PLCTL (continuation), then INFO, KEY, SPEC, CYCT sections as present. */
+static int pkt_trace_info(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packet *pkt)
+{
+    int c = cont_len(b + 1, n - 1, 4);
+    if (c < 0)
+        return bad(pkt, TK_ETM4_TRACE_INFO, 5);
+    if (c == NEED_MORE)
+        return NEED_MORE;
+    uint8_t plctl = b[1] & 0x0f;
+    size_t pos = 1 + (size_t)c;
+    uint32_t vals[4] = {0, 0, 0, 0};
+    for (int s = 0; s < 4; s++) {
+        if (!(plctl & (1u << s)))
+            continue;
+        int l = cont_len(b + pos, n - pos, 5);
+        if (l < 0)
+            return bad(pkt, TK_ETM4_TRACE_INFO, (int)pos + 5);
+        if (l == NEED_MORE)
+            return NEED_MORE;
+        vals[s] = (uint32_t)cont_val(b + pos, l);
+        pos += (size_t)l;
+    }
+    pkt->info_sections = plctl;
+    pkt->info = vals[0];
+    pkt->p0_key = vals[1];
+    pkt->spec_depth = vals[2];
+    pkt->cc_threshold = vals[3];
+    /* A Trace Info resets the address history and the timestamp reference (§6.4.3). */
+    memset(&p->cur, 0, sizeof(p->cur));
+    memset(p->stack, 0, sizeof(p->stack));
+    p->ts_valid = false;
+    p->seen_trace_info = true;
+    p->cc_threshold = (plctl & 8) ? vals[3] : 0;
+    return (int)pos;
+}
+
+/* §6.4.4 Timestamp: up to 9 bytes of timestamp (7 bits each, the 9th byte 8 bits), then an
+ * optional cycle count (header bit 0). Fewer bytes update only the low bits, except for the
+ * first timestamp after a Trace Info, which is complete. */
+static int pkt_timestamp(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packet *pkt)
+{
+    size_t pos = 1;
+    int tl = 0;
+    for (;;) {
+        if (pos + (size_t)tl >= n)
+            return NEED_MORE;
+        uint8_t v = b[pos + (size_t)tl];
+        tl++;
+        if (tl == 9 || !(v & 0x80))
+            break;
+    }
+    uint64_t ts = 0;
+    for (int i = 0; i < tl; i++)
+        ts |= (i == 8 ? (uint64_t)b[pos + 8] : (uint64_t)(b[pos + (size_t)i] & 0x7f)) << (7 * i);
+    pos += (size_t)tl;
+    int cl = 0;
+    if (b[0] & 1) {
+        cl = cont_len(b + pos, n - pos, 3);
+        if (cl < 0)
+            return bad(pkt, TK_ETM4_TIMESTAMP, (int)pos + 3);
+        if (cl == NEED_MORE)
+            return NEED_MORE;
+        pkt->has_cc = 1;
+        pkt->cc = (uint32_t)cont_val(b + pos, cl) & ((1u << p->cfg.cc_bits) - 1);
+    }
+    int bits = tl < 7 ? tl * 7 : 64;
+    if (!p->ts_valid && p->seen_trace_info)
+        bits = 64;
+    uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    p->ts = (p->ts & ~mask) | (ts & mask);
+    p->ts_valid = true;
+    pkt->timestamp = p->ts;
+    pkt->ts_bits = (uint8_t)bits;
+    return (int)pos + cl;
+}
+
+/* §6.4.7 Exception: one or two payload bytes: E0 [0], TYPE [5:1], E1 [6], C [7]; the second
+ * byte extends TYPE with [4:0] and has P (fault pending) at [5]. */
+static int pkt_exception(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packet *pkt)
+{
+    if (n < 2)
+        return NEED_MORE;
+    int len = (b[1] & 0x80) ? 3 : 2;
+    if ((size_t)len > n)
+        return NEED_MORE;
+    pkt->exc_type = (b[1] >> 1) & 0x1f;
+    pkt->exc_addr_interp = (uint8_t)(((b[1] >> 5) & 2) | (b[1] & 1));
+    if (len == 3) {
+        pkt->exc_type |= (uint16_t)((b[2] & 0x1f) << 5);
+        pkt->exc_fault_pending = (b[2] >> 5) & 1;
+    }
+    (void)p;
+    return len;
+}
+
+/* §6.4.5 Cycle count formats 1-3 (values are relative to the Trace Info CYCT threshold). */
+static int pkt_ccnt(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packet *pkt)
+{
+    uint8_t h = b[0];
+    if (pkt->type == TK_ETM4_CCNT_F3) {
+        if (!p->cfg.commit_opt1) {
+            pkt->has_commit = 1;
+            pkt->commit = ((h >> 2) & 3) + 1;
+        }
+        pkt->has_cc = 1;
+        pkt->cc = p->cc_threshold + (h & 3);
+        return 1;
+    }
+    if (pkt->type == TK_ETM4_CCNT_F2) {
+        if (n < 2)
+            return NEED_MORE;
+        int32_t off = (h & 1) ? (int32_t)p->cfg.max_spec - 15 : 1;
+        pkt->has_commit = 1;
+        pkt->commit = (uint32_t)((int32_t)((b[1] >> 4) & 0xf) + off);
+        pkt->has_cc = 1;
+        pkt->cc = p->cc_threshold + (b[1] & 0xf);
+        return 2;
+    }
+    /* Format 1: [commit] [count], count absent when header bit 0 is set (unknown count). */
+    size_t pos = 1;
+    if (!p->cfg.commit_opt1) {
+        int l = cont_len(b + pos, n - pos, 5);
+        if (l < 0)
+            return bad(pkt, TK_ETM4_CCNT_F1, (int)pos + 5);
+        if (l == NEED_MORE)
+            return NEED_MORE;
+        pkt->has_commit = 1;
+        pkt->commit = (uint32_t)cont_val(b + pos, l);
+        pos += (size_t)l;
+    }
+    pkt->has_cc = 1;
+    if (!(h & 1)) {
+        int l = cont_len(b + pos, n - pos, 3);
+        if (l < 0)
+            return bad(pkt, TK_ETM4_CCNT_F1, (int)pos + 3);
+        if (l == NEED_MORE)
+            return NEED_MORE;
+        pkt->cc = (uint32_t)cont_val(b + pos, l) + p->cc_threshold;
+        pos += (size_t)l;
+    } else {
+        pkt->cc = 0;
+    }
+    return (int)pos;
+}
+
+/* §6.4.9 speculation resolution: Commit, Cancel F1-F3, Mispredict. */
+static int pkt_spec(const uint8_t *b, size_t n, tk_etm4_packet *pkt)
+{
+    uint8_t h = b[0];
+    switch (pkt->type) {
+    case TK_ETM4_MISPREDICT:
+    case TK_ETM4_CANCEL_F2:
+        switch (h & 3) {
+        case 1:
+            pkt->atom_num = 1, pkt->atoms = 1;
+            break;
+        case 2:
+            pkt->atom_num = 2, pkt->atoms = 3;
+            break;
+        case 3:
+            pkt->atom_num = 1, pkt->atoms = 0;
+            break;
+        }
+        if (pkt->type == TK_ETM4_CANCEL_F2)
+            pkt->cancel = 1;
+        return 1;
+    case TK_ETM4_CANCEL_F3:
+        if (h & 1)
+            pkt->atom_num = 1, pkt->atoms = 1;
+        pkt->cancel = ((h >> 1) & 3) + 2;
+        return 1;
+    default: { /* COMMIT, CANCEL_F1, CANCEL_F1_MISPRED: one continuation field */
+        int l = cont_len(b + 1, n - 1, 5);
+        if (l < 0)
+            return bad(pkt, (tk_etm4_pkt_type)pkt->type, 6);
+        if (l == NEED_MORE)
+            return NEED_MORE;
+        uint32_t v = (uint32_t)cont_val(b + 1, l);
+        if (pkt->type == TK_ETM4_COMMIT) {
+            pkt->has_commit = 1;
+            pkt->commit = v;
+        } else {
+            pkt->cancel = v;
+        }
+        return 1 + l;
+    }
+    }
+}
+
+/* §6.4.10 conditional instruction and result packets. Only their extent and small fields are
+ * kept: tracekit's flow decoder does not trace data-dependent condition results. */
+static int pkt_cond(const uint8_t *b, size_t n, tk_etm4_packet *pkt)
+{
+    uint8_t h = b[0];
+    switch (pkt->type) {
+    case TK_ETM4_COND_I_F2:
+    case TK_ETM4_COND_RES_F2:
+    case TK_ETM4_COND_RES_F4:
+    case TK_ETM4_COND_FLUSH:
+        pkt->value = h & 7;
+        return 1;
+    case TK_ETM4_COND_I_F3:
+    case TK_ETM4_COND_RES_F3:
+        if (n < 2)
+            return NEED_MORE;
+        pkt->value = b[1];
+        return 2;
+    case TK_ETM4_COND_I_F1: {
+        int l = cont_len(b + 1, n - 1, 5);
+        if (l < 0)
+            return bad(pkt, TK_ETM4_COND_I_F1, 6);
+        return l == NEED_MORE ? NEED_MORE : 1 + l;
+    }
+    default: { /* COND_RES_F1: one or two result+key fields of up to 6 bytes */
+        int fields = ((h & 0xfc) == 0x6c) ? 1 : 2;
+        size_t pos = 1;
+        for (int f = 0; f < fields; f++) {
+            int l = cont_len(b + pos, n - pos, 6);
+            if (l < 0)
+                return bad(pkt, TK_ETM4_COND_RES_F1, (int)pos + 6);
+            if (l == NEED_MORE)
+                return NEED_MORE;
+            pos += (size_t)l;
+        }
+        return (int)pos;
+    }
+    }
+}
+
+/* §6.4.14 Q packets: an instruction count with an optional address. */
+static int pkt_q(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packet *pkt)
+{
+    uint8_t t = b[0] & 0xf;
+    size_t pos = 1;
+    pkt->q_type = t;
+    int alen = 0;
+    switch (t) {
+    case 0x5:
+    case 0x6:
+        if ((alen = short_addr(p, b + pos, n - pos, t == 0x6, pkt, false)) == NEED_MORE)
+            return NEED_MORE;
+        break;
+    case 0xa:
+    case 0xb:
+        alen = 4;
+        if (n < pos + 4)
+            return NEED_MORE;
+        break;
+    case 0xf:
+        return 1;
+    default:
+        break;
+    }
+    pos += (size_t)alen;
+    int l = cont_len(b + pos, n - pos, 5);
+    if (l < 0)
+        return bad(pkt, TK_ETM4_Q, (int)pos + 5);
+    if (l == NEED_MORE)
+        return NEED_MORE;
+    /* Complete: now apply the address part. */
+    if (t <= 2)
+        exact_match(p, t, pkt);
+    else if (t == 5 || t == 6)
+        short_addr(p, b + 1, n - 1, t == 6, pkt, true);
+    else if (t == 0xa || t == 0xb)
+        set_addr32(p, (uint32_t)long_addr(b + 1, 4, t == 0xb), t == 0xb, pkt);
+    pkt->q_has_count = 1;
+    pkt->q_count = (uint32_t)cont_val(b + pos, l);
+    return (int)pos + l;
+}
+
+/* §6.4.13 atoms. Bit i of atoms is the i-th oldest atom, 1 = E (taken/executed). */
+static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt)
+{
+    static const uint8_t f4[4] = {0xe, 0x0, 0xa, 0x5};
+    uint8_t h = b[0];
+    switch (pkt->type) {
+    case TK_ETM4_ATOM_F1:
+        pkt->atom_num = 1, pkt->atoms = h & 1;
+        break;
+    case TK_ETM4_ATOM_F2:
+        pkt->atom_num = 2, pkt->atoms = h & 3;
+        break;
+    case TK_ETM4_ATOM_F3:
+        pkt->atom_num = 3, pkt->atoms = h & 7;
+        break;
+    case TK_ETM4_ATOM_F4:
+        pkt->atom_num = 4, pkt->atoms = f4[h & 3];
+        break;
+    case TK_ETM4_ATOM_F5:
+        pkt->atom_num = 5;
+        switch (((h >> 3) & 4) | (h & 3)) {
+        case 5:
+            pkt->atoms = 0x1e;
+            break;
+        case 1:
+            pkt->atoms = 0x00;
+            break;
+        case 2:
+            pkt->atoms = 0x0a;
+            break;
+        case 3:
+            pkt->atoms = 0x15;
+            break;
+        default:
+            return bad(pkt, TK_ETM4_ATOM_F5, 1);
+        }
+        break;
+    default: { /* F6: (h & 0x1f) + 3 E atoms then one E (bit 5 clear) or N */
+        unsigned count = (h & 0x1f) + 3u;
+        pkt->atoms = (1u << count) - 1;
+        if (!(h & 0x20))
+            pkt->atoms |= 1u << count;
+        pkt->atom_num = (uint8_t)(count + 1);
+        break;
+    }
+    }
+    return 1;
+}
+
+/* Decode one packet from b[0..n). Returns its length, NEED_MORE, or (for error packets) the
+ * number of bytes it covers with pkt->type set to an error type. State changes happen only
+ * when a packet is complete. */
+static int decode(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packet *pkt)
+{
+    uint8_t h = b[0];
+    pkt->header = h;
+    if (h >= 0xc0) {
+        if (h <= 0xd4 || (h >= 0xe0 && h <= 0xf4))
+            pkt->type = TK_ETM4_ATOM_F6;
+        else if (h <= 0xd7 || h == 0xf5)
+            pkt->type = TK_ETM4_ATOM_F5;
+        else if (h <= 0xdb)
+            pkt->type = TK_ETM4_ATOM_F2;
+        else if (h <= 0xdf)
+            pkt->type = TK_ETM4_ATOM_F4;
+        else if (h <= 0xf7)
+            pkt->type = TK_ETM4_ATOM_F1;
+        else
+            pkt->type = TK_ETM4_ATOM_F3;
+        return pkt_atom(b, pkt);
+    }
+    switch (h) {
+    case 0x00:
+        pkt->type = TK_ETM4_EXTENSION;
+        return pkt_extension(b, n, pkt);
+    case 0x01:
+        pkt->type = TK_ETM4_TRACE_INFO;
+        return pkt_trace_info(p, b, n, pkt);
+    case 0x02:
+    case 0x03:
+        pkt->type = TK_ETM4_TIMESTAMP;
+        return pkt_timestamp(p, b, n, pkt);
+    case 0x04:
+        pkt->type = TK_ETM4_TRACE_ON;
+        return 1;
+    case 0x05:
+        /* v8-M function return (ETMv4.2+, M profile only). */
+        if (p->cfg.cortex_m && p->cfg.version >= 0x42) {
+            pkt->type = TK_ETM4_FUNC_RET;
+            return 1;
+        }
+        return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_FUNC_RET);
+    case 0x06:
+        pkt->type = TK_ETM4_EXCEPT;
+        return pkt_exception(p, b, n, pkt);
+    case 0x07:
+        pkt->type = TK_ETM4_EXCEPT_RTN;
+        return 1;
+    case 0x0c:
+    case 0x0d:
+        pkt->type = TK_ETM4_CCNT_F2;
+        return pkt_ccnt(p, b, n, pkt);
+    case 0x0e:
+    case 0x0f:
+        pkt->type = TK_ETM4_CCNT_F1;
+        return pkt_ccnt(p, b, n, pkt);
+    case 0x2d:
+        pkt->type = TK_ETM4_COMMIT;
+        return pkt_spec(b, n, pkt);
+    case 0x2e:
+        pkt->type = TK_ETM4_CANCEL_F1;
+        return pkt_spec(b, n, pkt);
+    case 0x2f:
+        pkt->type = TK_ETM4_CANCEL_F1_MISPRED;
+        return pkt_spec(b, n, pkt);
+    case 0x70:
+        if (p->cfg.version >= 0x43) {
+            pkt->type = TK_ETM4_IGNORE;
+            return 1;
+        }
+        return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_IGNORE);
+    case 0x80:
+        pkt->type = TK_ETM4_CTXT;
+        pkt->ctx_updated = 0;
+        pkt->ctx = p->ctxs;
+        p->ctx_valid = true;
+        return 1;
+    case 0x81: {
+        pkt->type = TK_ETM4_CTXT;
+        int l = context_len(p, b + 1, n - 1);
+        if (l == NEED_MORE)
+            return NEED_MORE;
+        context_apply(p, b + 1, pkt);
+        return 1 + l;
+    }
+    case 0x82:
+    case 0x83:
+    case 0x85:
+    case 0x86: {
+        static const uint8_t types[] = {TK_ETM4_ADDR_CTXT_L_32IS0, TK_ETM4_ADDR_CTXT_L_32IS1, 0,
+                                        TK_ETM4_ADDR_CTXT_L_64IS0, TK_ETM4_ADDR_CTXT_L_64IS1};
+        pkt->type = types[h - 0x82];
+        int is = (h == 0x83 || h == 0x86);
+        int ab = h >= 0x85 ? 8 : 4;
+        if (n < 1 + (size_t)ab)
+            return NEED_MORE;
+        int l = context_len(p, b + 1 + ab, n - 1 - (size_t)ab);
+        if (l == NEED_MORE)
+            return NEED_MORE;
+        if (ab == 8)
+            set_addr64(p, long_addr(b + 1, 8, is), is, pkt);
+        else
+            set_addr32(p, (uint32_t)long_addr(b + 1, 4, is), is, pkt);
+        context_apply(p, b + 1 + ab, pkt);
+        return 1 + ab + l;
+    }
+    case 0x90:
+    case 0x91:
+    case 0x92:
+        pkt->type = TK_ETM4_ADDR_MATCH;
+        exact_match(p, h & 3, pkt);
+        return 1;
+    case 0x95:
+    case 0x96: {
+        pkt->type = h == 0x95 ? TK_ETM4_ADDR_S_IS0 : TK_ETM4_ADDR_S_IS1;
+        int l = short_addr(p, b + 1, n - 1, h == 0x96, pkt, false);
+        if (l == NEED_MORE)
+            return NEED_MORE;
+        short_addr(p, b + 1, n - 1, h == 0x96, pkt, true);
+        return 1 + l;
+    }
+    case 0x9a:
+    case 0x9b:
+        pkt->type = h == 0x9a ? TK_ETM4_ADDR_L_32IS0 : TK_ETM4_ADDR_L_32IS1;
+        if (n < 5)
+            return NEED_MORE;
+        set_addr32(p, (uint32_t)long_addr(b + 1, 4, h & 1), h & 1, pkt);
+        return 5;
+    case 0x9d:
+    case 0x9e:
+        pkt->type = h == 0x9d ? TK_ETM4_ADDR_L_64IS0 : TK_ETM4_ADDR_L_64IS1;
+        if (n < 9)
+            return NEED_MORE;
+        set_addr64(p, long_addr(b + 1, 8, h == 0x9e), h == 0x9e, pkt);
+        return 9;
+    default:
+        break;
+    }
+    if (h >= 0x10 && h <= 0x1f) {
+        pkt->type = TK_ETM4_CCNT_F3;
+        return pkt_ccnt(p, b, n, pkt);
+    }
+    if (h >= 0x20 && h <= 0x2c) {
+        tk_etm4_pkt_type t = h <= 0x27 ? TK_ETM4_NUM_DS_MKR : TK_ETM4_UNNUM_DS_MKR;
+        if (!p->cfg.data_trace)
+            return reserved(pkt, TK_ETM4_RESERVED_CFG, t);
+        pkt->type = (uint8_t)t;
+        pkt->value = h & 7;
+        return 1;
+    }
+    if (h >= 0x30 && h <= 0x3f) {
+        pkt->type =
+            h <= 0x33 ? TK_ETM4_MISPREDICT : (h <= 0x37 ? TK_ETM4_CANCEL_F2 : TK_ETM4_CANCEL_F3);
+        return pkt_spec(b, n, pkt);
+    }
+    if (h >= 0x40 && h <= 0x6f) {
+        tk_etm4_pkt_type t;
+        if (h <= 0x42)
+            t = TK_ETM4_COND_I_F2;
+        else if (h == 0x43)
+            t = TK_ETM4_COND_FLUSH;
+        else if (h <= 0x46)
+            t = TK_ETM4_COND_RES_F4;
+        else if ((h >= 0x48 && h <= 0x4a) || (h >= 0x4c && h <= 0x4e))
+            t = TK_ETM4_COND_RES_F2;
+        else if (h >= 0x50 && h <= 0x5f)
+            t = TK_ETM4_COND_RES_F3;
+        else if ((h >= 0x68 && h <= 0x6b) || h >= 0x6e)
+            t = TK_ETM4_COND_RES_F1;
+        else if (h == 0x6c)
+            t = TK_ETM4_COND_I_F1;
+        else if (h == 0x6d)
+            t = TK_ETM4_COND_I_F3;
+        else
+            return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_RESERVED);
+        if (!p->cfg.cond_trace)
+            return reserved(pkt, TK_ETM4_RESERVED_CFG, t);
+        pkt->type = (uint8_t)t;
+        return pkt_cond(b, n, pkt);
+    }
+    if (h >= 0x71 && h <= 0x7f) {
+        pkt->type = TK_ETM4_EVENT;
+        pkt->value = h & 0xf;
+        return 1;
+    }
+    if (h >= 0xa0 && h <= 0xaf) {
+        uint8_t t = h & 0xf;
+        bool ok = t <= 2 || t == 5 || t == 6 || t == 0xa || t == 0xb || t == 0xc || t == 0xf;
+        if (!ok || !p->cfg.q_elements)
+            return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_Q);
+        pkt->type = TK_ETM4_Q;
+        return pkt_q(p, b, n, pkt);
+    }
+    return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_RESERVED);
+}
+
+/* ---- stream handling ------------------------------------------------------------------ */
+
+static tk_status emit_notsync(tk_etm4_parser *p, uint64_t index)
+{
+    if (p->notsync_sent)
+        return TK_OK;
+    p->notsync_sent = true;
+    tk_etm4_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.type = TK_ETM4_NOT_SYNC;
+    pkt.trace_id = p->cfg.trace_id;
+    pkt.index = index;
+    return p->fn(p->ctx, &pkt);
+}
+
+/* Unsynchronised: drop bytes until 11 zero bytes followed by 0x80 (§6.4.2 A-Sync). Returns the
+ * number of bytes consumed; sets *found when the A-Sync was completed (and reported). */
+static tk_status hunt_async(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index,
+                            size_t *used)
+{
+    size_t i = 0;
+    tk_status st;
+    for (; i < n; i++) {
+        uint8_t b = d[i];
+        if (b == 0x00) {
+            if (!p->zeros)
+                p->zero_start = index + i;
+            p->zero_idx[p->zeros % 12] = index + i;
+            if (p->zeros < UINT32_MAX)
+                p->zeros++;
+            continue;
+        }
+        if (b == 0x80 && p->zeros >= 11) {
+            /* The zero run may be longer than 11: the extra leading zeros were not part of the
+             * packet and are reported as unsynchronised data. */
+            uint64_t start = p->zero_idx[(p->zeros - 11) % 12];
+            if (p->zeros > 11 && (st = emit_notsync(p, p->zero_start)))
+                return st;
+            tk_etm4_packet pkt;
+            memset(&pkt, 0, sizeof(pkt));
+            pkt.type = TK_ETM4_ASYNC;
+            pkt.header = 0;
+            pkt.size = 12;
+            pkt.trace_id = p->cfg.trace_id;
+            pkt.index = start;
+            p->synced = true;
+            p->zeros = 0;
+            *used = i + 1;
+            return p->fn(p->ctx, &pkt);
+        }
+        /* Non-sync byte: it and any zeros before it are dropped. */
+        if ((st = emit_notsync(p, p->zeros ? p->zero_start : index + i)))
+            return st;
+        p->zeros = 0;
+    }
+    *used = n;
+    return TK_OK;
+}
+
+static tk_status deliver(tk_etm4_parser *p, tk_etm4_packet *pkt, uint64_t index, int len)
+{
+    pkt->index = index;
+    pkt->trace_id = p->cfg.trace_id;
+    pkt->size = (uint8_t)(len > 255 ? 255 : len);
+    if (tk_etm4_pkt_is_error(pkt)) {
+        /* Resynchronise at the next A-Sync; the NOT_SYNC that follows says where. */
+        p->synced = false;
+        p->notsync_sent = false;
+        p->zeros = 0;
+    }
+    return p->fn(p->ctx, pkt);
+}
+
+tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
+{
+    size_t i = 0;
+    tk_status st;
+    tk_etm4_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    while (i < n) {
+        if (!p->synced) {
+            size_t used;
+            if ((st = hunt_async(p, d + i, n - i, index + i, &used)))
+                return st;
+            i += used;
+            continue;
+        }
+        if (p->npart) {
+            /* Complete a packet split across runs, one byte at a time. */
+            p->part[p->npart++] = d[i++];
+            memset(&pkt, 0, sizeof(pkt));
+            int r = decode(p, p->part, p->npart, &pkt);
+            if (r == NEED_MORE && p->npart == MAX_PKT)
+                r = bad(&pkt, (tk_etm4_pkt_type)pkt.type, MAX_PKT);
+            if (r != NEED_MORE) {
+                /* An error packet may end before the bytes gathered so far: re-feed the rest. */
+                size_t extra = p->npart - (size_t)r;
+                p->npart = 0;
+                if ((st = deliver(p, &pkt, p->part_index, r)))
+                    return st;
+                i -= extra < i ? extra : i;
+            }
+            continue;
+        }
+        uint8_t h = d[i];
+        if (h >= 0xc0 && p->atom[h - 0xc0].num) {
+            /* Fast path: a one-byte atom packet needs no general decoding. */
+            pkt.type = p->atom[h - 0xc0].type;
+            pkt.atom_num = p->atom[h - 0xc0].num;
+            pkt.atoms = p->atom[h - 0xc0].bits;
+            pkt.header = h;
+            pkt.size = 1;
+            pkt.trace_id = p->cfg.trace_id;
+            pkt.index = index + i;
+            if ((st = p->fn(p->ctx, &pkt)))
+                return st;
+            i++;
+            continue;
+        }
+        memset(&pkt, 0, sizeof(pkt));
+        int r = decode(p, d + i, n - i, &pkt);
+        if (r == NEED_MORE) {
+            size_t rest = n - i;
+            if (rest >= MAX_PKT) {
+                r = bad(&pkt, (tk_etm4_pkt_type)pkt.type, MAX_PKT);
+            } else {
+                memcpy(p->part, d + i, rest);
+                p->npart = rest;
+                p->part_index = index + i;
+                return TK_OK;
+            }
+        }
+        if ((st = deliver(p, &pkt, index + i, r)))
+            return st;
+        i += (size_t)r;
+    }
+    return TK_OK;
+}
+
+tk_status tk_etm4_parser_end(tk_etm4_parser *p)
+{
+    if (!p->npart)
+        return TK_OK;
+    tk_etm4_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    int r = decode(p, p->part, p->npart, &pkt);
+    (void)r;
+    pkt.err_type = pkt.type;
+    pkt.type = TK_ETM4_INCOMPLETE_EOT;
+    pkt.trace_id = p->cfg.trace_id;
+    pkt.index = p->part_index;
+    pkt.size = (uint8_t)p->npart;
+    p->npart = 0;
+    return p->fn(p->ctx, &pkt);
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Wiring for a snapshot buffer: deformatter -> one packet parser per ETMv4 trace ID ->
+ * (optionally) one flow decoder per trace ID. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/etm4.h"
+
+typedef struct stream {
+    tk_etm4_parser *parser;
+    tk_etm4_decoder *decoder;
+} stream;
+
+typedef struct runner {
+    const tk_etm4_run_opts *o;
+    stream s[128];
+} runner;
+
+static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
+{
+    runner *r = ctx;
+    if (id >= 128 || !r->s[id].parser)
+        return TK_OK;
+    return tk_etm4_parser_data(r->s[id].parser, data, n, index);
+}
+
+static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
+{
+    runner *r = ctx;
+    tk_status st;
+    if (r->o->on_packet && (st = r->o->on_packet(r->o->ctx, pkt)))
+        return st;
+    stream *s = &r->s[pkt->trace_id & 0x7f];
+    return s->decoder ? tk_etm4_decoder_packet(s->decoder, pkt) : TK_OK;
+}
+
+/* A framing error loses bytes of unknown sources: every stream hunts for its next A-Sync. */
+static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, const char *msg)
+{
+    runner *r = ctx;
+    for (int id = 0; id < 128; id++)
+        if (r->s[id].parser)
+            tk_etm4_parser_resync(r->s[id].parser);
+    return r->o->on_frame_error ? r->o->on_frame_error(r->o->ctx, status, offset, msg) : TK_OK;
+}
+
+static const tk_cs_mem *source_mem(const tk_cs_snapshot *ss, const tk_cs_source *src)
+{
+    if (src->core >= 0 && (size_t)src->core < ss->ncores)
+        return ss->cores[src->core].mem;
+    for (size_t i = 0; i < ss->ncores; i++)
+        if (tk_cs_mem_nregions(ss->cores[i].mem))
+            return ss->cores[i].mem;
+    return ss->ncores ? ss->cores[0].mem : NULL;
+}
+
+static uint8_t *read_file(const char *path, size_t *len, tk_diag *diag, tk_status *st)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *st = tk_diag_set(diag, TK_ERR_IO, "cannot open trace buffer %s", path);
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(size > 0 ? (size_t)size : 1);
+    if (!buf) {
+        fclose(f);
+        *st = TK_ERR_NOMEM;
+        return NULL;
+    }
+    if (size > 0 && fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        fclose(f);
+        free(buf);
+        *st = tk_diag_set(diag, TK_ERR_IO, "cannot read %s", path);
+        return NULL;
+    }
+    fclose(f);
+    *len = size > 0 ? (size_t)size : 0;
+    *st = TK_OK;
+    return buf;
+}
+
+tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts *o, tk_diag *diag)
+{
+    if (!ss || !o || o->size < sizeof(*o))
+        return TK_ERR_INVALID;
+    int b = o->buffer;
+    if (b < 0) {
+        for (size_t i = 0; i < ss->nsources && b < 0; i++)
+            if (ss->sources[i].protocol == TK_CS_PROTO_ETM4 && ss->sources[i].buffer >= 0)
+                b = ss->sources[i].buffer;
+        if (b < 0)
+            return tk_diag_set(diag, TK_ERR_UNSUPPORTED, "snapshot has no ETMv4 trace source");
+    }
+    if ((size_t)b >= ss->nbuffers)
+        return tk_diag_set(diag, TK_ERR_INVALID, "no trace buffer %d", b);
+    const tk_cs_buffer *buf = &ss->buffers[b];
+
+    runner *r = calloc(1, sizeof(*r));
+    if (!r)
+        return TK_ERR_NOMEM;
+    r->o = o;
+    tk_status st = TK_OK;
+    int nstreams = 0, raw_id = -1;
+    for (size_t i = 0; i < ss->nsources && !st; i++) {
+        const tk_cs_source *src = &ss->sources[i];
+        if (src->buffer != b || src->protocol != TK_CS_PROTO_ETM4)
+            continue;
+        if (o->id >= 0 && src->trace_id != o->id)
+            continue;
+        stream *s = &r->s[src->trace_id];
+        if (s->parser)
+            continue; /* two sources with one ID: the first wins */
+        tk_etm4_config cfg;
+        tk_etm4_config_from_source(&cfg, ss, src);
+        st = tk_etm4_parser_new(&cfg, on_packet, r, &s->parser);
+        if (!st && o->decode)
+            st = tk_etm4_decoder_new(&cfg, source_mem(ss, src), o->on_event, o->ctx, &s->decoder);
+        nstreams++;
+        raw_id = src->trace_id;
+    }
+    uint8_t *file = NULL;
+    const uint8_t *data = o->data;
+    size_t len = o->data_len;
+    if (!st && !data) {
+        file = read_file(buf->path, &len, diag, &st);
+        data = file;
+    }
+    if (!st && buf->format == TK_CS_FMT_RAW) {
+        /* Unformatted: the buffer holds a single source. */
+        if (nstreams > 1)
+            st = tk_diag_set(diag, TK_ERR_CONFIG, "unformatted buffer %s has %d sources", buf->name,
+                             nstreams);
+        else if (nstreams == 1)
+            st = tk_etm4_parser_data(r->s[raw_id].parser, data, len, 0);
+    } else if (!st) {
+        tk_cs_deformatter *d;
+        unsigned flags = buf->format == TK_CS_FMT_DSTREAM ? TK_CS_DEFMT_FSYNC : 0;
+        st = tk_cs_deformatter_new(flags, on_data, on_frame_error, r, &d);
+        if (!st) {
+            st = tk_cs_deformat(d, data, len);
+            if (!st)
+                st = tk_cs_deformat_end(d);
+            tk_cs_deformatter_free(d);
+        }
+    }
+    for (int id = 0; id < 128; id++) {
+        stream *s = &r->s[id];
+        if (!st && s->parser)
+            st = tk_etm4_parser_end(s->parser);
+        if (!st && s->decoder)
+            st = tk_etm4_decoder_end(s->decoder);
+        tk_etm4_parser_free(s->parser);
+        tk_etm4_decoder_free(s->decoder);
+    }
+    free(file);
+    free(r);
+    return st;
+}

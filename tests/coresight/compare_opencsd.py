@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Compare tracekit's ETMv4 packets or instruction ranges with OpenCSD's trc_pkt_lister.
+
+usage: compare_opencsd.py DRIVER LISTER SNAPSHOT
+
+One `trc_pkt_lister -decode` run prints both the packets and the decoded elements; both are
+compared.
+
+Packets: same packets, same order, same byte index and the same values for every field
+trc_pkt_lister prints. Ranges: the same (trace id, first, last, count) sequence per trace ID.
+Exit 0 = identical, 1 = differences (listed), 77 = skipped (tool or data missing)."""
+import os
+import re
+import subprocess
+import sys
+
+# OpenCSD names of the A-profile exception types (ETMv4 §6.4.7 table), indexed by type.
+EXC_NAMES = ["PE Reset", "Debug Halt", "Call", "Trap", "System Error", "Reserved",
+             "Inst Debug", "Data Debug", "Reserved", "Reserved", "Alignment", "Inst Fault",
+             "Data Fault", "Reserved", "IRQ", "FIQ"]
+
+OCSD_RANGE = re.compile(r'^Idx:\d+; ID:([0-9a-fA-F]+); OCSD_GEN_TRC_ELEM_INSTR_RANGE\(exec '
+                        r'range=0x([0-9a-f]+):\[0x([0-9a-f]+)\] num_i\((\d+)\) last_sz\((\d+)\)')
+ERROR_TYPES = {"I_BAD_SEQUENCE", "I_RESERVED", "I_RESERVED_CFG", "I_INCOMPLETE_EOT"}
+
+
+def ctx_fields(text, f):
+    if "Ctxt: Same" in text:
+        f["ctx"] = "same"
+        return
+    m = re.search(r'Ctxt: (AArch64|AArch32), ?EL(\d), (NS|S);', text)
+    if m:
+        f["ctx"] = "el=%s %s %s" % (m.group(2), m.group(3).lower(),
+                                    "aarch64" if m.group(1) == "AArch64" else "aarch32")
+    m = re.search(r'CID=0x([0-9a-fA-F]+)', text)
+    if m:
+        f["cid"] = int(m.group(1), 16)
+    m = re.search(r'VMID=0x([0-9a-fA-F]+)', text)
+    if m:
+        f["vmid"] = int(m.group(1), 16)
+
+
+def parse_ocsd(line):
+    tab = line.find("\tI_")
+    if tab < 0 or not line.startswith("Idx:"):
+        return None
+    head = line[4:tab].split(";")
+    idx, pid = int(head[0]), int(head[1][4:], 16)
+    typ, _, rest = line[tab + 1:].partition(" : ")
+    if typ.startswith("I_ATOM"):  # the bulk of the packets: keep this path short
+        return (idx, pid, typ, {"atoms": rest[rest.index(";") + 2:].strip()})
+    f = {}
+    m2 = re.search(r'Addr=0x([0-9A-Fa-f]+)', rest)
+    if m2:
+        f["addr"] = int(m2.group(1), 16)
+    if typ.startswith("I_ADDR_CTXT") or typ == "I_CTXT":
+        ctx_fields(rest, f)
+    if typ == "I_ADDR_MATCH":
+        f["match"] = int(re.search(r'\[(\d+)\]', rest).group(1))
+    if typ == "I_TRACE_INFO":
+        f["info"] = int(re.search(r'INFO=0x([0-9a-f]+)', rest).group(1), 16)
+        m2 = re.search(r'CC_THRESHOLD=0x([0-9a-f]+)', rest)
+        if m2:
+            f["cc_threshold"] = int(m2.group(1), 16)
+    if typ == "I_TIMESTAMP":
+        f["ts"] = int(re.search(r'Updated val = 0x([0-9a-f]+)', rest).group(1), 16)
+        m2 = re.search(r'CC=0x([0-9a-f]+)', rest)
+        if m2:
+            f["cc"] = int(m2.group(1), 16)
+    if typ.startswith("I_CCNT"):
+        f["count"] = int(re.search(r'Count=0x([0-9a-f]+)', rest).group(1), 16)
+    if typ == "I_EXCEPT":
+        body = rest.split(";", 1)[1]
+        f["exc"] = body.split(";")[0].strip()
+        f["ret"] = 2 if "Match Prev" in body else (1 if "Ret Addr Follows" in body else 0)
+    if typ in ERROR_TYPES:
+        m2 = re.search(r'\[(I_\w+)\]', rest)
+        f["err"] = m2.group(1) if m2 else ""
+    return (idx, pid, typ, f)
+
+
+def parse_mine(line):
+    parts = line.rstrip("\n").split("\t")
+    if len(parts) != 3:
+        return None
+    idx, pid = int(parts[0]), int(parts[1], 16)
+    words = parts[2].split(" ")
+    typ, f = words[0], {}
+    kv = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+    if "atoms" in kv:
+        f["atoms"] = kv["atoms"]
+    if "addr" in kv:
+        f["addr"] = int(kv["addr"], 16)
+    if typ.startswith("I_ADDR_CTXT") or typ == "I_CTXT":
+        if kv.get("ctx") == "same":
+            f["ctx"] = "same"
+        else:
+            rest = parts[2]
+            m = re.search(r'el=(\d) (ns|s) (aarch64|aarch32)', rest)
+            f["ctx"] = "el=%s %s %s" % m.groups()
+        if "cid" in kv:
+            f["cid"] = int(kv["cid"], 16)
+        if "vmid" in kv:
+            f["vmid"] = int(kv["vmid"], 16)
+    if "match" in kv:
+        f["match"] = int(kv["match"])
+    for k in ("info", "cc_threshold", "ts", "cc", "count"):
+        if k in kv:
+            f[k] = int(kv[k], 16)
+    if typ == "I_EXCEPT":
+        t = int(kv["type"], 16)
+        f["exc"] = EXC_NAMES[t] if t < 16 else "Reserved"
+        f["ret"] = int(kv["addr_interp"])
+    if "err" in kv:
+        f["err"] = kv["err"]
+    return (idx, pid, typ, f)
+
+
+def run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                          errors="replace").stdout.splitlines()
+
+
+def by_id(items, key):
+    out = {}
+    for it in items:
+        out.setdefault(key(it), []).append(it)
+    return out
+
+
+def compare_packets(driver, ocsd_lines, ss):
+    theirs = [p for p in map(parse_ocsd, ocsd_lines) if p]
+    mine = [p for p in map(parse_mine, run([driver, "dump", "--snapshot", ss])) if p]
+    if not theirs:
+        print("SKIP: trc_pkt_lister printed no ETMv4 packets for %s" % ss)
+        return 77
+    t_ids, m_ids = by_id(theirs, lambda p: p[1]), by_id(mine, lambda p: p[1])
+    # With -decode, trc_pkt_lister prints one I_NOT_SYNC line per chunk of unsynchronised bytes
+    # it dumps; the packet stream itself has one NOT_SYNC per unsynchronised stretch.
+    for pid, tl in t_ids.items():
+        t_ids[pid] = [p for i, p in enumerate(tl)
+                      if not (p[2] == "I_NOT_SYNC" and i and tl[i - 1][2] == "I_NOT_SYNC")]
+    bad = 0
+    total = 0
+    for pid, tl in sorted(t_ids.items()):
+        ml = m_ids.get(pid, [])
+        # After an error packet OpenCSD carries on parsing from the next byte while tracekit
+        # drops bytes until the next A-Sync (the stream is known to be corrupt there); compare
+        # up to and including the first error packet.
+        cut = next((i + 1 for i, p in enumerate(tl) if p[2] in ERROR_TYPES), len(tl))
+        tl = tl[:cut]
+        n = min(len(tl), len(ml))
+        for i in range(n):
+            t, m = tl[i], ml[i]
+            mf = {k: v for k, v in m[3].items() if k in t[3]}
+            if (t[0], t[2], t[3]) != (m[0], m[2], mf):
+                print("ID 0x%x packet %d differs:\n  opencsd:  %s\n  tracekit: %s" %
+                      (pid, i, t, m))
+                bad += 1
+                break
+        if len(ml) < len(tl):
+            print("ID 0x%x: tracekit has %d packets, opencsd %d" % (pid, len(ml), len(tl)))
+            bad += 1
+        total += len(tl)
+    print("%s: %d packets on %d trace IDs compared, %d differences" %
+          (os.path.basename(ss), total, len(t_ids), bad))
+    return 1 if bad else 0
+
+
+def compare_ranges(driver, ocsd_lines, ss):
+    theirs = []
+    for line in ocsd_lines:
+        if "INSTR_RANGE" not in line:
+            continue
+        m = OCSD_RANGE.match(line)
+        if m:
+            pid, a, b, n, sz = (int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16),
+                                int(m.group(4)), int(m.group(5)))
+            theirs.append((pid, a, b - sz, n))
+    mine = []
+    for line in run([driver, "decode", "--snapshot", ss, "--format", "ranges"]):
+        w = line.split()
+        if len(w) == 4:
+            mine.append((int(w[0], 16), int(w[1], 16), int(w[2], 16), int(w[3])))
+    t_ids, m_ids = by_id(theirs, lambda r: r[0]), by_id(mine, lambda r: r[0])
+    bad = 0
+    for pid in sorted(set(t_ids) | set(m_ids)):
+        tl, ml = t_ids.get(pid, []), m_ids.get(pid, [])
+        for i in range(min(len(tl), len(ml))):
+            if tl[i] != ml[i]:
+                print("ID 0x%x range %d differs: opencsd %s tracekit %s" %
+                      (pid, i, [hex(x) for x in tl[i]], [hex(x) for x in ml[i]]))
+                bad += 1
+                break
+        if len(tl) != len(ml):
+            print("ID 0x%x: opencsd %d ranges, tracekit %d" % (pid, len(tl), len(ml)))
+            bad += 1
+    print("%s: %d ranges (opencsd) vs %d (tracekit), %d differences" %
+          (os.path.basename(ss), len(theirs), len(mine), bad))
+    return 1 if bad else 0
+
+
+def main():
+    driver, lister, ss = sys.argv[1:4]
+    if not os.path.exists(lister):
+        print("SKIP: %s not installed" % lister)
+        return 77
+    if not os.path.isdir(ss):
+        print("SKIP: snapshot %s not found" % ss)
+        return 77
+    lines = run([lister, "-ss_dir", ss, "-decode", "-logstdout"])
+    if any("Failed to create decoder" in line for line in lines):
+        # e.g. armv8_1m_branches: OpenCSD 1.3.3 does not know the Cortex-M55 core.
+        print("SKIP: trc_pkt_lister cannot decode %s:" % ss)
+        print("\n".join(line for line in lines if "ss2_dcdtree" in line))
+        return 77
+    r1 = compare_packets(driver, lines, ss)
+    if r1 == 77:
+        return 77
+    r2 = compare_ranges(driver, lines, ss)
+    return 1 if (r1 or r2) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
