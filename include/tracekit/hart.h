@@ -130,7 +130,8 @@ typedef struct tk_hart_blocks_options {
 
 void tk_hart_blocks_options_init(tk_hart_blocks_options *o);
 
-/* Called once per cycle with that cycle's blocks (n >= 1). */
+/* Called once per cycle with that cycle's blocks (n >= 1). time holds the index of the
+ * block's first instruction in the hart's stream. */
 typedef tk_status (*tk_hart_blocks_fn)(void *ctx, const tk_te_block *blocks, size_t n);
 
 typedef struct tk_hart_blocks tk_hart_blocks;
@@ -138,7 +139,7 @@ tk_status tk_hart_blocks_new(const tk_hart_blocks_options *o, tk_hart_blocks_fn 
                              tk_hart_blocks **out);
 /* A tk_hart_retire_fn: pass the tk_hart_blocks as ctx. */
 tk_status tk_hart_blocks_push(void *blocks, const tk_hart_retire *recs, size_t n);
-/* Emit the last, partly filled cycle. */
+/* Emit the last, partly filled cycle (multiple retirement). */
 tk_status tk_hart_blocks_finish(tk_hart_blocks *b);
 void tk_hart_blocks_free(tk_hart_blocks *b);
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Retirement records -> E-Trace ingress blocks (ingressPort.adoc). With one retirement per
- * cycle every instruction is its own block, as the reference post-iss produces. With N-wide
- * retirement, consecutive instructions share a block until one with a non-zero itype ends
- * it; a cycle ends after N instructions, after T such blocks, or at a trap. */
+ * cycle every instruction is its own block, as the reference post-iss produces. N-wide
+ * retirement with up to T blocks per cycle goes through the encoder's grouper (te_ingress.h),
+ * which keeps the encoder's packets those of the single-retired stream. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,14 +14,11 @@ struct tk_hart_blocks {
     tk_hart_blocks_options o;
     tk_hart_blocks_fn fn;
     void *ctx;
+    tk_te_grouper *grouper; /* multiple retirement (NULL: one block per instruction) */
     tk_te_block cyc[MAX_BLOCKS];
-    size_t nb;
-    unsigned ninsn, nspecial;
-    bool open;
-    tk_te_block cur;
     bool prev_upper;
     uint8_t prev_rd;
-    uint64_t cycle;
+    uint64_t n;
     tk_status st;
 };
 
@@ -41,7 +38,7 @@ tk_status tk_hart_blocks_new(const tk_hart_blocks_options *o, tk_hart_blocks_fn 
     tk_hart_blocks *b;
     *out = NULL;
     if (!o || !fn || (o->itype_width != 3 && o->itype_width != 4) || o->retires < 1 ||
-        o->taken < 1 || o->taken > MAX_BLOCKS / 2)
+        o->taken < 1 || o->taken > MAX_BLOCKS)
         return TK_ERR_INVALID;
     b = calloc(1, sizeof(*b));
     if (!b)
@@ -49,12 +46,22 @@ tk_status tk_hart_blocks_new(const tk_hart_blocks_options *o, tk_hart_blocks_fn 
     b->o = *o;
     b->fn = fn;
     b->ctx = ctx;
+    if (o->retires > 1 || o->taken > 1) {
+        tk_status st = tk_te_grouper_new(o->retires, o->taken, &b->grouper);
+        if (st != TK_OK) {
+            free(b);
+            return st;
+        }
+    }
     *out = b;
     return TK_OK;
 }
 
 void tk_hart_blocks_free(tk_hart_blocks *b)
 {
+    if (!b)
+        return;
+    tk_te_grouper_free(b->grouper);
     free(b);
 }
 
@@ -72,37 +79,16 @@ static uint8_t map_itype(const tk_hart_blocks *b, uint8_t it)
     return uninferable(it) ? TK_ITYPE_UNINF_JUMP3 : TK_ITYPE_NONE;
 }
 
-static void end_cycle(tk_hart_blocks *b)
+/* The single-retirement block of one record. A faulting instruction gives iretire = 0 with
+ * iaddr the instruction's address (B.2); ecall/ebreak retire with itype 1; the instruction
+ * after which an interrupt is taken carries itype 2. */
+static void to_block(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k)
 {
-    if (b->open) {
-        b->cyc[b->nb++] = b->cur;
-        b->open = false;
-    }
-    if (b->nb && b->st == TK_OK)
-        b->st = b->fn(b->ctx, b->cyc, b->nb);
-    if (b->nb)
-        b->cycle++;
-    b->nb = 0;
-    b->ninsn = 0;
-    b->nspecial = 0;
-}
-
-static void start_block(tk_hart_blocks *b, const tk_hart_retire *r)
-{
-    memset(&b->cur, 0, sizeof(b->cur));
-    b->cur.iaddr = r->pc;
-    b->cur.context = r->hart;
-    b->cur.priv = r->priv;
-    b->cur.time = b->cycle;
-    b->open = true;
-}
-
-static void one(tk_hart_blocks *b, const tk_hart_retire *r)
-{
-    uint8_t it = r->itype, sij = 0;
+    uint8_t it = r->itype;
     bool retired = r->flags & TK_HART_F_RETIRED;
+    memset(k, 0, sizeof(*k));
     if (b->o.sijump && uninferable(it) && b->prev_upper && b->prev_rd != 0 && b->prev_rd == r->rs1)
-        sij = 1; /* spec "sijump": the preceding lui/auipc makes the target inferable */
+        k->sijump = 1; /* spec "sijump": the preceding lui/auipc makes the target inferable */
     b->prev_upper = retired && (r->flags & TK_HART_F_UPPER);
     b->prev_rd = r->rd;
     it = map_itype(b, it);
@@ -110,57 +96,49 @@ static void one(tk_hart_blocks *b, const tk_hart_retire *r)
         it = TK_ITYPE_EXCEPTION;
     else if (r->flags & TK_HART_F_INTERRUPT)
         it = TK_ITYPE_INTERRUPT;
-
-    if (!retired) {
-        /* A faulting instruction (or an interrupt with nothing retired): a block with
-         * iretire = 0 whose iaddr is the instruction's address (B.2). */
-        if (b->open) {
-            b->cyc[b->nb++] = b->cur;
-            b->open = false;
-        }
-        start_block(b, r);
-        b->cur.itype = it;
-        b->cur.cause = (uint32_t)r->cause;
-        b->cur.tval = it == TK_ITYPE_EXCEPTION ? r->tval : 0;
-        b->cur.ilastsize = r->len == 4 ? 1 : 0;
-        b->cyc[b->nb++] = b->cur;
-        b->open = false;
-        end_cycle(b);
-        return;
+    if (it == TK_ITYPE_EXCEPTION || it == TK_ITYPE_INTERRUPT) {
+        k->cause = (uint32_t)r->cause;
+        k->tval = it == TK_ITYPE_EXCEPTION ? r->tval : 0;
+        k->sijump = 0;
     }
-    if (!b->open)
-        start_block(b, r);
-    b->cur.iretire += r->len / 2u;
-    b->cur.ilastsize = r->len == 4 ? 1 : 0;
-    b->ninsn++;
-    if (it != TK_ITYPE_NONE) {
-        b->cur.itype = it;
-        b->cur.sijump = sij;
-        if (it == TK_ITYPE_EXCEPTION || it == TK_ITYPE_INTERRUPT) {
-            b->cur.cause = (uint32_t)r->cause;
-            b->cur.tval = it == TK_ITYPE_EXCEPTION ? r->tval : 0;
-        }
-        b->cyc[b->nb++] = b->cur;
-        b->open = false;
-        b->nspecial++;
-    }
-    if (b->ninsn >= b->o.retires || b->nspecial >= b->o.taken || it == TK_ITYPE_EXCEPTION ||
-        it == TK_ITYPE_INTERRUPT || it == TK_ITYPE_TRAP_RETURN || b->nb + 1 >= MAX_BLOCKS)
-        end_cycle(b);
+    k->iaddr = r->pc;
+    k->itype = it;
+    k->iretire = retired ? r->len / 2u : 0;
+    k->ilastsize = r->len == 4 ? 1 : 0;
+    k->priv = r->priv;
+    k->context = r->hart;
+    k->time = b->n;
 }
 
 tk_status tk_hart_blocks_push(void *ctx, const tk_hart_retire *recs, size_t n)
 {
     tk_hart_blocks *b = ctx;
-    for (size_t i = 0; i < n && b->st == TK_OK; i++)
-        if (b->o.hart < 0 || recs[i].hart == (unsigned)b->o.hart)
-            one(b, &recs[i]);
+    for (size_t i = 0; i < n && b->st == TK_OK; i++) {
+        tk_te_block k;
+        size_t nb = 0;
+        if (b->o.hart >= 0 && recs[i].hart != (unsigned)b->o.hart)
+            continue;
+        to_block(b, &recs[i], &k);
+        b->n++;
+        if (!b->grouper) {
+            b->st = b->fn(b->ctx, &k, 1);
+            continue;
+        }
+        b->st = tk_te_grouper_push(b->grouper, &k, b->cyc, &nb);
+        if (b->st == TK_OK && nb)
+            b->st = b->fn(b->ctx, b->cyc, nb);
+    }
     return b->st;
 }
 
 tk_status tk_hart_blocks_finish(tk_hart_blocks *b)
 {
-    end_cycle(b);
+    size_t nb = 0;
+    if (b->st == TK_OK && b->grouper) {
+        b->st = tk_te_grouper_finish(b->grouper, b->cyc, &nb);
+        if (b->st == TK_OK && nb)
+            b->st = b->fn(b->ctx, b->cyc, nb);
+    }
     return b->st;
 }
 
