@@ -52,6 +52,7 @@ struct sink {
     tk_hart_blocks *blocks;
     tk_te_encoder *enc;
     int hart;
+    bool retired_only;
     uint64_t packets, bytes, retired;
     char buf[1 << 16];
     size_t blen;
@@ -71,6 +72,8 @@ static tk_status write_pcs(struct sink *k, const tk_hart_retire *r, size_t n)
         int j = 16;
         uint64_t v = r[i].pc;
         if (k->hart >= 0 && r[i].hart != (unsigned)k->hart)
+            continue;
+        if (k->retired_only && !(r[i].flags & TK_HART_F_RETIRED))
             continue;
         if (k->blen + 18 > sizeof(k->buf)) {
             if (fwrite(k->buf, 1, k->blen, k->pcs) != k->blen)
@@ -157,7 +160,7 @@ int tk_cmd_sim(int argc, char **argv)
     const char *elf = NULL, *pcs = NULL, *spike = NULL, *ingress = NULL, *scf = NULL, *ucf = NULL,
                *out = NULL;
     uint64_t max = 0, retires = 1, taken = 1, nharts = 1, hart = 0;
-    bool encode = false, quiet = false, clint = true;
+    bool encode = false, quiet = false, clint = true, retired_only = false, faithful = false;
     tk_image *img = NULL;
     tk_sim *sim = NULL;
     tk_sim_config cfg;
@@ -186,6 +189,12 @@ int tk_cmd_sim(int argc, char **argv)
             continue;
         } else if (!strcmp(a, "--quiet")) {
             quiet = true;
+            continue;
+        } else if (!strcmp(a, "--retired-only")) {
+            retired_only = true;
+            continue;
+        } else if (!strcmp(a, "--spec-faithful")) {
+            faithful = true;
             continue;
         } else if (!strcmp(a, "--no-clint")) {
             clint = false;
@@ -285,6 +294,7 @@ int tk_cmd_sim(int argc, char **argv)
 
     k->params = &params;
     k->hart = nharts > 1 ? (int)hart : -1;
+    k->retired_only = retired_only;
     if ((pcs && !(k->pcs = open_out(pcs))) || (spike && !(k->spike = open_out(spike))) ||
         (ingress && !(k->ingress = open_out(ingress))) || (out && !(k->raw = open_out(out))))
         goto done;
@@ -299,12 +309,20 @@ int tk_cmd_sim(int argc, char **argv)
         bo.retires = (unsigned)retires;
         bo.taken = (unsigned)taken;
         bo.hart = (int)hart;
+        bo.xret_itype3 = faithful;
         if ((st = tk_hart_blocks_new(&bo, on_blocks, k, &k->blocks)) != TK_OK) {
             fprintf(stderr, "tracekit sim: bad retirement options: %s\n", tk_strerror(st));
             goto done;
         }
     }
-    if (encode && (st = tk_te_encoder_new(&params, on_packet, k, &k->enc)) != TK_OK) {
+    if (encode) {
+        tk_te_encoder_options eo;
+        tk_te_encoder_options_init(&eo);
+        if (faithful)
+            eo.reference_quirks = eo.irdepth_ones = false;
+        st = tk_te_encoder_new_opts(&params, &eo, on_packet, k, &k->enc);
+    }
+    if (encode && st != TK_OK) {
         fprintf(stderr, "tracekit sim: cannot create the encoder: %s\n", tk_strerror(st));
         goto done;
     }

@@ -57,6 +57,7 @@ typedef struct tk_hart_retire {
     uint64_t pc;
     uint64_t cause; /* trap cause (without the interrupt bit), if a trap flag is set */
     uint64_t tval;  /* trap value of an exception */
+    uint64_t epc;   /* with TK_HART_F_INTERRUPT: where the interrupted flow resumes */
     uint32_t insn;  /* instruction bits (16 significant bits when len == 2) */
     uint16_t hart;  /* mhartid */
     uint8_t len;    /* 2 or 4 */
@@ -126,6 +127,10 @@ typedef struct tk_hart_blocks_options {
     unsigned retires;     /* instructions per cycle (1 = single retirement) */
     unsigned taken;       /* most blocks ending in a non-zero itype per cycle (>= 1) */
     int hart;             /* only this hart's records (-1: all) */
+    /* xRET as the spec's itype 3 (true), or as an uninferable "other" jump, 14 (6 with 3-bit
+     * itypes), as the reference post-iss writes it and the reference encoder expects
+     * (false, the default; VERSIONS.md C.9 quirks). */
+    bool xret_itype3;
 } tk_hart_blocks_options;
 
 void tk_hart_blocks_options_init(tk_hart_blocks_options *o);

@@ -68,12 +68,14 @@ void tk_hart_blocks_free(tk_hart_blocks *b)
 static bool uninferable(uint8_t it)
 {
     return it == TK_ITYPE_UNINF_CALL || it == TK_ITYPE_UNINF_JUMP || it == TK_ITYPE_SWAP ||
-           it == TK_ITYPE_RETURN || it == TK_ITYPE_UNINF_OTHER;
+           it == TK_ITYPE_RETURN || it == TK_ITYPE_UNINF_OTHER || it == TK_ITYPE_TRAP_RETURN;
 }
 
 /* 4-bit jump codes -> 3-bit ones: uninferable jumps become 6, inferable ones 0 (B.1). */
 static uint8_t map_itype(const tk_hart_blocks *b, uint8_t it)
 {
+    if (it == TK_ITYPE_TRAP_RETURN && !b->o.xret_itype3)
+        it = TK_ITYPE_UNINF_OTHER;
     if (b->o.itype_width == 4 || it <= TK_ITYPE_TAKEN)
         return it;
     return uninferable(it) ? TK_ITYPE_UNINF_JUMP3 : TK_ITYPE_NONE;
@@ -81,8 +83,11 @@ static uint8_t map_itype(const tk_hart_blocks *b, uint8_t it)
 
 /* The single-retirement block of one record. A faulting instruction gives iretire = 0 with
  * iaddr the instruction's address (B.2); ecall/ebreak retire with itype 1; the instruction
- * after which an interrupt is taken carries itype 2. */
-static void to_block(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k)
+ * after which an interrupt is taken carries itype 2, unless it has an itype of its own (a
+ * branch whose outcome the decoder needs, a jump): then *split is set and the interrupt goes
+ * in a second block that retires nothing (ingressPort.adoc: "the number of instructions
+ * retired may be zero"), at the address where the flow resumes. */
+static void to_block(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k, bool *split)
 {
     uint8_t it = r->itype;
     bool retired = r->flags & TK_HART_F_RETIRED;
@@ -92,8 +97,11 @@ static void to_block(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k)
     b->prev_upper = retired && (r->flags & TK_HART_F_UPPER);
     b->prev_rd = r->rd;
     it = map_itype(b, it);
+    *split = false;
     if (r->flags & TK_HART_F_EXCEPTION)
         it = TK_ITYPE_EXCEPTION;
+    else if ((r->flags & TK_HART_F_INTERRUPT) && it != TK_ITYPE_NONE && retired)
+        *split = true;
     else if (r->flags & TK_HART_F_INTERRUPT)
         it = TK_ITYPE_INTERRUPT;
     if (it == TK_ITYPE_EXCEPTION || it == TK_ITYPE_INTERRUPT) {
@@ -110,23 +118,40 @@ static void to_block(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k)
     k->time = b->n;
 }
 
+static tk_status emit(tk_hart_blocks *b, const tk_te_block *k)
+{
+    size_t nb = 0;
+    tk_status st;
+    if (!b->grouper)
+        return b->fn(b->ctx, k, 1);
+    st = tk_te_grouper_push(b->grouper, k, b->cyc, &nb);
+    if (st == TK_OK && nb)
+        st = b->fn(b->ctx, b->cyc, nb);
+    return st;
+}
+
 tk_status tk_hart_blocks_push(void *ctx, const tk_hart_retire *recs, size_t n)
 {
     tk_hart_blocks *b = ctx;
     for (size_t i = 0; i < n && b->st == TK_OK; i++) {
         tk_te_block k;
-        size_t nb = 0;
+        bool split;
         if (b->o.hart >= 0 && recs[i].hart != (unsigned)b->o.hart)
             continue;
-        to_block(b, &recs[i], &k);
+        to_block(b, &recs[i], &k, &split);
         b->n++;
-        if (!b->grouper) {
-            b->st = b->fn(b->ctx, &k, 1);
-            continue;
+        b->st = emit(b, &k);
+        if (split && b->st == TK_OK) {
+            tk_te_block t = k;
+            t.iaddr = recs[i].epc;
+            t.iretire = 0;
+            t.ilastsize = 0;
+            t.itype = TK_ITYPE_INTERRUPT;
+            t.cause = (uint32_t)recs[i].cause;
+            t.tval = 0;
+            t.sijump = 0;
+            b->st = emit(b, &t);
         }
-        b->st = tk_te_grouper_push(b->grouper, &k, b->cyc, &nb);
-        if (b->st == TK_OK && nb)
-            b->st = b->fn(b->ctx, b->cyc, nb);
     }
     return b->st;
 }

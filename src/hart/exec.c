@@ -752,6 +752,7 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             rr->pc = pc;
             rr->cause = 0;
             rr->tval = 0;
+            rr->epc = 0;
             rr->insn = d->raw;
             rr->hart = (uint16_t)h->id;
             rr->len = d->len;
@@ -777,6 +778,7 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             rr->pc = pc;
             rr->cause = cause;
             rr->tval = tval;
+            rr->epc = 0;
             if (d) {
                 rr->insn = d->raw;
                 rr->len = d->len;

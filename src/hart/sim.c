@@ -202,7 +202,7 @@ static void take_interrupt(tk_sim *s, hart *h, int irq)
             !(last->flags & TK_HART_F_INTERRUPT)) {
             last->flags |= TK_HART_F_INTERRUPT;
             last->cause = (uint64_t)irq;
-            last->itype = TK_ITYPE_NONE;
+            last->epc = h->pc;
         } else {
             /* nothing retired since the last trap: report the interrupt on its own */
             tk_hart_retire *rr;
@@ -219,6 +219,7 @@ static void take_interrupt(tk_sim *s, hart *h, int irq)
             rr->priv = h->priv;
             rr->flags = TK_HART_F_INTERRUPT;
             rr->cause = (uint64_t)irq;
+            rr->epc = h->pc;
         }
     }
     tk__trap(s, h, (uint64_t)irq, true, 0, h->pc);
