@@ -120,7 +120,7 @@ static tk_status count_event(void *ctx, const tk_event *ev)
 static double now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* CPU time: fair on a busy machine */
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 

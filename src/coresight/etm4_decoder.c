@@ -23,7 +23,19 @@ struct tk_etm4_decoder {
     bool exc_pending; /* an Exception packet waits for its return address */
     uint16_t exc_type;
     uint64_t packet_index, byte_offset;
+
+    tk_event range; /* range event template: only the range fields are ever written */
+    /* Block cache: code does not change while decoding, so the walk from an address to its
+     * next branch is remembered (direct-mapped, keyed by address). */
+    struct block {
+        uint64_t start, last;
+        uint64_t n;
+        uint8_t isa, valid;
+        tk_arm_insn br;
+    } * blocks;
 };
+
+#define NBLOCKS 8192
 
 tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, tk_event_fn fn,
                               void *ctx, tk_etm4_decoder **out)
@@ -37,12 +49,22 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
     d->mem = mem;
     d->fn = fn;
     d->ctx = ctx;
+    d->blocks = calloc(NBLOCKS, sizeof(*d->blocks));
+    if (!d->blocks) {
+        free(d);
+        return TK_ERR_NOMEM;
+    }
+    d->range.kind = TK_EV_RANGE;
+    d->range.trace_id = cfg->trace_id;
     *out = d;
     return TK_OK;
 }
 
 void tk_etm4_decoder_free(tk_etm4_decoder *d)
 {
+    if (!d)
+        return;
+    free(d->blocks);
     free(d);
 }
 
@@ -172,36 +194,52 @@ static tk_status atom(tk_etm4_decoder *d, bool taken)
 {
     if (!d->pc_valid)
         return TK_OK; /* waiting for an address after a discontinuity */
-    tk_event ev;
-    tk_arm_insn br;
-    memset(&ev, 0, sizeof(ev));
-    tk_status st = walk(d, 0, false, &ev, &br);
-    if (st == TK_ERR_NO_CODE)
-        return no_code(d);
-    ev.kind = TK_EV_RANGE;
-    ev.taken = taken;
-    ev.indirect = br.indirect;
-    if (br.eret)
-        ev.end = TK_END_TRAP_RETURN;
-    else if (br.ret)
-        ev.end = TK_END_RETURN;
-    else if (br.link)
-        ev.end = TK_END_CALL;
-    else if (br.cond)
-        ev.end = TK_END_BRANCH;
+    struct block *b = &d->blocks[((d->pc >> 2) ^ (d->pc >> 15)) & (NBLOCKS - 1)];
+    if (!b->valid || b->start != d->pc || b->isa != d->isa) {
+        tk_event ev;
+        memset(&ev, 0, sizeof(ev));
+        tk_status st = walk(d, 0, false, &ev, &b->br);
+        if (st == TK_ERR_NO_CODE) {
+            b->valid = 0;
+            return no_code(d);
+        }
+        b->start = ev.first;
+        b->last = ev.last;
+        b->n = ev.ninsn;
+        b->isa = (uint8_t)d->isa;
+        b->valid = 1;
+    }
+    const tk_arm_insn *br = &b->br;
+    tk_event *ev = &d->range;
+    ev->first = b->start;
+    ev->last = b->last;
+    ev->ninsn = b->n;
+    ev->taken = taken;
+    ev->indirect = br->indirect;
+    if (br->eret)
+        ev->end = TK_END_TRAP_RETURN;
+    else if (br->ret)
+        ev->end = TK_END_RETURN;
+    else if (br->link)
+        ev->end = TK_END_CALL;
+    else if (br->cond)
+        ev->end = TK_END_BRANCH;
     else
-        ev.end = TK_END_JUMP;
+        ev->end = TK_END_JUMP;
+    ev->next = 0;
     if (!taken) {
-        d->pc = ev.last + br.size;
-        ev.next = d->pc;
-    } else if (!br.indirect) {
-        d->pc = br.target;
-        d->isa = (tk_arm_isa)br.target_isa;
-        ev.next = d->pc;
+        d->pc = b->last + br->size;
+        ev->next = d->pc;
+    } else if (!br->indirect) {
+        d->pc = br->target;
+        d->isa = (tk_arm_isa)br->target_isa;
+        ev->next = d->pc;
     } else {
         d->pc_valid = false; /* the next address packet gives the target */
     }
-    return emit(d, &ev);
+    ev->byte_offset = d->byte_offset;
+    ev->packet_index = d->packet_index;
+    return d->fn(d->ctx, ev);
 }
 
 /* Exception (§6.4.7): the instructions up to the preferred return address were executed. */
