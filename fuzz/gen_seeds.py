@@ -88,6 +88,26 @@ def etrace_seeds(testdata, out):
         sel = bytes([SETTING_SEL.get(setting, 0)])
         raw = read(raw_path)
         put(out, "fuzz_te_raw", sel + raw[:MAX_SEED])
+        if os.path.basename(raw_path).startswith("dhrystone."):
+            # fuzz_te_decoder decodes against dhrystone: its traces, cut at packet ends
+            cut, off = 0, 0
+            for _, payload in raw_packets(raw):
+                if off + 1 + len(payload) > MAX_SEED:
+                    break
+                off += 1 + len(payload)
+                cut = off
+            put(out, "fuzz_te_decoder", sel + raw[:cut])
+            # and slices starting at format 3 start packets further into the trace
+            starts, off = [], 0
+            for _, payload in raw_packets(raw):
+                if payload[0] & 0x0F == 0x03:
+                    starts.append(off)
+                off += 1 + len(payload)
+            for s in starts[len(starts) // 9::max(1, len(starts) // 9)][:8]:
+                end = s
+                for _, payload in raw_packets(raw[s:s + MAX_SEED]):
+                    end += 1 + len(payload)
+                put(out, "fuzz_te_decoder", sel + raw[s:end])
         pkts = list(raw_packets(raw))
         seen = set()
         for _, payload in pkts:

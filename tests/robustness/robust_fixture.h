@@ -61,7 +61,7 @@ typedef struct rb_flow {
     size_t npkts, pkt_cap;
 } rb_flow;
 
-static void rb_flow_free(rb_flow *f)
+static inline void rb_flow_free(rb_flow *f)
 {
     free(f->runs);
     free(f->pkt_off);
@@ -70,7 +70,7 @@ static void rb_flow_free(rb_flow *f)
     memset(f, 0, sizeof(*f));
 }
 
-static void rb_note_problem(rb_flow *f)
+static inline void rb_note_problem(rb_flow *f)
 {
     f->awaiting_restart = true;
     if (!f->problem_seen) {
@@ -79,7 +79,7 @@ static void rb_note_problem(rb_flow *f)
     }
 }
 
-static void rb_add_range(rb_flow *f, uint64_t first, uint64_t last, uint64_t ninsn)
+static inline void rb_add_range(rb_flow *f, uint64_t first, uint64_t last, uint64_t ninsn)
 {
     f->ninsn += ninsn;
     if (f->nruns) {
@@ -99,7 +99,7 @@ static void rb_add_range(rb_flow *f, uint64_t first, uint64_t last, uint64_t nin
     f->runs[f->nruns++] = (rb_run){first, last, ninsn};
 }
 
-static tk_status rb_on_event(void *ctx, const tk_event *ev)
+static inline tk_status rb_on_event(void *ctx, const tk_event *ev)
 {
     rb_flow *f = ctx;
     switch (ev->kind) {
@@ -135,7 +135,7 @@ static tk_status rb_on_event(void *ctx, const tk_event *ev)
     return TK_OK;
 }
 
-static void rb_note_packet(rb_flow *f, uint64_t off, bool sync)
+static inline void rb_note_packet(rb_flow *f, uint64_t off, bool sync)
 {
     if (f->npkts == f->pkt_cap) {
         f->pkt_cap = f->pkt_cap ? 2 * f->pkt_cap : 1024;
@@ -154,7 +154,7 @@ static void rb_note_packet(rb_flow *f, uint64_t off, bool sync)
  * or the codec rejects is reported to the decoder as lost, which resumes at the next sync.
  * Asserts the loop ends (every reader call consumes a byte) and errors stay inside the
  * stream. */
-static void rb_decode(const rb_vector *v, const uint8_t *buf, size_t len, rb_flow *f)
+static inline void rb_decode(const rb_vector *v, const uint8_t *buf, size_t len, rb_flow *f)
 {
     memset(f, 0, sizeof(*f));
     f->img = v->img;
@@ -202,7 +202,7 @@ static void rb_decode(const rb_vector *v, const uint8_t *buf, size_t len, rb_flo
 }
 
 /* Instructions two flows share at their start. */
-static uint64_t rb_common_prefix(const rb_flow *a, const rb_flow *b)
+static inline uint64_t rb_common_prefix(const rb_flow *a, const rb_flow *b)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < a->nruns && i < b->nruns; i++) {
@@ -220,7 +220,7 @@ static uint64_t rb_common_prefix(const rb_flow *a, const rb_flow *b)
 }
 
 /* Instructions two flows share at their end. */
-static uint64_t rb_common_suffix(const rb_flow *a, const rb_flow *b)
+static inline uint64_t rb_common_suffix(const rb_flow *a, const rb_flow *b)
 {
     uint64_t n = 0;
     for (size_t i = a->nruns, j = b->nruns; i > 0 && j > 0; i--, j--) {
@@ -238,7 +238,7 @@ static uint64_t rb_common_suffix(const rb_flow *a, const rb_flow *b)
 
 /* spike's reset code at 0x1000 (spec/VERSIONS.md C.4), which the reference decoder adds to
  * every image: auipc t0,0; addi a1,t0,32; csrr a0,mhartid; ld t0,24(t0); jr t0. */
-static void rb_add_bootrom(tk_image *img)
+static inline void rb_add_bootrom(tk_image *img)
 {
     static const uint8_t code[] = {0x97, 0x02, 0x00, 0x00, 0x93, 0x85, 0x02, 0x02, 0x73, 0x25,
                                    0x40, 0xf1, 0x83, 0xb2, 0x82, 0x01, 0x67, 0x80, 0x02, 0x00};
@@ -249,7 +249,7 @@ static void rb_add_bootrom(tk_image *img)
 
 /* Load etrace-ref/<prog>/<setting>; with elf_prog non-NULL, that program's ELF instead of
  * the one the .ucf names (for wrong-binary tests). Returns false if the vector is absent. */
-static bool rb_vector_load(rb_vector *v, const char *prog, const char *setting,
+static inline bool rb_vector_load(rb_vector *v, const char *prog, const char *setting,
                            const char *elf_prog)
 {
     memset(v, 0, sizeof(*v));
@@ -289,7 +289,7 @@ static bool rb_vector_load(rb_vector *v, const char *prog, const char *setting,
     return ok;
 }
 
-static void rb_vector_free(rb_vector *v)
+static inline void rb_vector_free(rb_vector *v)
 {
     tk_image_free(v->img);
     free(v->raw);
@@ -297,7 +297,7 @@ static void rb_vector_free(rb_vector *v)
 }
 
 /* The golden vectors present: calls fn for each program x setting with a .te_inst_raw. */
-static void rb_for_each_vector(void (*fn)(const char *prog, const char *setting, void *ctx),
+static inline void rb_for_each_vector(void (*fn)(const char *prog, const char *setting, void *ctx),
                                void *ctx)
 {
     char *root = tk_test_data_path("etrace-ref");
