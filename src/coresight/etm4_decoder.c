@@ -290,11 +290,10 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
         d->exc_type = p->exc_type;
         return TK_OK;
     case TK_ETM4_TRACE_INFO:
-    case TK_ETM4_ASYNC:
-        if (p->type == TK_ETM4_TRACE_INFO) {
-            d->pc_valid = false;
-            d->exc_pending = false;
-        }
+        /* A periodic A-Sync + Trace Info may sit between an address and the atoms that use
+         * it (the case the bugfix-exact-match snapshot records): the address stays valid. Only
+         * the packet-level compression state is reset (in the parser). */
+        d->exc_pending = false;
         return TK_OK;
     case TK_ETM4_TRACE_ON:
         d->pc_valid = false;

@@ -41,7 +41,41 @@ struct tk_etm4_parser {
     uint64_t ts;
     bool ts_valid, seen_trace_info;
     uint32_t cc_threshold;
+
+    /* Atom headers (0xc0-0xff, most of any instruction trace) decoded ahead of time. */
+    struct {
+        uint8_t type, num;
+        uint32_t bits;
+    } atom[64];
 };
+
+static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
+
+static void build_atom_table(tk_etm4_parser *p)
+{
+    for (int h = 0xc0; h <= 0xff; h++) {
+        tk_etm4_packet pkt;
+        uint8_t b = (uint8_t)h;
+        memset(&pkt, 0, sizeof(pkt));
+        if (h <= 0xd4 || (h >= 0xe0 && h <= 0xf4))
+            pkt.type = TK_ETM4_ATOM_F6;
+        else if (h <= 0xd7 || h == 0xf5)
+            pkt.type = TK_ETM4_ATOM_F5;
+        else if (h <= 0xdb)
+            pkt.type = TK_ETM4_ATOM_F2;
+        else if (h <= 0xdf)
+            pkt.type = TK_ETM4_ATOM_F4;
+        else if (h <= 0xf7)
+            pkt.type = TK_ETM4_ATOM_F1;
+        else
+            pkt.type = TK_ETM4_ATOM_F3;
+        pkt_atom(&b, &pkt);
+        /* num 0 marks the reserved F5 patterns, left to the general path. */
+        p->atom[h - 0xc0].type = pkt.type;
+        p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
+        p->atom[h - 0xc0].bits = pkt.atoms;
+    }
+}
 
 tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, void *ctx,
                              tk_etm4_parser **out)
@@ -54,6 +88,7 @@ tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, vo
     p->cfg = *cfg;
     p->fn = fn;
     p->ctx = ctx;
+    build_atom_table(p);
     *out = p;
     return TK_OK;
 }
@@ -72,6 +107,15 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     p->cfg = cfg;
     p->fn = fn;
     p->ctx = ctx;
+    build_atom_table(p);
+}
+
+void tk_etm4_parser_resync(tk_etm4_parser *p)
+{
+    p->npart = 0;
+    p->synced = false;
+    p->notsync_sent = false;
+    p->zeros = 0;
 }
 
 /* ---- field helpers -------------------------------------------------------------------- */
@@ -863,6 +907,7 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
     size_t i = 0;
     tk_status st;
     tk_etm4_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
     while (i < n) {
         if (!p->synced) {
             size_t used;
@@ -886,6 +931,21 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
                     return st;
                 i -= extra < i ? extra : i;
             }
+            continue;
+        }
+        uint8_t h = d[i];
+        if (h >= 0xc0 && p->atom[h - 0xc0].num) {
+            /* Fast path: a one-byte atom packet needs no general decoding. */
+            pkt.type = p->atom[h - 0xc0].type;
+            pkt.atom_num = p->atom[h - 0xc0].num;
+            pkt.atoms = p->atom[h - 0xc0].bits;
+            pkt.header = h;
+            pkt.size = 1;
+            pkt.trace_id = p->cfg.trace_id;
+            pkt.index = index + i;
+            if ((st = p->fn(p->ctx, &pkt)))
+                return st;
+            i++;
             continue;
         }
         memset(&pkt, 0, sizeof(pkt));

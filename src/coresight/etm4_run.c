@@ -35,6 +35,16 @@ static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
     return s->decoder ? tk_etm4_decoder_packet(s->decoder, pkt) : TK_OK;
 }
 
+/* A framing error loses bytes of unknown sources: every stream hunts for its next A-Sync. */
+static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, const char *msg)
+{
+    runner *r = ctx;
+    for (int id = 0; id < 128; id++)
+        if (r->s[id].parser)
+            tk_etm4_parser_resync(r->s[id].parser);
+    return r->o->on_frame_error ? r->o->on_frame_error(r->o->ctx, status, offset, msg) : TK_OK;
+}
+
 static const tk_cs_mem *source_mem(const tk_cs_snapshot *ss, const tk_cs_source *src)
 {
     if (src->core >= 0 && (size_t)src->core < ss->ncores)
@@ -129,7 +139,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
     } else if (!st) {
         tk_cs_deformatter *d;
         unsigned flags = buf->format == TK_CS_FMT_DSTREAM ? TK_CS_DEFMT_FSYNC : 0;
-        st = tk_cs_deformatter_new(flags, on_data, o->on_frame_error, r, &d);
+        st = tk_cs_deformatter_new(flags, on_data, on_frame_error, r, &d);
         if (!st) {
             st = tk_cs_deformat(d, data, len);
             if (!st)

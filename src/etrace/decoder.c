@@ -102,11 +102,6 @@ static tk_status flush_range(tk_te_decoder *d, uint8_t end, bool taken, bool ind
     return tk_dec_emit(d, &ev);
 }
 
-tk_status tk_dec_flush(tk_te_decoder *d, uint8_t end, bool taken, uint64_t next)
-{
-    return flush_range(d, end, taken, false, next);
-}
-
 /* Forget the flow: the next format 3 sync starts it again. */
 static void lose_sync(tk_te_decoder *d)
 {

@@ -67,7 +67,8 @@ struct tk_te_decoder {
     uint64_t packet_index;
     uint64_t context;
     tk_te_decoder_stats stats;
-    tk_status stop; /* what the callback returned to stop decoding */
+    tk_status stop;    /* what the callback returned to stop decoding */
+    tk_event range_ev; /* reused for every TK_EV_RANGE of the walk (no per-block zeroing) */
     char msg[192];
 };
 
@@ -80,8 +81,6 @@ int tk_dec_fail(tk_te_decoder *d, tk_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* Emit the reached instructions range_first..pc as a range that ends with `end`. */
-tk_status tk_dec_flush(tk_te_decoder *d, uint8_t end, bool taken, uint64_t next);
 
 /* decoder_walk.c */
 bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i);

@@ -9,6 +9,10 @@
 
 enum { ARRIVE_GO_ON = 0, ARRIVE_STOP = 1 };
 
+/* A walk that neither uses a branch bit nor meets an uninferable jump for this many blocks
+ * is taken as lost (only a program stuck in a branch-free loop gets there legitimately). */
+#define TK_DEC_MAX_IDLE_BLOCKS (1u << 24)
+
 static bool is_uninferable_jump(const tk_rv_insn *i)
 {
     /* JALR with rs1 != 0; c.jr and c.jalr decode as JALR with rs1 != 0. JALR with rs1 == 0
@@ -309,6 +313,7 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
     const uint64_t previous_address = d->pc;
     const tk_bblock *b = NULL;
     cycle cyc;
+    uint32_t idle = 0; /* blocks since the last branch bit or uninferable jump */
     int r;
 
     cycle_reset(&cyc, d->pc);
@@ -338,16 +343,17 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
                         inferred ? previous_address : w->address, w, false, &s);
         if (r != TK_OK)
             return r;
-        tk_event ev = {.kind = TK_EV_RANGE,
-                       .end = s.end,
-                       .taken = s.taken,
-                       .indirect = s.indirect,
-                       .first = d->range_first,
-                       .last = b->last,
-                       .ninsn = d->range_ninsn,
-                       .next = s.next};
+        tk_event *ev = &d->range_ev;
+        ev->kind = TK_EV_RANGE;
+        ev->end = s.end;
+        ev->taken = s.taken;
+        ev->indirect = s.indirect;
+        ev->first = d->range_first;
+        ev->last = b->last;
+        ev->ninsn = d->range_ninsn;
+        ev->next = s.next;
         d->range_ninsn = 0;
-        if ((r = tk_dec_emit(d, &ev)) != TK_OK)
+        if ((r = tk_dec_emit(d, ev)) != TK_OK)
             return r;
         d->last_insn = b->term;
         d->last_pc = b->last;
@@ -373,6 +379,14 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             if (r != ARRIVE_GO_ON)
                 return r;
         }
+        /* Implicit returns make the path depend on the stack as well as the pc, so a pop
+         * restarts the cycle search; the step limit still ends such walks. */
+        if (s.consumed || s.stop_here)
+            idle = 0;
+        else if (++idle > TK_DEC_MAX_IDLE_BLOCKS)
+            return tk_dec_fail(d, TK_ERR_MISMATCH,
+                               "followed %u blocks from 0x%llx without using trace information",
+                               TK_DEC_MAX_IDLE_BLOCKS, (unsigned long long)previous_address);
         if (s.consumed || s.stop_here || s.popped) {
             cycle_reset(&cyc, d->pc);
         } else if (cycle_step(&cyc, d->pc)) {
