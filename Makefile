@@ -37,12 +37,14 @@ fuzz:
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
 	bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(TESTDATA) $(FUZZ_TARGETS)
 
-# The whole test suite under ASan+UBSan, then each fuzz target briefly.
+# The whole test suite under ASan+UBSan, then each fuzz target for FUZZ_CHECK_SECONDS (the
+# fuzzers run even if a test failed; the target fails if either did).
 check-asan:
 	cmake -S . -B build-asan -DTK_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS)
-	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS); t=$$?; \
+	    $(MAKE) -C $(CURDIR) fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS); f=$$?; \
+	    test $$t -eq 0 -a $$f -eq 0
 
 bench: deps
 	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF

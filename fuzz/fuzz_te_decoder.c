@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The full E-Trace path (te_decoder.h): raw framing, te_inst codec and flow decoder against a
  * fixed program (dhrystone of riscv-ref, loaded once, plus spike's reset code as the
- * reference decoder has it). Input: parameter selector, then a .te_inst_raw stream; damaged
- * packets are reported to the decoder as lost, as `tracekit decode` does. Properties: no
+ * reference decoder has it). Input: parameter selector, then a .te_inst_raw stream, decoded
+ * by tk_te_decoder_run_raw as `tracekit decode` does. Properties: no
  * fault; ranges are non-empty and lie in the image; errors carry a message and an offset
  * inside the stream; the work per input stays bounded (libFuzzer's -timeout and
  * -rss_limit_mb catch a decoder that walks or grows without end). */
@@ -28,11 +28,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         fprintf(stderr, "fuzz_te_decoder: %s\n", diag.message);
         return 0;
     }
-    /* spike's reset code (spec/VERSIONS.md C.4): auipc t0,0; addi a1,t0,32; csrr a0,mhartid;
-     * ld t0,24(t0); jr t0 */
-    static const uint8_t boot[] = {0x97, 0x02, 0x00, 0x00, 0x93, 0x85, 0x02, 0x02, 0x73, 0x25,
-                                   0x40, 0xf1, 0x83, 0xb2, 0x82, 0x01, 0x67, 0x80, 0x02, 0x00};
-    (void)tk_image_add_region(image, 0x1000, boot, sizeof(boot));
+    (void)tk_te_add_spike_reset_code(image, false);
     return 0;
 }
 
@@ -74,29 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tk_te_decoder_free(d);
         return 0;
     }
-    for (;;) {
-        tk_te_raw_packet rp;
-        tk_diag diag;
-        tk_diag_clear(&diag);
-        tk_status st = tk_te_raw_next(r, &rp, &diag);
-        if (st == TK_END)
-            break;
-        if (st != TK_OK) {
-            if (st != TK_ERR_BAD_PACKET)
-                break;
-            if (tk_te_decoder_lost(d, diag.byte_offset, diag.packet_index) != TK_OK)
-                break;
-            continue;
-        }
-        tk_te_packet pkt;
-        if (tk_te_packet_decode(&p, rp.payload, rp.len, &pkt, &diag) != TK_OK) {
-            if (tk_te_decoder_lost(d, rp.offset, rp.index) != TK_OK)
-                break;
-            continue;
-        }
-        if (tk_te_decoder_packet(d, &pkt, rp.offset, rp.index) != TK_OK)
-            break;
-    }
+    /* damaged packets become error events; the status is the first of them */
+    (void)tk_te_decoder_run_raw(d, r);
     (void)tk_te_decoder_finish(d);
     tk_te_decoder_free(d);
     tk_te_raw_close(r);

@@ -236,21 +236,10 @@ static inline uint64_t rb_common_suffix(const rb_flow *a, const rb_flow *b)
     return n;
 }
 
-/* spike's reset code at 0x1000 (spec/VERSIONS.md C.4), which the reference decoder adds to
- * every image: auipc t0,0; addi a1,t0,32; csrr a0,mhartid; ld t0,24(t0); jr t0. */
-static inline void rb_add_bootrom(tk_image *img)
-{
-    static const uint8_t code[] = {0x97, 0x02, 0x00, 0x00, 0x93, 0x85, 0x02, 0x02, 0x73, 0x25,
-                                   0x40, 0xf1, 0x83, 0xb2, 0x82, 0x01, 0x67, 0x80, 0x02, 0x00};
-    uint8_t probe;
-    if (tk_image_read(img, 0x1000, &probe, 1) != TK_OK)
-        assert_int_equal(tk_image_add_region(img, 0x1000, code, sizeof(code)), TK_OK);
-}
-
 /* Load etrace-ref/<prog>/<setting>; with elf_prog non-NULL, that program's ELF instead of
  * the one the .ucf names (for wrong-binary tests). Returns false if the vector is absent. */
 static inline bool rb_vector_load(rb_vector *v, const char *prog, const char *setting,
-                           const char *elf_prog)
+                                  const char *elf_prog)
 {
     memset(v, 0, sizeof(*v));
     snprintf(v->prog, sizeof(v->prog), "%s", prog);
@@ -279,7 +268,8 @@ static inline bool rb_vector_load(rb_vector *v, const char *prog, const char *se
         }
         if (tk_image_open_elf(other ? other : elf, &v->img, &diag) != TK_OK)
             fail_msg("%s", diag.message);
-        rb_add_bootrom(v->img);
+        /* the reference decoder adds spike's reset code, where its traces begin */
+        assert_int_equal(tk_te_add_spike_reset_code(v->img, tk_image_xlen(v->img) == 32), TK_OK);
         free(other);
     }
     free(elf);
@@ -298,7 +288,7 @@ static inline void rb_vector_free(rb_vector *v)
 
 /* The golden vectors present: calls fn for each program x setting with a .te_inst_raw. */
 static inline void rb_for_each_vector(void (*fn)(const char *prog, const char *setting, void *ctx),
-                               void *ctx)
+                                      void *ctx)
 {
     char *root = tk_test_data_path("etrace-ref");
     DIR *progs = opendir(root);

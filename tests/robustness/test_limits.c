@@ -270,8 +270,8 @@ static void test_deep_call_stack(void **state)
     tk_te_packet f1;
     memset(&f1, 0, sizeof(f1));
     f1.format = TK_TE_F1;
-    f1.branches = 0; /* full map of 31 branches, no address */
-    f1.branch_map = 0x7fffffff; /* 1 = not taken */
+    f1.branches = 0;                   /* full map of 31 branches, no address */
+    f1.branch_map = 0x7fffffff;        /* 1 = not taken */
     const unsigned packets = 1u << 15; /* about a million levels */
     for (unsigned i = 0; i < packets; i++)
         feed(d, &p, &f1, 1 + i);
