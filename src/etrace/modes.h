@@ -20,9 +20,11 @@
  * nested calls of at most 2^call_counter_size_p - 1 (any return is implicit while the count
  * is non-zero; the encoder does not check the target). The decoder always needs the
  * addresses, so the tracker keeps them in both modes; its capacity is what keeps encoder and
- * decoder counting alike: a call beyond it drops the oldest entry in stack mode and is not
- * counted in counter mode ("the counter will not over or underflow").
- * Calls push, implicit returns pop, synchronisation packets empty it. A co-routine swap
+ * decoder counting alike: a call beyond it drops the oldest entry, so the count stays at its
+ * maximum ("the counter will not over or underflow") and the newest returns are predicted.
+ * Calls push, returns pop (a mispredicted one too: it is reported with irreport and the
+ * depth before its pop, payload.adoc "the entry number of the return that failed"),
+ * synchronisation packets empty it. A co-routine swap
  * (itype 12) is reported explicitly and pushes its link like a call. */
 typedef struct tk_te_irstack {
     uint64_t *addr;

@@ -45,9 +45,9 @@ void tk_te_irstack_push(tk_te_irstack *s, uint64_t link)
     if (!s->cap)
         return;
     if (s->depth == s->cap) {
-        if (s->counter)
-            return; /* the count saturates: this call's return will be reported */
-        s->head = (s->head + 1) % s->cap; /* the oldest prediction is lost */
+        /* The oldest prediction is lost; a counter stays at its maximum. Returns come back
+         * newest first, so the decoder needs the newest addresses either way. */
+        s->head = (s->head + 1) % s->cap;
         s->depth--;
     }
     s->addr[(s->head + s->depth) % s->cap] = link;
