@@ -8,11 +8,15 @@
 #include <unistd.h>
 
 #include "tracekit/encap.h"
+#include "tracekit/hart.h"
+#include "tracekit/riscv.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
 
 #define MAX_ERROR_LINES 20
+/* --sim without --max-insns: a program that never exits still ends. */
+#define DEFAULT_MAX_INSNS 2000000000ull
 
 const char tk_an_input_help[] =
     "input (one of):\n"
@@ -21,6 +25,10 @@ const char tk_an_input_help[] =
     "                    decoded as `tracekit decode` does; the .ucf's object-files names\n"
     "                    the ELF unless --elf is given. Also: --spec VER (2.0, 0.29),\n"
     "                    --no-bootrom, --ecall-sequential (see tracekit decode --help)\n"
+    "  --sim PROG.elf    run the program on tracekit's hart model (RV32/RV64 IMAFDC, HTIF\n"
+    "                    exit, see tracekit sim) and profile every retired instruction;\n"
+    "                    --max-insns N stops it (default 2000000000), --hart H picks the\n"
+    "                    hart; the program's console output goes to stderr\n"
     "  --elf PROG.elf --pc-trace PCS\n"
     "                    executed PCs, one hex address per line (plain or .gz), e.g. the\n"
     "                    reference decoder's .decoder.trace or `tracekit decode` output\n"
@@ -41,7 +49,22 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
         val = &in->ucf;
     else if (!strcmp(a, "--spec"))
         val = &in->spec;
-    else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
+    else if (!strcmp(a, "--sim"))
+        val = &in->sim;
+    else if (!strcmp(a, "--max-insns") || !strcmp(a, "--hart")) {
+        char *end = NULL;
+        unsigned long long v = *i + 1 < argc ? strtoull(argv[*i + 1], &end, 0) : 0;
+        if (!end || !*argv[*i + 1] || *end || (a[2] == 'h' && v > 63)) {
+            fprintf(stderr, "tracekit %s: %s needs a number\n", in->cmd, a);
+            return -1;
+        }
+        if (a[2] == 'h')
+            in->hart = (int)v;
+        else
+            in->max_insns = v;
+        ++*i;
+        return 1;
+    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
         return in->quiet = true, 1;
     else if (!strcmp(a, "--no-bootrom"))
         return in->no_bootrom = true, 1;
@@ -229,16 +252,132 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     return st == TK_OK ? 0 : fail(in, st, NULL, in->trace);
 }
 
+typedef struct sim_feed {
+    tk_pc_flow *flow;
+    int hart;
+    unsigned xlen;
+} sim_feed;
+
+/* Where an interrupt taken after record r returns to: the next instruction in program order
+ * (E-Trace epc). Unknown for uninferable jumps: their own address stands in (it only names
+ * the call site of the handler). */
+static uint64_t interrupt_epc(const tk_hart_retire *r, unsigned xlen)
+{
+    tk_rv_insn in;
+    switch (r->itype) {
+    case TK_ITYPE_NONE:
+    case TK_ITYPE_NOT_TAKEN:
+        return r->pc + r->len;
+    case TK_ITYPE_TAKEN:
+    case TK_ITYPE_INF_CALL:
+    case TK_ITYPE_INF_JUMP:
+    case TK_ITYPE_INF_OTHER:
+        if (tk_rv_decode(r->insn, xlen, &in) == TK_OK &&
+            (in.cf == TK_RV_CF_BRANCH || in.cf == TK_RV_CF_JAL)) {
+            uint64_t t = r->pc + (uint64_t)in.imm;
+            return xlen == 32 ? t & 0xffffffffu : t;
+        }
+        return r->pc;
+    default:
+        return r->pc;
+    }
+}
+
+/* Retirement records to events: retired instructions are the flow; a faulting instruction
+ * (not retired), ecall/ebreak and interrupts are traps with the hart's own cause. */
+static tk_status sim_retire(void *ctx, const tk_hart_retire *recs, size_t n)
+{
+    sim_feed *f = ctx;
+    tk_status st = TK_OK;
+    for (size_t i = 0; i < n && st == TK_OK; i++) {
+        const tk_hart_retire *r = &recs[i];
+        if (f->hart >= 0 && r->hart != (unsigned)f->hart)
+            continue;
+        if (r->flags & TK_HART_F_RETIRED)
+            st = tk_pc_flow_pc(f->flow, r->pc);
+        if (st != TK_OK)
+            break;
+        if (r->flags & TK_HART_F_EXCEPTION)
+            st = tk_pc_flow_trap(f->flow, r->pc, (uint32_t)r->cause, false);
+        else if (r->flags & TK_HART_F_INTERRUPT)
+            st = tk_pc_flow_trap(f->flow, interrupt_epc(r, f->xlen), (uint32_t)r->cause, true);
+    }
+    return st;
+}
+
+static void sim_console(void *ctx, const char *data, size_t len)
+{
+    (void)ctx;
+    fwrite(data, 1, len, stderr);
+}
+
+static int run_sim(const tk_an_input *in, tk_an_run *run, relay *r)
+{
+    tk_sim_config cfg;
+    tk_sim_config_init(&cfg);
+    cfg.xlen = tk_image_xlen(run->img);
+    if (in->hart >= 0)
+        cfg.nharts = (unsigned)in->hart + 1;
+    tk_sim *sim = NULL;
+    tk_diag d;
+    tk_diag_clear(&d);
+    sim_feed feed = {.hart = in->hart, .xlen = cfg.xlen};
+    tk_status st = tk_sim_new(&cfg, &sim);
+    if (st == TK_OK)
+        st = tk_sim_load_image(sim, run->img, &d);
+    if (st == TK_OK)
+        st = tk_pc_flow_new(run->img, relay_event, r, &feed.flow);
+    if (st != TK_OK) {
+        tk_sim_free(sim);
+        return fail(in, st, &d, in->sim);
+    }
+    if (!in->quiet)
+        tk_sim_set_console(sim, sim_console, NULL);
+    tk_sim_set_retire(sim, sim_retire, &feed);
+    tk_sim_result res = {0};
+    uint64_t max = in->max_insns ? in->max_insns : DEFAULT_MAX_INSNS;
+    st = tk_sim_run(sim, max, &res, &d);
+    tk_status fs = tk_pc_flow_finish(feed.flow);
+    tk_pc_flow_free(feed.flow);
+    tk_sim_free(sim);
+    if (r->drawn) {
+        fputs("\r\033[K", stderr);
+        r->drawn = false;
+    }
+    if (st == TK_END) {
+        fprintf(stderr, "tracekit %s: stopped after %" PRIu64 " instructions (--max-insns)\n",
+                in->cmd, res.instructions);
+    } else if (st == TK_OK) {
+        if (res.exit_code)
+            fprintf(stderr, "tracekit %s: the program exited with code %lld\n", in->cmd,
+                    (long long)res.exit_code);
+    } else {
+        /* Unsupported instruction or device: profile what ran up to there. */
+        fprintf(stderr, "tracekit %s: the program stopped: %s\n", in->cmd,
+                d.message[0] ? d.message : tk_strerror(st));
+        if (st != TK_ERR_UNSUPPORTED && st != TK_ERR_TRAP)
+            return 1;
+    }
+    return fs == TK_OK ? 0 : fail(in, fs, NULL, in->sim);
+}
+
 static int check_input(const tk_an_input *in)
 {
     bool trace = in->trace || in->scf || in->ucf;
-    if (!trace && !in->pc_trace) {
+    int sources = trace + !!in->pc_trace + !!in->sim;
+    if (!sources) {
         fprintf(stderr, "tracekit %s: no input (try --help)\n", in->cmd);
         return 2;
     }
-    if (trace && in->pc_trace) {
-        fprintf(stderr, "tracekit %s: give either a trace (--scf, --ucf, TRACE) or --pc-trace\n",
+    if (sources > 1) {
+        fprintf(stderr,
+                "tracekit %s: give one input: a trace (--scf, --ucf, TRACE), --sim or "
+                "--pc-trace\n",
                 in->cmd);
+        return 2;
+    }
+    if (in->sim && in->elf && strcmp(in->sim, in->elf)) {
+        fprintf(stderr, "tracekit %s: --sim names the program; --elf is not needed\n", in->cmd);
         return 2;
     }
     if (trace && (!in->trace || !in->scf || !in->ucf)) {
@@ -273,9 +412,9 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
             (st = tk_te_params_validate(&p, &d)) != TK_OK)
             return fail(in, st, &d, in->ucf);
     }
-    if (in->elf) {
+    if (in->elf || in->sim) {
         free(run->elf);
-        run->elf = strdup(in->elf);
+        run->elf = strdup(in->sim ? in->sim : in->elf);
         if (!run->elf)
             return fail(in, TK_ERR_NOMEM, NULL, "elf");
     }
@@ -297,7 +436,9 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
 
     relay r = {.in = in, .profile = run->profile, .progress = !in->quiet && isatty(2)};
     clock_gettime(CLOCK_MONOTONIC, &r.last);
-    rc = in->trace ? run_trace(in, &p, run, &r) : run_pc_trace(in, run, &r);
+    rc = in->trace ? run_trace(in, &p, run, &r)
+         : in->sim ? run_sim(in, run, &r)
+                   : run_pc_trace(in, run, &r);
     if (r.drawn)
         fputs("\r\033[K", stderr);
     if (rc)
