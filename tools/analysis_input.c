@@ -96,7 +96,7 @@ typedef struct relay {
     bool drawn;
     uint64_t events;
     uint64_t errors;
-    const uint64_t *pos; /* bytes consumed so far, for a percentage */
+    uint64_t pos; /* byte offset of the latest packet, for a percentage */
     uint64_t size;
     struct timespec last;
 } relay;
@@ -131,6 +131,8 @@ static tk_status relay_event(void *ctx, const tk_event *ev)
     if (ev->kind == TK_EV_ERROR)
         print_error(r, ev->byte_offset, ev->packet_index,
                     ev->message ? ev->message : tk_strerror(ev->status));
+    if (ev->byte_offset > r->pos && ev->byte_offset != UINT64_MAX)
+        r->pos = ev->byte_offset;
     if (r->progress && (++r->events & 0xffff) == 0) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -139,9 +141,9 @@ static tk_status relay_event(void *ctx, const tk_event *ev)
         if (dt >= 0.5) {
             tk_profile_totals t;
             tk_profile_get_totals(r->profile, &t);
-            if (r->pos && r->size)
+            if (r->size)
                 fprintf(stderr, "\rtracekit %s: %3.0f%% of the trace, %" PRIu64 " instructions ",
-                        r->in->cmd, 100.0 * (double)*r->pos / (double)r->size, t.insns);
+                        r->in->cmd, 100.0 * (double)r->pos / (double)r->size, t.insns);
             else
                 fprintf(stderr, "\rtracekit %s: %" PRIu64 " instructions ", r->in->cmd, t.insns);
             r->drawn = true;
@@ -174,24 +176,8 @@ static int run_pc_trace(const tk_an_input *in, tk_an_run *run, relay *r)
     return st == TK_OK ? 0 : fail(in, st, &d, in->pc_trace);
 }
 
-/* spike's reset vector at 0x1000 (VERSIONS.md C.4), which the reference traces start in:
- * auipc t0,0; addi a1,t0,32; csrr a0,mhartid; ld t0,24(t0) (lw for RV32); jr t0. */
-static tk_status add_bootrom(tk_image *img, bool rv32)
-{
-    const uint32_t code[5] = {0x00000297, 0x02028593, 0xf1402573, rv32 ? 0x0182a283 : 0x0182b283,
-                              0x00028067};
-    uint8_t bytes[sizeof(code)];
-    for (size_t i = 0; i < 5; i++)
-        for (size_t b = 0; b < 4; b++)
-            bytes[i * 4 + b] = (uint8_t)(code[i] >> (8 * b));
-    uint8_t probe;
-    if (tk_image_read(img, 0x1000, &probe, 1) == TK_OK)
-        return TK_OK;
-    return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
-}
-
-/* Every packet of the raw file to the decoder; damaged packets are reported and the decoder
- * told it lost them (it resumes at the next sync). */
+/* Every packet of the raw file to the decoder (tk_te_decoder_run_raw): damaged packets come
+ * back as error events, printed by the relay, and decoding resumes at the next sync. */
 static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *run, relay *r)
 {
     tk_diag d;
@@ -201,8 +187,6 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     tk_status st = tk_te_raw_open(in->trace, &raw, &d);
     if (st != TK_OK)
         return fail(in, st, &d, in->trace);
-    uint64_t pos = 0;
-    r->pos = &pos;
     r->size = tk_te_raw_size(raw);
     if ((st = tk_te_decoder_new(p, run->img, relay_event, r, &dec)) != TK_OK) {
         tk_te_raw_close(raw);
@@ -210,45 +194,12 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     }
     if (in->ecall_sequential)
         tk_te_decoder_set_flags(dec, TK_TE_DEC_ECALL_SEQUENTIAL);
-    for (;;) {
-        tk_te_raw_packet rp;
-        tk_diag_clear(&d);
-        st = tk_te_raw_next(raw, &rp, &d);
-        if (st == TK_END) {
-            st = TK_OK;
-            break;
-        }
-        if (st != TK_OK) {
-            /* The reader's message already names the file, offset and packet. */
-            print_line(r, d.message);
-            if (st != TK_ERR_BAD_PACKET) {
-                st = TK_OK; /* truncated: decode what came before */
-                break;
-            }
-            if ((st = tk_te_decoder_lost(dec, d.byte_offset, d.packet_index)) != TK_OK)
-                break;
-            continue;
-        }
-        pos = rp.offset;
-        tk_te_packet pkt;
-        if (rp.msg_type == TK_ENCAP_FLOW_TE_INST &&
-            tk_te_packet_decode(p, rp.payload, rp.len, &pkt, &d) == TK_OK) {
-            if ((st = tk_te_decoder_packet(dec, &pkt, rp.offset, rp.index)) != TK_OK)
-                break;
-            continue;
-        }
-        print_error(r, rp.offset, rp.index,
-                    rp.msg_type != TK_ENCAP_FLOW_TE_INST ? "not a te_inst packet"
-                    : d.message[0]                       ? d.message
-                                                         : "bad packet");
-        if ((st = tk_te_decoder_lost(dec, rp.offset, rp.index)) != TK_OK)
-            break;
-    }
-    if (st == TK_OK)
+    st = tk_te_decoder_run_raw(dec, raw);
+    /* A damaged stream was reported packet by packet; only a stop of our own is fatal. */
+    if (st != TK_ERR_NOMEM && st != TK_ERR_STATE)
         st = tk_te_decoder_finish(dec);
     tk_te_decoder_free(dec);
     tk_te_raw_close(raw);
-    r->pos = NULL;
     return st == TK_OK ? 0 : fail(in, st, NULL, in->trace);
 }
 
@@ -425,7 +376,8 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     if ((st = tk_image_open_elf(run->elf, &run->img, &d)) != TK_OK)
         return fail(in, st, &d, run->elf);
     if (in->trace && !in->no_bootrom &&
-        (st = add_bootrom(run->img, p.o.use_rv32_isa || tk_image_xlen(run->img) == 32)) != TK_OK)
+        (st = tk_te_add_spike_reset_code(run->img, p.o.use_rv32_isa ||
+                                                       tk_image_xlen(run->img) == 32)) != TK_OK)
         return fail(in, st, NULL, "reset code at 0x1000");
     tk_diag_clear(&run->lines_diag);
     if (tk_line_table_open_elf(run->elf, &run->lines, &run->lines_diag) != TK_OK)
