@@ -32,8 +32,8 @@ if cmp -s "$out/executed.pcs" "$out/decoded.pcs"; then
   bytes=$(stat -c %s "$out/demo.te_inst_raw")
   packets=$(wc -l < "$out/packets.txt")
   awk -v n="$n" -v b="$bytes" -v p="$packets" 'BEGIN {
-    printf "OK: %d instructions decoded exactly; %d packets, %d bytes, %.3f bits/instruction\n",
-      n, p, b, (b * 8.0) / n }'
+    printf "OK: %d instructions decoded exactly; %d packets, %d bytes (%d payload), %.3f payload bits/instruction\n",
+      n, p, b, b - p, ((b - p) * 8.0) / n }'
 else
   echo "MISMATCH: decoded PCs differ from executed PCs:" >&2
   diff "$out/executed.pcs" "$out/decoded.pcs" | head -n 5 >&2
