@@ -23,6 +23,8 @@ static void usage(FILE *out)
             "                       [-o OUT] [--format pcs|listing|count] [options]\n"
             "\n"
             "Reconstruct the executed instructions from E-Trace te_inst packets and the program.\n"
+            "The input is the reference flow's raw packet file, or its .te_inst CSV (also\n"
+            "gzipped) when the name ends in .te_inst or .te_inst.gz.\n"
             "\n"
             "  --scf FILE        static (hardware) parameters, the reference flow's .scf\n"
             "  --ucf FILE        run-time options, the reference flow's .ucf; its object-files\n"
@@ -48,22 +50,6 @@ static void usage(FILE *out)
             "      $d/dhrystone.te_inst_raw -o dhrystone.decoder.trace\n");
 }
 
-/* spike's reset vector (VERSIONS.md C.4): auipc t0,0; addi a1,t0,32; csrr a0,mhartid;
- * ld t0,24(t0) (lw for RV32); jr t0. decoder_model.py hard-codes the same code. */
-static tk_status add_bootrom(tk_image *img, bool rv32)
-{
-    const uint32_t code[5] = {0x00000297, 0x02028593, 0xf1402573, rv32 ? 0x0182a283 : 0x0182b283,
-                              0x00028067};
-    uint8_t bytes[sizeof(code)];
-    for (size_t i = 0; i < 5; i++)
-        for (size_t b = 0; b < 4; b++)
-            bytes[i * 4 + b] = (uint8_t)(code[i] >> (8 * b));
-    uint8_t probe;
-    if (tk_image_read(img, 0x1000, &probe, 1) == TK_OK)
-        return TK_OK; /* the program has code there itself */
-    return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
-}
-
 typedef struct decode_ctx {
     const char *input;
     tk_event_fn sink_fn;
@@ -71,13 +57,14 @@ typedef struct decode_ctx {
     uint64_t ninsn;
     uint64_t errors;
     uint64_t mismatches; /* decoder errors saying trace and program disagree */
+    bool csv;            /* byte offsets are line numbers of a .te_inst CSV */
 } decode_ctx;
 
 static void print_error(decode_ctx *c, uint64_t offset, uint64_t index, const char *msg)
 {
     if (c->errors++ < MAX_ERROR_LINES)
-        fprintf(stderr, "tracekit decode: %s: offset %" PRIu64 " (packet %" PRIu64 "): %s\n",
-                c->input, offset, index, msg);
+        fprintf(stderr, "tracekit decode: %s: %s %" PRIu64 " (packet %" PRIu64 "): %s\n", c->input,
+                c->csv ? "line" : "offset", offset, index, msg);
 }
 
 static tk_status on_event(void *ctx, const tk_event *ev)
@@ -95,52 +82,32 @@ static tk_status on_event(void *ctx, const tk_event *ev)
     return c->sink_fn ? c->sink_fn(c->sink, ev) : TK_OK;
 }
 
-/* Feed every packet of a reference .te_inst_raw stream to the decoder. Damaged packets are
- * reported and the decoder told it lost them (it resumes at the next sync). Returns the
- * first reader/codec error (decoding errors arrive as events), or a fatal status. */
-static tk_status run_raw(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d, tk_te_raw *raw)
+/* The reference .te_inst CSV (VERSIONS.md C.6), plain or gzipped: one packet per line. */
+static tk_status run_csv(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d,
+                         tk_te_csv_reader *csv)
 {
-    tk_status result = TK_OK;
-    for (;;) {
-        tk_te_raw_packet rp;
+    for (uint64_t index = 0;; index++) {
+        tk_te_packet pkt;
         tk_diag diag;
         tk_diag_clear(&diag);
-        tk_status s = tk_te_raw_next(raw, &rp, &diag);
+        tk_status s = tk_te_csv_next(csv, p, &pkt, &diag);
         if (s == TK_END)
-            return result;
+            return TK_OK;
         if (s != TK_OK) {
-            /* the reader's message names the file, offset and packet */
+            /* the reader's message names file and line; a CSV error ends the input */
             if (c->errors++ < MAX_ERROR_LINES)
                 fprintf(stderr, "tracekit decode: %s\n", diag.message);
-            if (result == TK_OK)
-                result = s;
-            if (s != TK_ERR_BAD_PACKET)
-                return result; /* truncated: nothing follows */
-            if ((s = tk_te_decoder_lost(d, diag.byte_offset, diag.packet_index)) != TK_OK)
-                return s;
-            continue;
+            return s;
         }
-        if (rp.msg_type != TK_ENCAP_FLOW_TE_INST) {
-            char msg[96];
-            snprintf(msg, sizeof(msg), "bad packet header: message type %u, not te_inst (2)",
-                     rp.msg_type);
-            print_error(c, rp.offset, rp.index, msg);
-            s = TK_ERR_BAD_PACKET;
-        } else {
-            tk_te_packet pkt;
-            s = tk_te_packet_decode(p, rp.payload, rp.len, &pkt, &diag);
-            if (s == TK_OK) {
-                if ((s = tk_te_decoder_packet(d, &pkt, rp.offset, rp.index)) != TK_OK)
-                    return s;
-                continue;
-            }
-            print_error(c, rp.offset, rp.index, diag.message[0] ? diag.message : tk_strerror(s));
-        }
-        if (result == TK_OK)
-            result = s;
-        if ((s = tk_te_decoder_lost(d, rp.offset, rp.index)) != TK_OK)
+        if ((s = tk_te_decoder_packet(d, &pkt, index + 2, index)) != TK_OK)
             return s;
     }
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && !strcmp(s + n - m, tail);
 }
 
 int tk_cmd_decode(int argc, char **argv)
@@ -238,6 +205,7 @@ int tk_cmd_decode(int argc, char **argv)
     tk_listing *lst = NULL;
     FILE *out = NULL;
     tk_te_raw *raw = NULL;
+    tk_te_csv_reader *csv = NULL;
     tk_status s;
 
     tk_te_params_init(&p);
@@ -262,11 +230,17 @@ int tk_cmd_decode(int argc, char **argv)
                 diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
-    if (bootrom && (s = add_bootrom(img, p.o.use_rv32_isa || tk_image_xlen(img) == 32)) != TK_OK) {
+    if (bootrom && (s = tk_te_add_spike_reset_code(img, p.o.use_rv32_isa ||
+                                                            tk_image_xlen(img) == 32)) != TK_OK) {
         fprintf(stderr, "tracekit decode: cannot add the reset code: %s\n", tk_strerror(s));
         goto done;
     }
-    if ((s = tk_te_raw_open(input, &raw, &diag)) != TK_OK) {
+    const bool csv_in = ends_with(input, ".te_inst") || ends_with(input, ".te_inst.gz");
+    if (csv_in && (s = tk_te_csv_open(input, &csv, &diag)) != TK_OK) {
+        fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
+        goto done;
+    }
+    if (!csv_in && (s = tk_te_raw_open(input, &raw, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
@@ -279,7 +253,7 @@ int tk_cmd_decode(int argc, char **argv)
         goto done;
     }
 
-    decode_ctx c = {.input = input};
+    decode_ctx c = {.input = input, .csv = csv_in};
     if (want_pcs) {
         if ((s = tk_pc_list_new(img, out, &pcs)) != TK_OK)
             goto fail;
@@ -296,8 +270,10 @@ int tk_cmd_decode(int argc, char **argv)
     tk_te_decoder_set_flags(d, flags);
 
     tk_te_decoder_stats st = {.size = sizeof(st)};
-    tk_status run = run_raw(&c, &p, d, raw);
+    tk_status run = csv ? run_csv(&c, &p, d, csv) : tk_te_decoder_run_raw(d, raw);
     s = tk_te_decoder_finish(d);
+    if (run == TK_ERR_IO || run == TK_ERR_NOMEM)
+        s = run; /* the sink failed (write error) */
     if (s == TK_OK && pcs)
         s = tk_pc_list_flush(pcs);
     if (s == TK_OK && lst)
@@ -335,6 +311,7 @@ done:
     tk_listing_free(lst);
     tk_image_free(img);
     tk_te_raw_close(raw);
+    tk_te_csv_close(csv);
     free(ucf_elf);
     return rc;
 }
