@@ -20,12 +20,21 @@ static void usage(FILE *f, const char *cmd)
 {
     fprintf(f,
             "usage: tracekit %s --snapshot DIR [--id N] [--buffer NAME]%s\n"
+            "       tracekit %s --trace FILE [--trace-format framed|dstream|raw] [--reg R=V]...\n"
+            "                [--mem ADDR:FILE]... [--id N]\n"
             "  --snapshot DIR  DS-5 snapshot directory (snapshot.ini, trace.ini, device .ini)\n"
+            "  --trace FILE    a bare trace file instead of a snapshot; its ETMv4 configuration\n"
+            "                  comes from --reg (defaults: a Cortex-A53 ETMv4.0: TRCCONFIGR=0xc1\n"
+            "                  TRCIDR0=0x28000ea1 TRCIDR1=0x4100f403 TRCIDR2=0x488, TRCIDR8=0)\n"
+            "  --trace-format  framed (ETB/ETR formatter frames, default), dstream (frames with\n"
+            "                  FSYNCs) or raw (one unformatted source; needs --id)\n"
+            "  --reg R=V       register value, e.g. --reg TRCIDR0=0x28000ea1\n"
+            "  --mem ADDR:FILE program image FILE loaded at ADDR (decode)\n"
             "  --id N          only trace ID N (decimal or 0x hex)\n"
             "  --buffer NAME   trace buffer to read (default: the first with an ETMv4 source)\n"
             "  --stats N       print nothing per item: run N times over the buffer held in memory\n"
             "                  and report counts and throughput\n",
-            cmd, strcmp(cmd, "decode") ? "" : " [--format ranges|events]");
+            cmd, strcmp(cmd, "decode") ? "" : " [--format ranges|events]", cmd);
     if (!strcmp(cmd, "decode"))
         fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
                    "  --format events every event (default)\n");
@@ -120,7 +129,7 @@ static tk_status count_event(void *ctx, const tk_event *ev)
 static double now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* CPU time: fair on a busy machine */
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -207,7 +216,11 @@ static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const cha
 
 static int run(int argc, char **argv, const char *cmd, int decode)
 {
-    const char *dir = NULL, *buffer = NULL, *format = "events";
+    const char *dir = NULL, *buffer = NULL, *format = "events", *trace = NULL;
+    const char *trace_format = "framed";
+    const char *mems[64];
+    int nmem = 0;
+    tk_cs_etm_regs regs = {.configr = 0xc1, .idr = {0x28000ea1, 0x4100f403, 0x488}};
     long id = -1, repeat = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -223,7 +236,32 @@ static int run(int argc, char **argv, const char *cmd, int decode)
             dir = argv[++i];
         else if (!strcmp(a, "--buffer"))
             buffer = argv[++i];
-        else if (!strcmp(a, "--format") && decode)
+        else if (!strcmp(a, "--trace"))
+            trace = argv[++i];
+        else if (!strcmp(a, "--trace-format"))
+            trace_format = argv[++i];
+        else if (!strcmp(a, "--mem")) {
+            if (nmem == 64) {
+                fprintf(stderr, "tracekit %s: too many --mem options\n", cmd);
+                return 2;
+            }
+            mems[nmem++] = argv[++i];
+        } else if (!strcmp(a, "--reg")) {
+            char name[64], *end;
+            const char *eq = strchr(argv[++i], '=');
+            size_t n = eq ? (size_t)(eq - argv[i]) : 0;
+            unsigned long v = eq ? strtoul(eq + 1, &end, 0) : 0;
+            if (!eq || n >= sizeof(name) || *end || eq[1] == 0) {
+                fprintf(stderr, "tracekit %s: --reg wants NAME=VALUE, not '%s'\n", cmd, argv[i]);
+                return 2;
+            }
+            memcpy(name, argv[i], n);
+            name[n] = 0;
+            if (tk_cs_etm_regs_set(&regs, name, (uint32_t)v)) {
+                fprintf(stderr, "tracekit %s: unknown register '%s'\n", cmd, name);
+                return 2;
+            }
+        } else if (!strcmp(a, "--format") && decode)
             format = argv[++i];
         else if (!strcmp(a, "--stats")) {
             repeat = strtol(argv[++i], NULL, 0);
@@ -244,7 +282,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
             return 2;
         }
     }
-    if (!dir) {
+    if (!dir == !trace) {
         usage(stderr, cmd);
         return 2;
     }
@@ -255,7 +293,33 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     tk_diag diag;
     tk_diag_clear(&diag);
     tk_cs_snapshot *ss;
-    tk_status st = tk_cs_snapshot_load(dir, &ss, &diag);
+    tk_status st;
+    if (trace) {
+        tk_cs_buffer_format f = !strcmp(trace_format, "framed")    ? TK_CS_FMT_FRAMED
+                                : !strcmp(trace_format, "dstream") ? TK_CS_FMT_DSTREAM
+                                : !strcmp(trace_format, "raw")     ? TK_CS_FMT_RAW
+                                                                   : 0;
+        if (!f || (f == TK_CS_FMT_RAW && id < 0)) {
+            fprintf(stderr, "tracekit %s: %s\n", cmd,
+                    f ? "--trace-format raw needs --id" : "unknown --trace-format");
+            return 2;
+        }
+        st = tk_cs_snapshot_from_file(trace, f, &regs, (int)id, &ss);
+        for (int m = 0; !st && m < nmem; m++) {
+            char *end;
+            uint64_t addr = strtoull(mems[m], &end, 0);
+            if (*end != ':' || !end[1]) {
+                fprintf(stderr, "tracekit %s: --mem wants ADDR:FILE, not '%s'\n", cmd, mems[m]);
+                tk_cs_snapshot_free(ss);
+                return 2;
+            }
+            st = tk_cs_mem_add_file(ss->cores[0].mem, addr, end + 1, 0, 0, &diag);
+            if (st)
+                tk_cs_snapshot_free(ss);
+        }
+    } else {
+        st = tk_cs_snapshot_load(dir, &ss, &diag);
+    }
     if (st) {
         fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);
         return 1;

@@ -157,6 +157,9 @@ tk_status tk_te_raw_next(tk_te_raw *r, tk_te_raw_packet *pkt, tk_diag *diag);
 tk_status tk_te_raw_write(FILE *out, uint8_t msg_type, const uint8_t *payload, size_t len);
 /* Total size of the input in bytes. */
 uint64_t tk_te_raw_size(const tk_te_raw *r);
+/* The whole input (the mapped file or the caller's buffer), for scanning it directly
+ * (tk_te_scan) or in pieces on several threads; valid until tk_te_raw_close. */
+const uint8_t *tk_te_raw_data(const tk_te_raw *r);
 void tk_te_raw_close(tk_te_raw *r);
 
 #ifdef __cplusplus

@@ -76,6 +76,13 @@ enum {
 };
 void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags);
 
+/* Implicit exception mode: trap packets leave the handler address out and the decoder
+ * infers it from the trap vector CSR (mtvec, stvec...) of the privilege level the handler
+ * runs in (the packet's privilege: 0 U, 1 S, 3 M), value as the CSR holds it (MODE in bits
+ * 1:0; vectored interrupts go to base + 4 * cause). A trap without address for a privilege
+ * whose vector was not given is a TK_ERR_CONFIG error event. */
+void tk_te_decoder_set_trap_vector(tk_te_decoder *d, unsigned priv, uint64_t xtvec);
+
 /* Counters, for tools and benchmarks. */
 typedef struct tk_te_decoder_stats {
     size_t size; /* sizeof(tk_te_decoder_stats) */

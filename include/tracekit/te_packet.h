@@ -128,10 +128,44 @@ typedef struct tk_te_layout {
     unsigned aw, a, p, t, c, e, k, s, d; /* address, tval, privilege, time, context, ecause,
                                             cache index, F0 subformat, irdepth */
     unsigned em, io, dop;                /* encoder_mode, ioptions, doptions */
+    bool fast; /* 2.0 layout whose fields fit the specialised decoders (packet_fast.h) */
 } tk_te_layout;
 void tk_te_layout_init(tk_te_layout *l, const tk_te_params *p);
 tk_status tk_te_packet_decode_layout(const tk_te_layout *l, const uint8_t *payload, size_t len,
                                      tk_te_packet *out, tk_diag *diag);
+
+/* Scanner over a reference raw stream held in memory (.te_inst_raw, VERSIONS.md C.6: per
+ * packet a header byte (msg_type << 5) | length, then the payload), decoding each te_inst
+ * packet in place: no copy, no allocation. The buffer (usually a mapped file, see
+ * tk_te_raw_data) must outlive the scanner. It holds a layout: the parameters must not move
+ * while it is in use. The fields say where the packet last returned (or found damaged) is. */
+typedef struct tk_te_scan {
+    tk_te_layout layout;
+    const uint8_t *buf;
+    size_t len;
+    size_t pos;          /* next header byte */
+    uint64_t offset;     /* byte offset of the last packet's header */
+    uint64_t index;      /* 0-based index of the last packet */
+    uint64_t next_index; /* index the next packet will have */
+} tk_te_scan;
+void tk_te_scan_init(tk_te_scan *s, const tk_te_params *p, const uint8_t *buf, size_t len);
+/* Continue at byte offset (a packet boundary), numbering packets from index. */
+void tk_te_scan_seek(tk_te_scan *s, size_t offset, uint64_t index);
+/* Next te_inst packet: TK_OK, or TK_END after the last. Errors (diag holds a message
+ * without file name, and the byte_offset and packet_index of the damaged packet, also in
+ * s->offset and s->index):
+ *   TK_ERR_BAD_PACKET a header with length 0, with bit 7 set, or with a message type other
+ *                     than te_inst (2), or a payload that does not decode; scanning goes on
+ *                     after it;
+ *   TK_ERR_TRUNCATED  the payload runs past the end of the buffer; scanning ends. */
+tk_status tk_te_scan_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag);
+/* Decode up to max packets into out[], stopping before the first one that needs
+ * tk_te_scan_next (a damaged packet, the last bytes of the buffer, an unusual layout).
+ * Returns the count (0: call tk_te_scan_next). Packet i is at offsets[i] when offsets is
+ * not NULL; the first has index s->next_index on entry. The fast way through a long trace:
+ *   while ((n = tk_te_scan_batch(s, pkts, offs, N)) > 0) { ...use them... }
+ *   then tk_te_scan_next() once, and repeat until it returns TK_END. */
+size_t tk_te_scan_batch(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max);
 
 /* One line describing the packet, like ptdump: "F1 branches=3 map=0x5 addr=0x... ". */
 int tk_te_packet_format(const tk_te_params *p, const tk_te_packet *pkt, char *buf, size_t cap);

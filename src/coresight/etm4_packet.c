@@ -42,6 +42,8 @@ struct tk_etm4_parser {
     bool ts_valid, seen_trace_info;
     uint32_t cc_threshold;
 
+    tk_etm4_packet pkt; /* the packet being built; zeroed once, then see clear_pkt() */
+
     /* Atom headers (0xc0-0xff, most of any instruction trace) decoded ahead of time. */
     struct {
         uint8_t type, num;
@@ -632,6 +634,22 @@ static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt)
     return 1;
 }
 
+/* Reset the fields that are read conditionally; every other field is written by the packet
+ * types it belongs to. (A full memset per packet costs a third of the parse time.) */
+static inline void clear_pkt(tk_etm4_packet *pkt)
+{
+    pkt->err_type = 0;
+    pkt->atom_num = 0;
+    pkt->addr_bits = 0;
+    pkt->ctx_updated = 0;
+    pkt->info_sections = 0;
+    pkt->has_cc = 0;
+    pkt->has_commit = 0;
+    pkt->exc_fault_pending = 0;
+    pkt->q_has_count = 0;
+    pkt->cancel = 0;
+}
+
 /* Decode one packet from b[0..n). Returns its length, NEED_MORE, or (for error packets) the
  * number of bytes it covers with pkt->type set to an error type. State changes happen only
  * when a packet is complete. */
@@ -906,8 +924,7 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
 {
     size_t i = 0;
     tk_status st;
-    tk_etm4_packet pkt;
-    memset(&pkt, 0, sizeof(pkt));
+    tk_etm4_packet *pkt = &p->pkt;
     while (i < n) {
         if (!p->synced) {
             size_t used;
@@ -919,15 +936,15 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         if (p->npart) {
             /* Complete a packet split across runs, one byte at a time. */
             p->part[p->npart++] = d[i++];
-            memset(&pkt, 0, sizeof(pkt));
-            int r = decode(p, p->part, p->npart, &pkt);
+            clear_pkt(pkt);
+            int r = decode(p, p->part, p->npart, pkt);
             if (r == NEED_MORE && p->npart == MAX_PKT)
-                r = bad(&pkt, (tk_etm4_pkt_type)pkt.type, MAX_PKT);
+                r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
             if (r != NEED_MORE) {
                 /* An error packet may end before the bytes gathered so far: re-feed the rest. */
                 size_t extra = p->npart - (size_t)r;
                 p->npart = 0;
-                if ((st = deliver(p, &pkt, p->part_index, r)))
+                if ((st = deliver(p, pkt, p->part_index, r)))
                     return st;
                 i -= extra < i ? extra : i;
             }
@@ -936,24 +953,24 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         uint8_t h = d[i];
         if (h >= 0xc0 && p->atom[h - 0xc0].num) {
             /* Fast path: a one-byte atom packet needs no general decoding. */
-            pkt.type = p->atom[h - 0xc0].type;
-            pkt.atom_num = p->atom[h - 0xc0].num;
-            pkt.atoms = p->atom[h - 0xc0].bits;
-            pkt.header = h;
-            pkt.size = 1;
-            pkt.trace_id = p->cfg.trace_id;
-            pkt.index = index + i;
-            if ((st = p->fn(p->ctx, &pkt)))
+            pkt->type = p->atom[h - 0xc0].type;
+            pkt->atom_num = p->atom[h - 0xc0].num;
+            pkt->atoms = p->atom[h - 0xc0].bits;
+            pkt->header = h;
+            pkt->size = 1;
+            pkt->trace_id = p->cfg.trace_id;
+            pkt->index = index + i;
+            if ((st = p->fn(p->ctx, pkt)))
                 return st;
             i++;
             continue;
         }
-        memset(&pkt, 0, sizeof(pkt));
-        int r = decode(p, d + i, n - i, &pkt);
+        clear_pkt(pkt);
+        int r = decode(p, d + i, n - i, pkt);
         if (r == NEED_MORE) {
             size_t rest = n - i;
             if (rest >= MAX_PKT) {
-                r = bad(&pkt, (tk_etm4_pkt_type)pkt.type, MAX_PKT);
+                r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
             } else {
                 memcpy(p->part, d + i, rest);
                 p->npart = rest;
@@ -961,7 +978,7 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
                 return TK_OK;
             }
         }
-        if ((st = deliver(p, &pkt, index + i, r)))
+        if ((st = deliver(p, pkt, index + i, r)))
             return st;
         i += (size_t)r;
     }

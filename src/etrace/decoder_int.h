@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "etrace/modes.h"
 #include "tracekit/te_decoder.h"
 
 /* Outcome of the internal steps: TK_OK (go on / stopped where the packet says), DEC_DESYNC
@@ -52,9 +53,18 @@ struct tk_te_decoder {
     uint64_t address;
     uint8_t privilege;
     bool have_priv;
-    uint64_t *irstack;
-    uint32_t irstack_depth;
-    uint32_t irstack_max;
+    tk_te_irstack ir; /* implicit return (shared with the encoder: etrace/modes.h) */
+
+    /* Optional modes (etrace/modes.h). Branches still to resolve come in this order: the
+     * branch_map bits, then pred_pending branches that went as predicted, then, if
+     * fail_pending, one that did not (format 0 subformat 0). */
+    tk_te_bpred bp;
+    tk_te_jtc jtc;
+    uint64_t pred_pending;
+    bool fail_pending;
+    bool walk_uninf;  /* the last walk stopped on an uninferable discontinuity's target */
+    uint64_t tvec[4]; /* trap vector CSR per privilege, for implicit exceptions */
+    uint8_t tvec_set; /* bit per privilege */
 
     /* tracekit additions */
     bool have_pc;         /* pc holds a reported instruction */
@@ -81,6 +91,12 @@ int tk_dec_fail(tk_te_decoder *d, tk_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Branches not yet resolved (map bits, predicted ones, failed one). */
+static inline uint64_t tk_dec_pending(const tk_te_decoder *d)
+{
+    return d->branches + d->pred_pending + (d->fail_pending ? 1u : 0u);
+}
 
 /* decoder_walk.c */
 bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i);

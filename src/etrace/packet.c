@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "etrace/packet_codec.h"
+#include "etrace/packet_fast.h"
 #include "etrace/packet_layout.h"
 #include "util/bitbuf.h"
 
@@ -318,6 +319,11 @@ tk_status tk_te_packet_decode_layout(const tk_te_layout *w, const uint8_t *paylo
     if (!w || !w->params || !out || (!payload && len))
         return tk_diag_set(diag, TK_ERR_INVALID, "tk_te_packet_decode: NULL argument");
     const tk_te_params *p = w->params;
+    if (w->fast && len - 1 < TK_TE_FAST_MAX_LEN) {
+        /* hot path: the specialised decoders of packet_fast.h */
+        if (tk_te_fast_decode_bytes(w, payload, (unsigned)len, out) == TK_TE_FAST_OK)
+            return TK_OK;
+    }
     memset(out, 0, sizeof(*out));
     if (len == 0)
         return tk_diag_set(diag, TK_ERR_TRUNCATED, "empty te_inst payload");

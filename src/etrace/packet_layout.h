@@ -28,6 +28,12 @@ static inline void tk_te_widths_init(tk_te_widths *w, const tk_te_params *p)
     w->em = p->encoder_mode_width;
     w->io = p->ioptions_width;
     w->dop = p->doptions_width;
+    /* the specialised decoders (packet_fast.h) hold a payload in a 128-bit integer */
+#ifdef __SIZEOF_INT128__
+    w->fast = p->spec == TK_TE_SPEC_2_0;
+#else
+    w->fast = false;
+#endif
 }
 
 /* branch_map length for a branches field value, 0.029 and 2.0 (A.2); 0 means 31 bits. */

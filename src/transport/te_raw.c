@@ -18,6 +18,7 @@ struct tk_te_raw {
     void *map;
     size_t map_len;
     char *path; /* NULL for buffers */
+    const uint8_t *buf;
     size_t len;
 };
 
@@ -34,6 +35,7 @@ static tk_status make(const uint8_t *buf, size_t len, tk_te_raw **out)
         free(r);
         return st;
     }
+    r->buf = buf;
     r->len = len;
     *out = r;
     return TK_OK;
@@ -102,6 +104,11 @@ void tk_te_raw_close(tk_te_raw *r)
 uint64_t tk_te_raw_size(const tk_te_raw *r)
 {
     return r ? r->len : 0;
+}
+
+const uint8_t *tk_te_raw_data(const tk_te_raw *r)
+{
+    return r ? r->buf : NULL;
 }
 
 /* Prefix the file name to the reader's message. */

@@ -90,9 +90,10 @@ static int setup(void **state)
     (void)state;
     char *dir = tk_test_data_path("opencsd/snapshots/bugfix-exact-match");
     tk_diag diag;
-    if (tk_cs_snapshot_load(dir, &ss, &diag))
-        return -1;
+    tk_status st = tk_cs_snapshot_load(dir, &ss, &diag);
     free(dir);
+    if (st)
+        return -1;
     raw = tk_test_read_file(ss->buffers[0].path, &raw_len);
     if (!raw)
         return -1;
@@ -193,6 +194,7 @@ static void test_truncated(void **state)
         assert_int_equal(got.r[i].hash, clean.r[i].hash);
     assert_int_equal(got.r[k].type, TK_ETM4_INCOMPLETE_EOT);
     assert_int_equal(got.r[k].index, clean.r[k].index);
+    free(got.r);
 }
 
 /* DSTREAM framing (an FSYNC before every frame, as in a55-test-tpiu) with a corrupt frame: the
