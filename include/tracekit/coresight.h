@@ -53,6 +53,13 @@ typedef enum tk_cs_protocol {
     TK_CS_PROTO_ITM,
 } tk_cs_protocol;
 
+/* Protocols the ETMv4 packet parser and flow decoder handle: ETMv4 and ETE (its Armv9
+ * successor, a superset of the ETMv4 instruction trace packets). */
+static inline bool tk_cs_protocol_is_etm4(tk_cs_protocol p)
+{
+    return p == TK_CS_PROTO_ETM4 || p == TK_CS_PROTO_ETE;
+}
+
 /* Register values of a trace source, as found in its device .ini (0 when absent). */
 typedef struct tk_cs_etm_regs {
     uint32_t configr, traceidr, authstatus;

@@ -29,22 +29,22 @@ typedef enum tk_rv_cf {
 typedef enum tk_rv_jclass {
     TK_RV_J_NONE = 0,
     TK_RV_J_CALL,
-    TK_RV_J_TAIL,   /* jump without linkage */
+    TK_RV_J_TAIL, /* jump without linkage */
     TK_RV_J_RETURN,
-    TK_RV_J_SWAP,   /* co-routine swap */
-    TK_RV_J_OTHER,  /* other jump with linkage */
+    TK_RV_J_SWAP,  /* co-routine swap */
+    TK_RV_J_OTHER, /* other jump with linkage */
 } tk_rv_jclass;
 
 typedef struct tk_rv_insn {
-    uint32_t raw;  /* instruction bits (16 significant bits if len == 2) */
-    uint16_t op;   /* mnemonic id: TK_RV_OP_* (see riscv_ops.h) */
-    uint8_t len;   /* 2 or 4 */
-    uint8_t cf;    /* tk_rv_cf */
+    uint32_t raw;   /* instruction bits (16 significant bits if len == 2) */
+    uint16_t op;    /* mnemonic id: TK_RV_OP_* (see riscv_ops.h) */
+    uint8_t len;    /* 2 or 4 */
+    uint8_t cf;     /* tk_rv_cf */
     uint8_t jclass; /* tk_rv_jclass, for JAL/JALR */
-    uint8_t rd;    /* 0 when the instruction has no destination */
+    uint8_t rd;     /* 0 when the instruction has no destination */
     uint8_t rs1;
     uint8_t rs2;
-    int64_t imm;   /* sign-extended immediate (branch/jump offset, jalr offset, lui/auipc value) */
+    int64_t imm; /* sign-extended immediate (branch/jump offset, jalr offset, lui/auipc value) */
     bool compressed;
     bool is_auipc; /* auipc */
     bool is_lui;   /* lui, c.lui */

@@ -24,7 +24,12 @@ enum {
 enum { TK_TE_SF_START = 0, TK_TE_SF_TRAP = 1, TK_TE_SF_CONTEXT = 2, TK_TE_SF_SUPPORT = 3 };
 enum { TK_TE_F0_BRANCH_COUNT = 0, TK_TE_F0_JTC = 1 };
 /* qual_status codes */
-enum { TK_QUAL_NO_CHANGE = 0, TK_QUAL_ENDED_REP = 1, TK_QUAL_TRACE_LOST = 2, TK_QUAL_ENDED_NTR = 3 };
+enum {
+    TK_QUAL_NO_CHANGE = 0,
+    TK_QUAL_ENDED_REP = 1,
+    TK_QUAL_TRACE_LOST = 2,
+    TK_QUAL_ENDED_NTR = 3
+};
 
 /* The logical content of one te_inst packet. notify, updiscon and irreport hold the logical
  * flags; the codec turns them into the transmitted bits (each relative to the bit before it)

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Compare tracekit's ETMv4 packets or instruction ranges with OpenCSD's trc_pkt_lister.
 
-usage: compare_opencsd.py DRIVER LISTER SNAPSHOT
+usage: compare_opencsd.py DRIVER LISTER SNAPSHOT [RANGES_SNAPSHOT]
+
+With RANGES_SNAPSHOT, the ranges are compared with OpenCSD's ranges for that other snapshot
+(the same execution traced differently, where OpenCSD's decode is known to be right).
 
 One `trc_pkt_lister -decode` run prints both the packets and the decoded elements; both are
 compared.
@@ -136,6 +139,10 @@ def compare_packets(driver, ocsd_lines, ss):
         print("SKIP: trc_pkt_lister printed no ETMv4 packets for %s" % ss)
         return 77
     t_ids, m_ids = by_id(theirs, lambda p: p[1]), by_id(mine, lambda p: p[1])
+    if len(t_ids) == 1 and len(m_ids) == 1 and set(t_ids) != set(m_ids):
+        # An unformatted buffer carries no ID: trc_pkt_lister labels its packets 0, tracekit
+        # with the source's TRCTRACEIDR.
+        m_ids = {next(iter(t_ids)): next(iter(m_ids.values()))}
     # With -decode, trc_pkt_lister prints one I_NOT_SYNC line per chunk of unsynchronised bytes
     # it dumps; the packet stream itself has one NOT_SYNC per unsynchronised stretch.
     for pid, tl in t_ids.items():
@@ -168,7 +175,7 @@ def compare_packets(driver, ocsd_lines, ss):
     return 1 if bad else 0
 
 
-def compare_ranges(driver, ocsd_lines, ss):
+def compare_ranges(driver, ocsd_lines, ss, ref_ss=None):
     theirs = []
     for line in ocsd_lines:
         if "INSTR_RANGE" not in line:
@@ -196,13 +203,15 @@ def compare_ranges(driver, ocsd_lines, ss):
         if len(tl) != len(ml):
             print("ID 0x%x: opencsd %d ranges, tracekit %d" % (pid, len(tl), len(ml)))
             bad += 1
-    print("%s: %d ranges (opencsd) vs %d (tracekit), %d differences" %
-          (os.path.basename(ss), len(theirs), len(mine), bad))
+    print("%s: %d ranges (opencsd%s) vs %d (tracekit), %d differences" %
+          (os.path.basename(ss), len(theirs), " on " + os.path.basename(ref_ss) if ref_ss else "",
+           len(mine), bad))
     return 1 if bad else 0
 
 
 def main():
     driver, lister, ss = sys.argv[1:4]
+    ref_ss = sys.argv[4] if len(sys.argv) > 4 else None
     if not os.path.exists(lister):
         print("SKIP: %s not installed" % lister)
         return 77
@@ -218,7 +227,9 @@ def main():
     r1 = compare_packets(driver, lines, ss)
     if r1 == 77:
         return 77
-    r2 = compare_ranges(driver, lines, ss)
+    if ref_ss:
+        lines = run([lister, "-ss_dir", ref_ss, "-decode_only", "-logstdout"])
+    r2 = compare_ranges(driver, lines, ss, ref_ss)
     return 1 if (r1 or r2) else 0
 
 
