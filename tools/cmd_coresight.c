@@ -136,10 +136,7 @@ static double now(void)
 /* The buffer tk_etm4_run_snapshot would pick. */
 static int pick_buffer(const tk_cs_snapshot *ss, int b)
 {
-    for (size_t i = 0; i < ss->nsources && b < 0; i++)
-        if (tk_cs_protocol_is_etm4(ss->sources[i].protocol) && ss->sources[i].buffer >= 0)
-            b = ss->sources[i].buffer;
-    return b;
+    return b >= 0 ? b : tk_cs_snapshot_default_buffer(ss);
 }
 
 static uint8_t *slurp(const char *path, size_t *len)

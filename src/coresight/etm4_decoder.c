@@ -20,6 +20,7 @@ struct tk_etm4_decoder {
     tk_arm_isa isa;
     tk_etm4_context c;
     bool ctx_valid;
+    uint8_t last_is;  /* IS bit of the last address: A32/T32 in AArch32 */
     bool exc_pending; /* an Exception packet waits for its return address */
     uint16_t exc_type;
     uint64_t packet_index, byte_offset;
@@ -121,6 +122,7 @@ static void set_pc(tk_etm4_decoder *d, const tk_etm4_packet *p)
 {
     d->pc = p->addr;
     d->pc_valid = true;
+    d->last_is = p->addr_is;
     if (d->ctx_valid && d->c.sf)
         d->isa = TK_ARM_A64;
     else if (d->ctx_valid)
@@ -159,6 +161,8 @@ static tk_status walk(tk_etm4_decoder *d, uint64_t stop_at, bool to_addr, tk_eve
                 /* Fast reject: all A64 branches live in op0 = x101 (bits [28:26]). */
                 if ((i & 0x1c000000) == 0x14000000) {
                     tk_arm_classify(TK_ARM_A64, pc, b, 4, br);
+                    if (br->wfx && d->cfg.wfx_branch)
+                        br->kind = TK_ARM_BRANCH;
                     if (br->kind == TK_ARM_BRANCH && !to_addr) {
                         ev->first = d->pc;
                         ev->last = pc;
@@ -184,6 +188,8 @@ static tk_status walk(tk_etm4_decoder *d, uint64_t stop_at, bool to_addr, tk_eve
             d->pc = pc;
             return TK_ERR_NO_CODE;
         }
+        if (br->wfx && d->cfg.wfx_branch)
+            br->kind = TK_ARM_BRANCH;
         if (br->kind == TK_ARM_BRANCH && !to_addr) {
             ev->first = d->pc;
             ev->last = pc;
@@ -345,12 +351,114 @@ static tk_status context(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return TK_OK;
     d->c = p->ctx;
     d->ctx_valid = true;
+    /* A context packet may follow the address it applies to (e.g. on an exception return
+     * to AArch32): the instruction set follows the new state. */
+    d->isa = d->c.sf ? TK_ARM_A64 : (d->last_is ? TK_ARM_T32 : TK_ARM_A32);
     tk_event ev;
     memset(&ev, 0, sizeof(ev));
     ev.kind = TK_EV_CONTEXT;
     ev.context = p->ctx.has_cid ? p->ctx.cid : 0;
     ev.priv = p->ctx.el;
     return emit(d, &ev);
+}
+
+static bool is_src_addr(uint8_t t)
+{
+    return t >= TK_ETM4_SRC_ADDR_MATCH && t <= TK_ETM4_SRC_ADDR_L_64IS1;
+}
+
+/* ETE source address element: the instructions from pc up to and including the one at the
+ * source address were executed and the last one was a taken branch; its target comes from the
+ * next address (ETE §"Source address" trace mode). */
+static tk_status source_address(tk_etm4_decoder *d, const tk_etm4_packet *p)
+{
+    if (!d->pc_valid)
+        return TK_OK;
+    tk_event ev;
+    tk_arm_insn br;
+    memset(&ev, 0, sizeof(ev));
+    tk_status st = p->addr >= d->pc && p->addr - d->pc < (1u << 24)
+                       ? walk(d, p->addr, true, &ev, &br)
+                       : TK_ERR_MISMATCH;
+    if (st == TK_ERR_NO_CODE)
+        return no_code(d);
+    if (st) {
+        d->pc_valid = false;
+        return emit_error(d, TK_ERR_MISMATCH, p->addr, "source address behind the current address");
+    }
+    ev.kind = TK_EV_RANGE;
+    ev.first = ev.ninsn ? ev.first : p->addr;
+    ev.last = p->addr;
+    ev.ninsn++;
+    ev.taken = 1;
+    /* The branch at the source address: a direct one continues at its target. */
+    size_t avail;
+    const uint8_t *b = d->mem ? tk_cs_mem_ptr(d->mem, p->addr, &avail) : NULL;
+    if (b && !tk_arm_classify(d->isa, p->addr, b, avail, &br) && br.kind == TK_ARM_BRANCH &&
+        !br.indirect) {
+        ev.end = br.link ? TK_END_CALL : TK_END_JUMP;
+        if (br.link && d->rs_enabled)
+            rs_push(d, p->addr + br.size);
+        d->pc = ev.next = br.target;
+        d->isa = (tk_arm_isa)br.target_isa;
+    } else {
+        ev.end = TK_END_JUMP;
+        ev.indirect = 1;
+        d->pc_valid = false;
+        d->pop_pending = d->rs_enabled;
+    }
+    return emit(d, &ev);
+}
+
+/* Q element (§6.4.14): q_count instructions executed from pc, their branches not traced;
+ * execution then continues at the packet's address if it has one. The instructions are walked
+ * in line; a branch among them ends what can be known of the path. */
+static tk_status q_element(tk_etm4_decoder *d, const tk_etm4_packet *p)
+{
+    tk_status st = TK_OK;
+    if (d->pc_valid && p->q_has_count && p->q_count) {
+        tk_event ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.kind = TK_EV_RANGE;
+        ev.first = d->pc;
+        uint64_t pc = d->pc;
+        tk_arm_insn br;
+        for (uint32_t k = 0; k < p->q_count; k++) {
+            size_t avail;
+            const uint8_t *b = d->mem ? tk_cs_mem_ptr(d->mem, pc, &avail) : NULL;
+            if (!b || tk_arm_classify(d->isa, pc, b, avail, &br) < 0) {
+                d->pc = pc;
+                if (ev.ninsn && (st = emit(d, &ev)))
+                    return st;
+                return no_code(d);
+            }
+            ev.last = pc;
+            ev.ninsn++;
+            pc += br.size;
+            if (br.kind == TK_ARM_BRANCH && k + 1 < p->q_count)
+                break;
+        }
+        /* The instructions form one known range only if the in-line walk reaches the count
+         * without crossing a branch and ends where the Q element says execution went on:
+         * otherwise an untraced branch was taken somewhere and the path is unknown (only the
+         * count is). */
+        uint8_t qt = p->q_type;
+        bool has_addr = qt <= 2 || qt == 5 || qt == 6 || qt == 0xa || qt == 0xb;
+        bool in_line =
+            ev.ninsn == p->q_count && (br.kind == TK_ARM_BRANCH || !has_addr || p->addr == pc);
+        if (in_line) {
+            ev.end = br.kind == TK_ARM_BRANCH ? TK_END_JUMP : TK_END_NONE;
+            ev.taken = br.kind == TK_ARM_BRANCH;
+            if ((st = emit(d, &ev)))
+                return st;
+        }
+    }
+    uint8_t t = p->q_type;
+    if (t <= 2 || t == 5 || t == 6 || t == 0xa || t == 0xb)
+        set_pc(d, p);
+    else
+        d->pc_valid = false;
+    return TK_OK;
 }
 
 /* Apply one packet in trace order, as a committed element. */
@@ -390,6 +498,14 @@ static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return TK_OK;
     case TK_ETM4_CTXT:
         return context(d, p);
+    case TK_ETM4_SRC_ADDR_MATCH:
+    case TK_ETM4_SRC_ADDR_S_IS0:
+    case TK_ETM4_SRC_ADDR_S_IS1:
+    case TK_ETM4_SRC_ADDR_L_32IS0:
+    case TK_ETM4_SRC_ADDR_L_32IS1:
+    case TK_ETM4_SRC_ADDR_L_64IS0:
+    case TK_ETM4_SRC_ADDR_L_64IS1:
+        return source_address(d, p);
     case TK_ETM4_EXCEPT:
         /* A taken return just before the exception got its target from the return stack. */
         if (d->pop_pending && (st = rs_pop(d)))
@@ -422,10 +538,7 @@ static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return emit(d, &ev);
     }
     case TK_ETM4_Q:
-        /* A Q element only counts instructions; the path through them is not traced, so the
-         * flow is lost until the next address. */
-        d->pc_valid = false;
-        return emit_error(d, TK_ERR_UNSUPPORTED, d->pc, "Q element: instruction path unknown");
+        return q_element(d, p);
     case TK_ETM4_MISPREDICT:
     case TK_ETM4_CANCEL_F1:
     case TK_ETM4_CANCEL_F1_MISPRED:
@@ -675,6 +788,10 @@ static tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
             break;
         }
         st = spec_push(d, q, EL_PKT, false, p);
+        if (!st && (is_src_addr(p->type) || p->type == TK_ETM4_Q)) { /* a P0 element */
+            spec_at(q, q->n - 1)->p0 = 1;
+            q->depth++;
+        }
         break;
     }
     if (!st && q->depth > d->cfg.max_spec)

@@ -101,9 +101,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         return TK_ERR_INVALID;
     int b = o->buffer;
     if (b < 0) {
-        for (size_t i = 0; i < ss->nsources && b < 0; i++)
-            if (tk_cs_protocol_is_etm4(ss->sources[i].protocol) && ss->sources[i].buffer >= 0)
-                b = ss->sources[i].buffer;
+        b = tk_cs_snapshot_default_buffer(ss);
         if (b < 0)
             return tk_diag_set(diag, TK_ERR_UNSUPPORTED, "snapshot has no ETMv4 trace source");
     }
