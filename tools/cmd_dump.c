@@ -1,13 +1,200 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* PLACEHOLDER until its owner lands it: to be replaced, never shipped. */
+/* tracekit dump: one te_inst packet per line with its byte offset, like ptdump. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#include "tracekit/encap.h"
+#include "tracekit/te_packet.h"
+#include "tracekit/te_params.h"
+
+static void usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: tracekit dump --scf FILE.scf [--ucf FILE.ucf] [options] IN.te_inst_raw\n"
+        "       tracekit dump --snapshot DIR ...   (CoreSight snapshot, see its --help)\n"
+        "\n"
+        "Print every E-Trace te_inst packet of a raw packet file (the reference flow's\n"
+        ".te_inst_raw: per packet a header byte (type << 5) | length, then the payload),\n"
+        "one per line: byte offset of the header, packet index, payload length, fields.\n"
+        "Field widths come from the .scf; run-time options from the .ucf and from each\n"
+        "support packet's ioptions (which override the .ucf from then on).\n"
+        "\n"
+        "options:\n"
+        "  --scf FILE     static parameters (*_p), reference .scf format (required)\n"
+        "  --ucf FILE     run-time options, reference .ucf format\n"
+        "  --spec VER     packet layout: 2.0 (default), 0.29 or 0.26\n"
+        "  --raw          also print the payload bytes\n"
+        "  --csv          print the reference .te_inst CSV instead (as te_inst_deserialiser.py)\n"
+        "  --keep-going   report damaged packets and continue after them where possible\n"
+        "  -h, --help     this text\n"
+        "\n"
+        "Errors are reported on stderr as 'FILE: offset N (packet I): reason'; every packet\n"
+        "before the error is printed. Exit status: 0 success, 1 damaged input, 2 usage.\n"
+        "\n"
+        "example:\n"
+        "  tracekit dump --scf shared/testdata/etrace-ref/median/itype3_basic/median.scf \\\n"
+        "      shared/testdata/etrace-ref/median/itype3_basic/median.te_inst_raw\n"
+        "  0         #0     1   F3.3 support ienable=1 encoder_mode=0 qual_status=no_change "
+        "ioptions=0x0\n"
+        "  2         #1     7   F3.0 start branch=1 priv=3 context=0x0 addr=0x80000000\n");
+}
+
+typedef struct dump_opts {
+    const char *scf, *ucf, *in, *spec;
+    bool raw, csv, keep_going;
+} dump_opts;
+
+static int parse(int argc, char **argv, dump_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **val = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--scf")) {
+            val = &o->scf;
+        } else if (!strcmp(a, "--ucf")) {
+            val = &o->ucf;
+        } else if (!strcmp(a, "--spec")) {
+            val = &o->spec;
+        } else if (!strcmp(a, "--raw")) {
+            o->raw = true;
+        } else if (!strcmp(a, "--csv")) {
+            o->csv = true;
+        } else if (!strcmp(a, "--keep-going")) {
+            o->keep_going = true;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "tracekit dump: unknown option '%s' (try --help)\n", a);
+            return 2;
+        } else if (!o->in) {
+            o->in = a;
+        } else {
+            fprintf(stderr, "tracekit dump: more than one input file ('%s')\n", a);
+            return 2;
+        }
+        if (val) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "tracekit dump: %s needs a value\n", a);
+                return 2;
+            }
+            *val = argv[++i];
+        }
+    }
+    if (!o->in || !o->scf) {
+        fprintf(stderr, "tracekit dump: %s is required (try --help)\n",
+                !o->scf ? "--scf" : "an input file");
+        return 2;
+    }
+    return -1;
+}
+
+static int load_params(const dump_opts *o, tk_te_params *p)
+{
+    tk_diag d;
+    tk_diag_clear(&d);
+    tk_te_params_init(p);
+    if (o->spec && tk_te_spec_parse(o->spec, &p->spec) != TK_OK) {
+        fprintf(stderr, "tracekit dump: unknown --spec '%s' (2.0, 0.29 or 0.26)\n", o->spec);
+        return 2;
+    }
+    if (tk_te_params_read_scf(p, o->scf, &d) != TK_OK ||
+        (o->ucf && tk_te_params_read_ucf(p, o->ucf, NULL, &d) != TK_OK) ||
+        tk_te_params_validate(p, &d) != TK_OK) {
+        fprintf(stderr, "tracekit dump: %s\n", d.message);
+        return 2;
+    }
+    return 0;
+}
+
+static void print_packet(const dump_opts *o, const tk_te_params *p, const tk_te_raw_packet *rp,
+                         const tk_te_packet *k)
+{
+    if (o->csv) {
+        tk_te_csv_write(stdout, p, k);
+        return;
+    }
+    char text[512];
+    tk_te_packet_format(p, k, text, sizeof(text));
+    printf("%-9" PRIu64 " #%-5" PRIu64 " %-3zu %s", rp->offset, rp->index, rp->len, text);
+    if (o->raw) {
+        printf("  [");
+        for (size_t i = 0; i < rp->len; i++)
+            printf(i ? " %02x" : "%02x", rp->payload[i]);
+        printf("]");
+    }
+    putchar('\n');
+}
 
 int tk_cmd_dump(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "tracekit dump: not built yet\n");
-    return 2;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--snapshot"))
+            return tk_cmd_dump_snapshot(argc, argv);
+    dump_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    tk_te_params p;
+    if ((rc = load_params(&o, &p)) != 0)
+        return rc;
+    tk_diag d;
+    tk_diag_clear(&d);
+    tk_te_raw *r = NULL;
+    if (tk_te_raw_open(o.in, &r, &d) != TK_OK) {
+        fprintf(stderr, "tracekit dump: %s\n", d.message);
+        return 1;
+    }
+    if (o.csv)
+        tk_te_csv_write_header(stdout);
+    int status = 0;
+    tk_te_layout layout; /* reads the options through &p, so ioptions updates apply */
+    tk_te_layout_init(&layout, &p);
+    tk_te_raw_packet rp;
+    tk_status st;
+    for (;;) {
+        tk_diag_clear(&d);
+        st = tk_te_raw_next(r, &rp, &d);
+        if (st == TK_END)
+            break;
+        if (st == TK_OK && rp.msg_type != TK_ENCAP_FLOW_TE_INST) {
+            if (!o.csv)
+                printf("%-9" PRIu64 " #%-5" PRIu64 " %-3zu msg_type %u (not te_inst, skipped)\n",
+                       rp.offset, rp.index, rp.len, rp.msg_type);
+            continue;
+        }
+        tk_te_packet k;
+        if (st == TK_OK) {
+            st = tk_te_packet_decode_layout(&layout, rp.payload, rp.len, &k, &d);
+            if (st != TK_OK) {
+                char msg[sizeof(d.message)];
+                memcpy(msg, d.message, sizeof(msg));
+                tk_diag_set(&d, st, "%s: offset %" PRIu64 " (packet %" PRIu64 "): %s", o.in,
+                            rp.offset, rp.index, msg);
+            }
+        }
+        if (st != TK_OK) {
+            fflush(stdout);
+            fprintf(stderr, "tracekit dump: %s\n", d.message);
+            status = 1;
+            if (!o.keep_going)
+                break;
+            continue;
+        }
+        print_packet(&o, &p, &rp, &k);
+        /* E-Trace 2.0 payload.adoc F3SF3: the support packet states the run-time options */
+        if (k.format == TK_TE_F3 && k.subformat == TK_TE_SF_SUPPORT)
+            tk_te_params_apply_ioptions(&p, k.ioptions);
+    }
+    tk_te_raw_close(r);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tracekit dump: error writing the output\n");
+        return 1;
+    }
+    return status;
 }

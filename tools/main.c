@@ -17,6 +17,9 @@ static const struct command commands[] = {
     {"decode", tk_cmd_decode, "reconstruct the executed program flow from a trace and the ELF"},
     {"dump", tk_cmd_dump, "print one packet per line with its byte offset"},
     {"convert", tk_cmd_convert, "convert between ingress formats (spike CSV -> encoder_input)"},
+    {"profile", tk_cmd_profile, "write a profile (callgrind, folded, llvm-sample, autofdo, bolt, json)"},
+    {"coverage", tk_cmd_coverage, "write line and branch coverage as lcov .info"},
+    {"report", tk_cmd_report, "print a human summary: hottest functions, call graph, branches"},
 };
 
 static void usage(FILE *out)

@@ -49,16 +49,22 @@ typedef struct tk_bblock {
     uint32_t bytes;
     tk_rv_insn term;
     tk_rv_insn prev;
-    tk_status status; /* TK_OK, or why the block stopped early (TK_ERR_NO_CODE/BAD_INSN) */
+    tk_status status; /* TK_OK, or why the block stopped before a control-flow instruction:
+                       * the fetch status of the next instruction (TK_ERR_NO_CODE,
+                       * TK_ERR_BAD_INSN, TK_ERR_UNSUPPORTED for 48/64-bit encodings), or
+                       * TK_ERR_OVERFLOW after 16 MiB of straight-line code */
 } tk_bblock;
 
-/* Open an ELF executable. Errors: TK_ERR_IO, TK_ERR_FORMAT, TK_ERR_NOT_RISCV (unless
- * allow_any_arch). The whole file is mapped; the image owns it. */
+/* Open an ELF executable. Errors: TK_ERR_IO (cannot open/map), TK_ERR_FORMAT (not an ELF,
+ * truncated, no loadable segment), TK_ERR_NOT_RISCV (names the machine found in diag).
+ * tk_image_open_elf_any also accepts ARM and AArch64 ELFs (other machines:
+ * TK_ERR_UNSUPPORTED). The whole file is mapped; the image owns it. */
 tk_status tk_image_open_elf(const char *path, tk_image **out, tk_diag *diag);
 tk_status tk_image_open_elf_any(const char *path, tk_image **out, tk_diag *diag);
 /* An empty image to which raw memory regions can be added (used for CoreSight snapshots). */
 tk_status tk_image_new(tk_image_arch arch, unsigned xlen, tk_image **out);
-/* Add a copy of bytes at vaddr as an executable region. */
+/* Add a copy of bytes at vaddr as an executable region. Regions must be added before the
+ * first tk_image_block call (TK_ERR_STATE afterwards: cached blocks could be stale). */
 tk_status tk_image_add_region(tk_image *img, uint64_t vaddr, const void *data, size_t len);
 void tk_image_free(tk_image *img);
 
@@ -71,19 +77,25 @@ const tk_segment *tk_image_segment(const tk_image *img, size_t i);
 
 /* Copy n bytes at addr; TK_ERR_NO_CODE if any byte is outside the loaded segments. */
 tk_status tk_image_read(const tk_image *img, uint64_t addr, void *buf, size_t n);
-/* Fetch and decode the instruction at pc. */
+/* Fetch and decode the instruction at pc: the statuses of tk_rv_decode, TK_ERR_NO_CODE
+ * outside the segments' file bytes, TK_ERR_UNSUPPORTED for a non-RISC-V image. Safe to call
+ * from several threads on one image. */
 tk_status tk_image_fetch(const tk_image *img, uint64_t pc, tk_rv_insn *out);
-/* The basic block starting at pc, from the cache (built on first use). The pointer stays
- * valid until the image is freed. Not thread-safe for one image: use one image per thread
- * or tk_image_clone_cache(). */
+/* The basic block starting at pc, from the cache (built on first use; later calls do one
+ * hash probe and no allocation). The pointer stays valid until the image is freed. If even
+ * the first instruction cannot be fetched, its status is returned and no block is made.
+ * Not thread-safe for one image: use one image per thread. */
 tk_status tk_image_block(tk_image *img, uint64_t pc, const tk_bblock **out);
 
-/* Symbols sorted by address (functions and objects with a size). */
+/* Symbols sorted by address: functions, objects with a size, and code labels (assembly
+ * symbols without type in executable sections, is_func with size 0). */
 size_t tk_image_symbol_count(const tk_image *img);
 const tk_symbol *tk_image_symbol(const tk_image *img, size_t i);
-/* The function symbol covering addr, or NULL; *offset = addr - symbol start. */
+/* The function symbol covering addr, or NULL; *offset = addr - symbol start. A code label
+ * without size covers up to the next code symbol. */
 const tk_symbol *tk_image_symbolize(const tk_image *img, uint64_t addr, uint64_t *offset);
-/* Address of a named symbol. */
+/* Address and size of a named symbol (any defined symbol: functions, objects, labels);
+ * TK_END if there is none. */
 tk_status tk_image_lookup(const tk_image *img, const char *name, uint64_t *addr, uint64_t *size);
 
 /* Source line for an address from DWARF (libdw); TK_END if none. *file is owned by img. */

@@ -17,9 +17,51 @@ typedef struct tk_te_encoder tk_te_encoder;
 /* Called for every packet the encoder emits, in order. Return TK_OK to go on. */
 typedef tk_status (*tk_te_packet_fn)(void *ctx, const tk_te_packet *pkt);
 
+/* Behaviour switches. tk_te_encoder_new uses the defaults of tk_te_encoder_options_init. */
+typedef struct tk_te_encoder_options {
+    size_t size; /* sizeof(tk_te_encoder_options) */
+    /* Reproduce encoder_model.py byte for byte (default on): the updiscon set {6,8,10,14}
+     * (+12,13 without implicit return; xRET 3 is not one), the unconditional final F1/F2
+     * followed by a support packet with ienable 0 and ended_rep, and in full-address mode
+     * F1/F2 addresses not shifted by iaddress_lsb (VERSIONS.md C.8). Off: 3 is an updiscon,
+     * F1/F2 full addresses are shifted, and the end of trace is handled like any loss of
+     * qualification (F1/F2 only if the last instruction was not reported yet, then support
+     * with ienable 0 and ended_rep, or ended_ntr when the last packet was due to an
+     * updiscon). */
+    bool reference_quirks;
+    /* When irreport is not set, irdepth is sent as all ones (the reference model) instead of
+     * copies of the transmitted updiscon bit (2.0 payload text). Only visible when
+     * return_stack_size_p or call_counter_size_p is non-zero; a decoder ignores irdepth
+     * then. Default: equal to reference_quirks, so the default output is byte-identical to
+     * the reference and --spec-faithful output compresses better. */
+    bool irdepth_ones;
+    /* Trace from the first block (the reference). Off: wait for a trace-on trigger. */
+    bool start_qualified;
+} tk_te_encoder_options;
+
+void tk_te_encoder_options_init(tk_te_encoder_options *o);
+tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_options *o,
+                                 tk_te_packet_fn fn, void *ctx, tk_te_encoder **out);
+/* Packets were lost downstream: a support packet with qual_status trace_lost goes out before
+ * the next instruction's packets, and tracing resumes with a format 3 start packet. */
+tk_status tk_te_encoder_trace_lost(tk_te_encoder *e);
+/* Number of packets emitted so far. */
+uint64_t tk_te_encoder_packets(const tk_te_encoder *e);
+
+
 tk_status tk_te_encoder_new(const tk_te_params *p, tk_te_packet_fn fn, void *ctx,
                             tk_te_encoder **out);
-/* Push one cycle's blocks (n >= 1; n > 1 only with multiple retirement). */
+/* Push one cycle's blocks (n >= 1; n > 1 only with multiple retirement).
+ * Multi-instruction blocks: only the first and last instruction can be "interesting"
+ * (exampleAlgorithm "Multiple retirement considerations"); the encoder walks first, the
+ * instructions between (whose addresses it cannot know), and last. The one packet single
+ * retirement could place on an instruction between is a resync start packet due right after
+ * a packet on the first instruction; it then goes on the last instruction instead.
+ * Qualification: trigger bit TK_TRIGGER_ON starts tracing with the block, TK_TRIGGER_OFF
+ * stops after it, halted/reset blocks are untraced; the last traced instruction is reported
+ * and followed by a support packet (ended_rep/ended_ntr); tracing resumes with a start
+ * packet. TK_TRIGGER_NOTIFY reports the block's last instruction with notify set.
+ * Errors: TK_ERR_INVALID for an inconsistent block, or the callback's error. */
 tk_status tk_te_encoder_push(tk_te_encoder *e, const tk_te_block *blocks, size_t n);
 /* End of the instruction stream: flush the last packets (final address, support packet). */
 tk_status tk_te_encoder_finish(tk_te_encoder *e);

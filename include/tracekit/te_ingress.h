@@ -74,6 +74,8 @@ tk_status tk_te_ingress_open(const char *path, tk_te_ingress_reader **out, tk_di
 /* Next block: TK_OK, TK_END at end of file, or an error with the line number in diag. */
 tk_status tk_te_ingress_next(tk_te_ingress_reader *r, tk_te_block *out, tk_diag *diag);
 void tk_te_ingress_close(tk_te_ingress_reader *r);
+/* 1-based number of the line last read (for messages). */
+uint64_t tk_te_ingress_line(const tk_te_ingress_reader *r);
 
 /* Writer of the .encoder_input CSV with the columns the parameters imply (C.5). */
 tk_status tk_te_ingress_write_header(FILE *out, const tk_te_params *p);
@@ -94,6 +96,8 @@ typedef struct tk_spike_reader tk_spike_reader;
 tk_status tk_spike_open(const char *path, tk_spike_reader **out, tk_diag *diag);
 tk_status tk_spike_next(tk_spike_reader *r, tk_spike_row *out, tk_diag *diag);
 void tk_spike_close(tk_spike_reader *r);
+/* 1-based number of the line last read (for messages). */
+uint64_t tk_spike_line(const tk_spike_reader *r);
 tk_status tk_spike_write_header(FILE *out);
 tk_status tk_spike_write_row(FILE *out, const tk_spike_row *row);
 
@@ -112,6 +116,25 @@ tk_status tk_spike_conv_push(tk_spike_conv *c, const tk_spike_row *row, tk_te_bl
 /* At end of input: flush the held row (*ready tells whether *out was filled). */
 tk_status tk_spike_conv_finish(tk_spike_conv *c, tk_te_block *out, bool *ready, tk_diag *diag);
 void tk_spike_conv_free(tk_spike_conv *c);
+
+/* ---- multiple retirement ---- */
+/* Groups single-instruction blocks (one per record, as the readers and the converter give)
+ * into multi-instruction blocks of up to max_insns instructions, and those into cycles of up
+ * to max_blocks blocks (2.0 blocks_p). A block ends at an instruction with a non-zero itype;
+ * exception-only records, records with trigger/halted/reset, and privilege, context, ctype or
+ * time changes start blocks of their own. The block after a trap or uninferable
+ * discontinuity holds at most two instructions: its first instruction may emit a packet that
+ * makes a resync due at the next instruction, whose address is known only if it is the last
+ * (see te_encoder.h). With that, the encoder emits the same packets as for the single-retired
+ * input. */
+typedef struct tk_te_grouper tk_te_grouper;
+tk_status tk_te_grouper_new(unsigned max_insns, unsigned max_blocks, tk_te_grouper **out);
+/* Feed one single-instruction block. When a cycle is complete, *n (>0) blocks are in out
+ * (room for max_blocks). */
+tk_status tk_te_grouper_push(tk_te_grouper *g, const tk_te_block *in, tk_te_block *out, size_t *n);
+/* At end of input: the last, possibly partial, cycle (*n may be 0). */
+tk_status tk_te_grouper_finish(tk_te_grouper *g, tk_te_block *out, size_t *n);
+void tk_te_grouper_free(tk_te_grouper *g);
 
 #ifdef __cplusplus
 }

@@ -34,8 +34,18 @@ enum {
 /* The logical content of one te_inst packet. notify, updiscon and irreport hold the logical
  * flags; the codec turns them into the transmitted bits (each relative to the bit before it)
  * and back. Fields the format does not carry are ignored by the encoder and zeroed by the
- * decoder. has_address tells whether F0SF0/F1 carried an address (branches != 0 for F1;
- * branch_fmt != 0 for F0SF0). */
+ * decoder, as are fields of width 0 (time with notime_p, context with nocontext_p...).
+ * has_address tells whether the packet carries an address field: always for F2 and F3 SF0;
+ * F3 SF1 unless implicit exception mode omits it; F0SF0 when branch_fmt is 10 or 11; F1 when
+ * the branches field is non-zero.
+ * F1 without address: the decoder returns branches = 0 (the wire value; the 31-bit map then
+ * holds 31 branches) and the encoder accepts 0, or 31 with has_address false.
+ * irdepth is the field as carried: meaningful only when irreport is set. When it is not, the
+ * spec wants all its bits equal to updiscon's wire bit while encoder_model.py sends all ones;
+ * the codec sends whatever the caller puts here (the encoder chooses).
+ * F0 subformat with f0s_width_p = 0: the field is absent and inferred from the options,
+ * branch prediction -> SF0 (branch count), else jump target cache -> SF1; neither is an
+ * error. */
 typedef struct tk_te_packet {
     uint8_t format;
     uint8_t subformat;
@@ -71,7 +81,21 @@ typedef struct tk_te_packet {
     uint8_t denable;
     uint8_t dloss;
     uint32_t doptions;
+    /* Draft v0.029 only: F1 branch count with address (branch_fmt 10) carries bpsuccess. */
+    uint8_t bpsuccess;
 } tk_te_packet;
+
+/* Draft layouts (--spec 0.29 / 0.26) in the same struct, VERSIONS.md A.3-A.8:
+ * - 0.029: irreport holds irfail and tval holds tvalepc (always sent, A bits); no time field;
+ *   F3 SF3 has no denable/dloss/doptions; F1 with branches = 0 is a 31-bit map (branch_fmt 0
+ *   here; on the wire 00 or 11 = copies of map bit 30), or a branch count (branch_fmt 01
+ *   without address, 10 with bpsuccess and address); F0 is only the jump target cache and
+ *   its subformat field (f0s_width_p bits, usually 0) carries 0: the struct says
+ *   TK_TE_F0_JTC.
+ * - 0.026: format 0 = full-delta and 1 = diff-delta, both branches[5], map (1/9/17/25/31
+ *   bits) and, when branches != 0, address; format 2 = address only; format 3 SF0-SF2 = start,
+ *   exception (ecause, interrupt, tval) and context; SF3 is reserved (0.026 had a separate
+ *   te_support message, not encodable here). No notify/updiscon/irreport/irdepth. */
 
 /* Longest payload in bytes (a 2.0 F3SF1 with 64-bit address, tval, context and time). */
 #define TK_TE_MAX_PAYLOAD 64
@@ -83,16 +107,74 @@ tk_status tk_te_packet_encode(const tk_te_params *p, const tk_te_packet *pkt, ui
 /* Encode without compression: exact number of significant bits in *nbits. */
 tk_status tk_te_packet_encode_bits(const tk_te_params *p, const tk_te_packet *pkt, uint8_t *buf,
                                    size_t cap, size_t *nbits);
+/* Why the last encode of this packet fails: the name of the field that does not fit its
+ * width, or a reason; NULL if it encodes. For diagnostics only (re-runs the encoder). */
+const char *tk_te_packet_encode_error(const tk_te_params *p, const tk_te_packet *pkt);
 /* Decode a payload of len bytes. The payload is sign-extended past its end. A payload that
  * cannot be a packet (reserved subformat, fields inconsistent with parameters) is
- * TK_ERR_BAD_PACKET with a message in diag. */
+ * TK_ERR_BAD_PACKET with a message in diag; so is a payload with a whole byte more than the
+ * packet needs (usually parameters that do not match the trace). len 0 is TK_ERR_TRUNCATED.
+ * Decoding is a fixed sequence of word-wide field extractions: no per-bit loop. */
 tk_status tk_te_packet_decode(const tk_te_params *p, const uint8_t *payload, size_t len,
                               tk_te_packet *out, tk_diag *diag);
+
+/* Field widths precomputed from the parameters, for decoding many packets: fill it with
+ * tk_te_layout_init and decode with tk_te_packet_decode_layout, which then skips deriving
+ * the widths for every packet. The layout keeps a pointer to the parameters (not owned) for
+ * the run-time options it reads (implicit exception, F0 subformat inference); initialise it
+ * again after changing the static attributes, spec or support-packet widths. */
+typedef struct tk_te_layout {
+    const tk_te_params *params;
+    unsigned aw, a, p, t, c, e, k, s, d; /* address, tval, privilege, time, context, ecause,
+                                            cache index, F0 subformat, irdepth */
+    unsigned em, io, dop;                /* encoder_mode, ioptions, doptions */
+    bool fast; /* 2.0 layout whose fields fit the specialised decoders (packet_fast.h) */
+} tk_te_layout;
+void tk_te_layout_init(tk_te_layout *l, const tk_te_params *p);
+tk_status tk_te_packet_decode_layout(const tk_te_layout *l, const uint8_t *payload, size_t len,
+                                     tk_te_packet *out, tk_diag *diag);
+
+/* Scanner over a reference raw stream held in memory (.te_inst_raw, VERSIONS.md C.6: per
+ * packet a header byte (msg_type << 5) | length, then the payload), decoding each te_inst
+ * packet in place: no copy, no allocation. The buffer (usually a mapped file, see
+ * tk_te_raw_data) must outlive the scanner. It holds a layout: the parameters must not move
+ * while it is in use. The fields say where the packet last returned (or found damaged) is. */
+typedef struct tk_te_scan {
+    tk_te_layout layout;
+    const uint8_t *buf;
+    size_t len;
+    size_t pos;          /* next header byte */
+    uint64_t offset;     /* byte offset of the last packet's header */
+    uint64_t index;      /* 0-based index of the last packet */
+    uint64_t next_index; /* index the next packet will have */
+} tk_te_scan;
+void tk_te_scan_init(tk_te_scan *s, const tk_te_params *p, const uint8_t *buf, size_t len);
+/* Continue at byte offset (a packet boundary), numbering packets from index. */
+void tk_te_scan_seek(tk_te_scan *s, size_t offset, uint64_t index);
+/* Next te_inst packet: TK_OK, or TK_END after the last. Errors (diag holds a message
+ * without file name, and the byte_offset and packet_index of the damaged packet, also in
+ * s->offset and s->index):
+ *   TK_ERR_BAD_PACKET a header with length 0, with bit 7 set, or with a message type other
+ *                     than te_inst (2), or a payload that does not decode; scanning goes on
+ *                     after it;
+ *   TK_ERR_TRUNCATED  the payload runs past the end of the buffer; scanning ends. */
+tk_status tk_te_scan_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag);
+/* Decode up to max packets into out[], stopping before the first one that needs
+ * tk_te_scan_next (a damaged packet, the last bytes of the buffer, an unusual layout).
+ * Returns the count (0: call tk_te_scan_next). Packet i is at offsets[i] when offsets is
+ * not NULL; the first has index s->next_index on entry. The fast way through a long trace:
+ *   while ((n = tk_te_scan_batch(s, pkts, offs, N)) > 0) { ...use them... }
+ *   then tk_te_scan_next() once, and repeat until it returns TK_END. */
+size_t tk_te_scan_batch(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max);
 
 /* One line describing the packet, like ptdump: "F1 branches=3 map=0x5 addr=0x... ". */
 int tk_te_packet_format(const tk_te_params *p, const tk_te_packet *pkt, char *buf, size_t cap);
 
-/* The reference .te_inst CSV (C.6). */
+/* The reference .te_inst CSV (C.6), for the 2.0 layout only (TK_ERR_UNSUPPORTED for the
+ * drafts). Rows end in CRLF like the reference's; the reader accepts LF too, finds columns by
+ * header name, and converts the transmitted notify/updiscon/irreport bits to logical flags.
+ * tracekit extensions: F0SF1's index goes in the address column; support packets' denable,
+ * dloss, doptions are written only when one is non-zero ('_' reads as 0). */
 tk_status tk_te_csv_write_header(FILE *out);
 tk_status tk_te_csv_write(FILE *out, const tk_te_params *p, const tk_te_packet *pkt);
 typedef struct tk_te_csv_reader tk_te_csv_reader;

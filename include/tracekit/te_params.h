@@ -21,6 +21,12 @@ typedef enum tk_te_spec {
     TK_TE_SPEC_0_26,    /* draft v0.026 (seed 000) */
 } tk_te_spec;
 
+/* "2.0", "0.29", "0.26" */
+const char *tk_te_spec_name(tk_te_spec spec);
+/* Parse a --spec argument ("2.0"/"2"/"1.1.3", "0.29"/"0.029", "0.26"/"0.026");
+ * TK_ERR_CONFIG if unknown. */
+tk_status tk_te_spec_parse(const char *text, tk_te_spec *out);
+
 /* Static (hardware) attributes: names as in the spec and the .scf file, without the _p. */
 typedef struct tk_te_static {
     /* [Required Attributes] */
@@ -87,16 +93,25 @@ typedef struct tk_te_params {
 /* Fill with the reference template defaults (tests/config_files/i_template.scf/.ucf). */
 void tk_te_params_init(tk_te_params *p);
 
-/* Read an .scf (static) file into p->s. Keys not present keep their current values unless
- * missing_as_zero is set (the reference post-iss reads missing keys as 0).
- * Unknown keys are an error naming the file and line. */
+/* Read an .scf (static) file into p->s. Keys not present keep their current values (note:
+ * the reference post-iss reads missing keys as 0; start from a zeroed struct to mimic it).
+ * Section headers only group keys; keys are matched by name. Unknown or duplicate keys and
+ * malformed values are TK_ERR_CONFIG naming the file and line; unreadable file TK_ERR_IO. */
 tk_status tk_te_params_read_scf(tk_te_params *p, const char *path, tk_diag *diag);
 /* Read a .ucf (user) file into p->o. If elf_out is non-NULL and the file names object-files,
- * *elf_out receives a malloc'd path resolved relative to the .ucf's folder (caller frees). */
+ * *elf_out receives a malloc'd path resolved relative to the .ucf's folder (caller frees);
+ * it is NULL when the key is absent or NOT_SET. For "pk elf" the last word is taken.
+ * Booleans are true/false. Errors as for the .scf. */
 tk_status tk_te_params_read_ucf(tk_te_params *p, const char *path, char **elf_out, tk_diag *diag);
 tk_status tk_te_params_write_scf(const tk_te_params *p, FILE *out);
 tk_status tk_te_params_write_ucf(const tk_te_params *p, FILE *out);
-/* Check the combination is usable (widths in range, etc.). */
+/* As tk_te_params_write_ucf, also filling [required] file-stem and object-files (NULL:
+ * NOT_SET), so the file is usable by the Python reference models. */
+tk_status tk_te_params_write_ucf_ex(const tk_te_params *p, FILE *out, const char *file_stem,
+                                    const char *object_files);
+/* Check the combination is usable: widths the codec can carry (addresses, context and time
+ * up to 64 bits, privilege 8, ecause 32, cache/bpred/stack sizes 31), itype width 3 or 4,
+ * and an F0 subformat field when both F0 extensions are on. TK_ERR_CONFIG with a message. */
 tk_status tk_te_params_validate(const tk_te_params *p, tk_diag *diag);
 
 /* Derived widths (bits). */

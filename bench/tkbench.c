@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Benchmark driver for `make bench` (bench/run.sh):
+ *
+ *   tkbench parse SCF UCF RAW [RUNS]
+ *       E-Trace te_inst packet parsing over the reference raw framing of a mapped file:
+ *       the zero-copy scanner (tk_te_scan, specialised decoders) against the raw reader with
+ *       the generic bit-reader codec (the peer), each run RUNS times, interleaved.
+ *   tkbench gen SCF UCF ENCODER_INPUT COPIES OUT.te_inst_raw [GOLDEN.te_inst_raw]
+ *       Encode the ingress COPIES times with a fresh encoder each time (each copy is a
+ *       complete trace: start packet ... support packet with ended_rep) and write the
+ *       concatenated raw stream; reports the encoder's speed and whether the first copy is
+ *       byte-identical to GOLDEN.
+ *
+ * Output: one "key value" per line, for run.sh. Times are the thread's CPU time (the
+ * machine is shared: CPU time is what one core spends) and wall-clock time. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tracekit/encap.h"
+#include "tracekit/te_encoder.h"
+#include "tracekit/te_ingress.h"
+#include "tracekit/te_packet.h"
+#include "tracekit/te_params.h"
+
+static double now(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int read_params(tk_te_params *p, const char *scf, const char *ucf)
+{
+    tk_diag d;
+    tk_diag_clear(&d);
+    tk_te_params_init(p);
+    if (tk_te_params_read_scf(p, scf, &d) != TK_OK || tk_te_params_read_ucf(p, ucf, NULL, &d) ||
+        tk_te_params_validate(p, &d) != TK_OK) {
+        fprintf(stderr, "tkbench: %s\n", d.message);
+        return -1;
+    }
+    return 0;
+}
+
+/* What the parser found, folded so the compiler cannot drop the work. */
+typedef struct digest {
+    uint64_t packets, errors, sum;
+} digest;
+
+static inline void fold(digest *g, const tk_te_packet *k)
+{
+    g->packets++;
+    g->sum += k->address ^ k->branch_map ^ ((uint64_t)k->format << 56) ^ k->irdepth ^
+              ((uint64_t)k->notify << 60) ^ ((uint64_t)k->updiscon << 61) ^ k->branches;
+}
+
+static digest parse_scan(const tk_te_params *p, const uint8_t *buf, size_t len)
+{
+    digest g = {0};
+    tk_te_scan s;
+    tk_te_scan_init(&s, p, buf, len);
+    tk_te_packet k[64];
+    for (;;) {
+        size_t n;
+        while ((n = tk_te_scan_batch(&s, k, NULL, 64)) > 0)
+            for (size_t i = 0; i < n; i++)
+                fold(&g, &k[i]);
+        tk_status st = tk_te_scan_next(&s, &k[0], NULL);
+        if (st == TK_END)
+            break;
+        if (st == TK_OK)
+            fold(&g, &k[0]);
+        else if (g.errors++, st == TK_ERR_TRUNCATED)
+            break;
+    }
+    return g;
+}
+
+/* The peer: the raw file reader and the generic codec, as the codec first shipped. */
+static digest parse_generic(const tk_te_params *p, const uint8_t *buf, size_t len)
+{
+    digest g = {0};
+    tk_te_raw *r = NULL;
+    if (tk_te_raw_from_buffer(buf, len, &r) != TK_OK)
+        return g;
+    tk_te_layout l;
+    tk_te_layout_init(&l, p);
+    l.fast = false;
+    tk_te_raw_packet rp;
+    tk_te_packet k;
+    tk_status st;
+    while ((st = tk_te_raw_next(r, &rp, NULL)) != TK_END) {
+        if (st == TK_OK && tk_te_packet_decode_layout(&l, rp.payload, rp.len, &k, NULL) == TK_OK)
+            fold(&g, &k);
+        else if (g.errors++, st == TK_ERR_TRUNCATED)
+            break;
+    }
+    tk_te_raw_close(r);
+    return g;
+}
+
+static int cmd_parse(int argc, char **argv)
+{
+    if (argc < 5)
+        return 2;
+    tk_te_params p;
+    if (read_params(&p, argv[2], argv[3]))
+        return 1;
+    int runs = argc > 5 ? atoi(argv[5]) : 5;
+    if (runs < 1 || runs > 100)
+        runs = 5;
+    tk_diag d;
+    tk_te_raw *raw = NULL;
+    if (tk_te_raw_open(argv[4], &raw, &d) != TK_OK) {
+        fprintf(stderr, "tkbench: %s\n", d.message);
+        return 1;
+    }
+    const uint8_t *buf = tk_te_raw_data(raw);
+    const size_t len = (size_t)tk_te_raw_size(raw);
+    double cpu_fast[100], cpu_gen[100], wall_fast[100], wall_gen[100];
+    digest a = {0}, b = {0};
+    for (int i = 0; i < runs; i++) {
+        double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
+        a = parse_scan(&p, buf, len);
+        double c1 = now(CLOCK_THREAD_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
+        b = parse_generic(&p, buf, len);
+        double c2 = now(CLOCK_THREAD_CPUTIME_ID), w2 = now(CLOCK_MONOTONIC);
+        cpu_fast[i] = c1 - c0;
+        wall_fast[i] = w1 - w0;
+        cpu_gen[i] = c2 - c1;
+        wall_gen[i] = w2 - w1;
+    }
+    const double mb = (double)len / 1e6;
+    const double cf = median(cpu_fast, runs), cg = median(cpu_gen, runs);
+    printf("bytes %zu\npackets %" PRIu64 "\nerrors %" PRIu64 "\n", len, a.packets, a.errors);
+    printf("same_result %s\n", a.packets == b.packets && a.sum == b.sum ? "yes" : "NO");
+    printf("scan_cpu_s %.4f\nscan_MBps %.1f\nscan_wall_MBps %.1f\nscan_ns_per_packet %.2f\n", cf,
+           mb / cf, mb / median(wall_fast, runs), cf * 1e9 / (double)a.packets);
+    printf("generic_cpu_s %.4f\ngeneric_MBps %.1f\ngeneric_wall_MBps %.1f\n"
+           "generic_ns_per_packet %.2f\n",
+           cg, mb / cg, mb / median(wall_gen, runs), cg * 1e9 / (double)b.packets);
+    tk_te_raw_close(raw);
+    return a.packets == b.packets && a.sum == b.sum ? 0 : 1;
+}
+
+/* ---- gen: the encoder over repeated ingress ---------------------------------------------- */
+
+typedef struct sink {
+    const tk_te_params *p;
+    uint8_t *buf;
+    size_t len, cap;
+    tk_status err;
+} sink;
+
+static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
+{
+    sink *s = ctx;
+    if (s->cap - s->len < 1 + TK_TE_MAX_PAYLOAD) {
+        size_t cap = s->cap ? 2 * s->cap : 1u << 20;
+        uint8_t *nb = realloc(s->buf, cap);
+        if (!nb)
+            return TK_ERR_NOMEM;
+        s->buf = nb;
+        s->cap = cap;
+    }
+    size_t n = 0;
+    tk_status st = tk_te_packet_encode(s->p, pkt, s->buf + s->len + 1, TK_TE_MAX_PAYLOAD, &n);
+    if (st != TK_OK)
+        return st;
+    if (n > TK_ENCAP_MAX_LENGTH)
+        return TK_ERR_OVERFLOW;
+    s->buf[s->len] = (uint8_t)(TK_ENCAP_FLOW_TE_INST << 5 | n);
+    s->len += 1 + n;
+    return TK_OK;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    if (argc < 7)
+        return 2;
+    tk_te_params p;
+    if (read_params(&p, argv[2], argv[3]))
+        return 1;
+    const long copies = atol(argv[5]);
+    tk_diag d;
+    tk_diag_clear(&d);
+    tk_te_ingress_reader *in = NULL;
+    if (tk_te_ingress_open(argv[4], &in, &d) != TK_OK) {
+        fprintf(stderr, "tkbench: %s\n", d.message);
+        return 1;
+    }
+    size_t n = 0, cap = 1u << 16;
+    tk_te_block *blocks = malloc(cap * sizeof(*blocks));
+    tk_status st;
+    while (blocks && (st = tk_te_ingress_next(in, &blocks[n], &d)) == TK_OK) {
+        if (++n == cap) {
+            tk_te_block *nb = realloc(blocks, (cap *= 2) * sizeof(*blocks));
+            if (!nb) {
+                free(blocks);
+                blocks = NULL;
+            }
+            blocks = nb;
+        }
+    }
+    tk_te_ingress_close(in);
+    if (!blocks || st != TK_END) {
+        fprintf(stderr, "tkbench: %s\n", blocks ? d.message : "out of memory");
+        free(blocks);
+        return 1;
+    }
+    uint64_t insns = 0;
+    for (size_t i = 0; i < n; i++)
+        insns += blocks[i].iretire >> blocks[i].ilastsize; /* single retirement */
+    FILE *out = fopen(argv[6], "wb");
+    if (!out) {
+        fprintf(stderr, "tkbench: %s: cannot create\n", argv[6]);
+        free(blocks);
+        return 1;
+    }
+    sink s = {.p = &p};
+    double cpu = 0, wall = 0;
+    int identical = -1;
+    for (long c = 0; c < copies; c++) {
+        s.len = 0;
+        double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
+        tk_te_encoder *e = NULL;
+        st = tk_te_encoder_new(&p, on_packet, &s, &e);
+        for (size_t i = 0; st == TK_OK && i < n; i++)
+            st = tk_te_encoder_push(e, &blocks[i], 1);
+        if (st == TK_OK)
+            st = tk_te_encoder_finish(e);
+        tk_te_encoder_free(e);
+        cpu += now(CLOCK_THREAD_CPUTIME_ID) - c0;
+        wall += now(CLOCK_MONOTONIC) - w0;
+        if (st != TK_OK) {
+            fprintf(stderr, "tkbench: encoder: %s\n", tk_strerror(st));
+            break;
+        }
+        if (c == 0 && argc > 7) {
+            FILE *g = fopen(argv[7], "rb");
+            identical = 0;
+            if (g) {
+                uint8_t *gb = malloc(s.len + 1);
+                size_t gl = gb ? fread(gb, 1, s.len + 1, g) : 0;
+                identical = gl == s.len && !memcmp(gb, s.buf, s.len);
+                free(gb);
+                fclose(g);
+            }
+        }
+        if (fwrite(s.buf, 1, s.len, out) != s.len)
+            st = TK_ERR_IO;
+    }
+    if (fclose(out) != 0)
+        st = TK_ERR_IO;
+    free(s.buf);
+    free(blocks);
+    if (st != TK_OK)
+        return 1;
+    const double total = (double)insns * (double)copies;
+    printf("instructions %.0f\nencoder_cpu_s %.4f\nencoder_Minstr_per_s %.1f\n"
+           "encoder_wall_Minstr_per_s %.1f\n",
+           total, cpu, total / cpu / 1e6, total / wall / 1e6);
+    if (identical >= 0)
+        printf("identical_to_golden %s\n", identical ? "yes" : "NO");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = 2;
+    if (argc > 1 && !strcmp(argv[1], "parse"))
+        rc = cmd_parse(argc, argv);
+    else if (argc > 1 && !strcmp(argv[1], "gen"))
+        rc = cmd_gen(argc, argv);
+    if (rc == 2)
+        fprintf(stderr, "usage: tkbench parse SCF UCF RAW [RUNS]\n"
+                        "       tkbench gen SCF UCF ENCODER_INPUT COPIES OUT [GOLDEN]\n");
+    return rc;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The shadow call stack: calls push, returns pop to the frame whose return address matches,
+ * traps push a frame that xRET pops. It also builds the calling-context tree (one node per
+ * distinct stack) and the call edges with their inclusive instruction counts.
+ *
+ * Real programs do not always pair calls and returns: longjmp, tail calls, a trace that
+ * starts inside a call, handlers that switch context. The rules below keep the stack
+ * consistent with the code being executed, in this order:
+ *  - a return pops to the nearest frame expecting that address; failing that, to the nearest
+ *    frame of the function returned into; failing that the stack restarts there;
+ *  - a jump into the middle of a function already on the stack pops to it (longjmp);
+ *  - any other arrival in another function replaces the top frame (tail call, fall-through
+ *    into the next symbol), keeping its caller and return address. */
+#include <string.h>
+
+#include "grow.h"
+#include "profile_internal.h"
+
+static tk_status ctx_child(tk_profile *p, uint32_t parent, uint32_t func, uint32_t *out)
+{
+    uint32_t idx = (uint32_t)p->nctxs;
+    int inserted = 0;
+    tk_status st = tk_pair_map_put(&p->ctx_map, parent, func, &idx, &inserted);
+    if (st != TK_OK)
+        return st;
+    if (inserted) {
+        if ((st = TK_GROW(p->ctxs, p->nctxs, p->cap_ctxs, p->nctxs + 1)) != TK_OK)
+            return st;
+        p->ctxs[p->nctxs++] = (tk_prof_ctx){.parent = parent, .func = func, .self = 0};
+    }
+    *out = idx;
+    return TK_OK;
+}
+
+static tk_status push_frame(tk_profile *p, const prof_frame *f)
+{
+    tk_status st = TK_GROW(p->stack, p->depth, p->cap_stack, p->depth + 1);
+    if (st != TK_OK)
+        return st;
+    p->stack[p->depth++] = *f;
+    if (p->depth > p->totals.max_depth)
+        p->totals.max_depth = p->depth;
+    return TK_OK;
+}
+
+static tk_status push_root(tk_profile *p, uint32_t func)
+{
+    prof_frame f = {.func = func, .call = TK_PAIR_NONE, .ret = UINT64_MAX, .snap = p->cs_total};
+    tk_status st = ctx_child(p, TK_PAIR_NONE, func, &f.ctx);
+    if (st != TK_OK)
+        return st;
+    return push_frame(p, &f);
+}
+
+/* Push a frame called from site (in the current top function). */
+static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t ret, bool trap)
+{
+    const prof_frame *top = &p->stack[p->depth - 1];
+    prof_frame f = {.func = func, .trap = trap, .site = site, .ret = ret, .snap = p->cs_total};
+    tk_status st = ctx_child(p, top->ctx, func, &f.ctx);
+    if (st != TK_OK)
+        return st;
+    uint32_t ci = (uint32_t)p->ncalls;
+    int inserted = 0;
+    if ((st = tk_pair_map_put(&p->call_map, site, func, &ci, &inserted)) != TK_OK)
+        return st;
+    if (inserted) {
+        if ((st = TK_GROW(p->calls, p->ncalls, p->cap_calls, p->ncalls + 1)) != TK_OK)
+            return st;
+        p->calls[p->ncalls++] =
+            (tk_prof_call){.caller = top->func, .callee = func, .site = site, .trap = trap};
+    }
+    p->calls[ci].calls++;
+    p->funcs[func].entries++;
+    f.call = ci;
+    return push_frame(p, &f);
+}
+
+static void pop_frame(tk_profile *p)
+{
+    const prof_frame *f = &p->stack[--p->depth];
+    if (f->call != TK_PAIR_NONE)
+        p->calls[f->call].inclusive += p->cs_total - f->snap;
+}
+
+static void pop_to(tk_profile *p, size_t depth)
+{
+    while (p->depth > depth)
+        pop_frame(p);
+}
+
+void tk_cs_reset(tk_profile *p)
+{
+    if (p->depth)
+        p->totals.stack_resets++;
+    pop_to(p, 0);
+}
+
+/* Replace the top frame by one for func, called from the same place. */
+static tk_status switch_top(tk_profile *p, uint32_t func)
+{
+    prof_frame old = p->stack[p->depth - 1];
+    pop_frame(p);
+    if (!p->depth)
+        return push_root(p, func);
+    return push_call(p, func, old.site, old.ret, old.trap);
+}
+
+/* Nearest frame below the top running func, or SIZE_MAX. */
+static size_t find_func(const tk_profile *p, uint32_t func)
+{
+    for (size_t k = p->depth - 1; k-- > 0;)
+        if (p->stack[k].func == func)
+            return k;
+    return SIZE_MAX;
+}
+
+/* Returned (by ret or xRET) somewhere no frame expected: go back to a frame of the function
+ * returned into, or start over there. */
+static void unmatched_return(tk_profile *p, uint32_t func)
+{
+    p->totals.unmatched_returns++;
+    size_t k = find_func(p, func);
+    if (k != SIZE_MAX)
+        pop_to(p, k + 1);
+    else
+        tk_cs_reset(p);
+}
+
+static void do_return(tk_profile *p, uint64_t target, uint32_t func)
+{
+    for (size_t k = p->depth; k-- > 0;) {
+        if (p->stack[k].ret == target) {
+            pop_to(p, k);
+            return;
+        }
+    }
+    unmatched_return(p, func);
+}
+
+static void do_xret(tk_profile *p, uint32_t func)
+{
+    /* The handler may have changed xEPC (ecall returns past the ecall, a scheduler returns
+     * elsewhere): the nearest trap frame ends whatever the target. */
+    for (size_t k = p->depth; k-- > 0;) {
+        if (p->stack[k].trap) {
+            pop_to(p, k);
+            return;
+        }
+    }
+    unmatched_return(p, func);
+}
+
+tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t ret, uint64_t first,
+                      uint32_t func, bool entry)
+{
+    if (!p->depth)
+        return push_root(p, func);
+    switch (act) {
+    case ACT_START:
+        tk_cs_reset(p);
+        return push_root(p, func);
+    case ACT_CALL:
+    case ACT_TRAP:
+        if (p->depth >= TK_PROF_MAX_DEPTH)
+            break; /* runaway: keep counting, stop growing */
+        return push_call(p, func, site, act == ACT_TRAP ? site : ret, act == ACT_TRAP);
+    case ACT_RETURN:
+        do_return(p, first, func);
+        break;
+    case ACT_XRET:
+        do_xret(p, func);
+        break;
+    case ACT_FLOW:
+        if (p->stack[p->depth - 1].func != func && !entry) {
+            size_t k = find_func(p, func);
+            if (k != SIZE_MAX)
+                pop_to(p, k + 1);
+        }
+        break;
+    }
+    if (!p->depth)
+        return push_root(p, func);
+    if (p->stack[p->depth - 1].func != func)
+        return switch_top(p, func);
+    return TK_OK;
+}
+
+tk_status tk_cs_count(tk_profile *p, uint32_t func, uint64_t ninsn)
+{
+    prof_frame *top = &p->stack[p->depth - 1];
+    p->ctxs[top->ctx].self += ninsn;
+    p->funcs[func].self += ninsn;
+    p->cs_total += ninsn;
+    return TK_OK;
+}

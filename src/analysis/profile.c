@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The profile collector: consumes trace events at range granularity. Each TK_EV_RANGE costs
+ * one hash lookup (its distinct range record), plus one for a taken transfer (edge and run);
+ * a range is walked instruction by instruction only the first time it is seen. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "profile_internal.h"
+
+const char tk_prof_unknown_name[] = "[unknown]";
+
+tk_status tk_profile_new(const tk_code_view *code, tk_profile **out)
+{
+    if (!code || !code->insn || !code->symbolize || !out)
+        return TK_ERR_INVALID;
+    tk_profile *p = calloc(1, sizeof(*p));
+    if (!p)
+        return TK_ERR_NOMEM;
+    p->code = *code;
+    tk_pair_map_init(&p->range_map);
+    tk_pair_map_init(&p->func_map);
+    tk_pair_map_init(&p->call_map);
+    tk_pair_map_init(&p->ctx_map);
+    tk_pair_map_init(&p->edge_map);
+    tk_pair_map_init(&p->run_map);
+    *out = p;
+    return TK_OK;
+}
+
+void tk_profile_free(tk_profile *p)
+{
+    if (!p)
+        return;
+    free(p->ranges);
+    free(p->pieces);
+    free(p->inner_branches);
+    free(p->funcs);
+    free(p->calls);
+    free(p->ctxs);
+    free(p->edges);
+    free(p->runs);
+    free(p->stack);
+    free(p->insns);
+    free(p->blocks);
+    free(p->branches);
+    tk_pair_map_fini(&p->range_map);
+    tk_pair_map_fini(&p->func_map);
+    tk_pair_map_fini(&p->call_map);
+    tk_pair_map_fini(&p->ctx_map);
+    tk_pair_map_fini(&p->edge_map);
+    tk_pair_map_fini(&p->run_map);
+    free(p);
+}
+
+/* The function holding addr; *entry tells whether addr is its first instruction. Code
+ * outside every symbol is one pseudo-function. */
+tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *entry)
+{
+    uint64_t off = 0;
+    const tk_symbol *sym = p->code.symbolize(p->code.ctx, addr, &off);
+    uint64_t key = sym ? addr - off : UINT64_MAX;
+    uint32_t idx = (uint32_t)p->nfuncs;
+    int inserted = 0;
+    tk_status st = tk_pair_map_put(&p->func_map, key, 0, &idx, &inserted);
+    if (st != TK_OK)
+        return st;
+    if (inserted) {
+        st = TK_GROW(p->funcs, p->nfuncs, p->cap_funcs, p->nfuncs + 1);
+        if (st != TK_OK)
+            return st;
+        tk_prof_func *f = &p->funcs[p->nfuncs++];
+        memset(f, 0, sizeof(*f));
+        f->name = sym ? sym->name : tk_prof_unknown_name;
+        f->addr = sym ? key : 0;
+        f->size = sym ? sym->size : 0;
+    }
+    *func = idx;
+    if (entry)
+        *entry = sym && off == 0;
+    return TK_OK;
+}
+
+static tk_status add_piece(tk_profile *p, uint64_t first, uint32_t func)
+{
+    tk_status st = TK_GROW(p->pieces, p->npieces, p->cap_pieces, p->npieces + 1);
+    if (st != TK_OK)
+        return st;
+    p->pieces[p->npieces++] = (prof_piece){.first = first, .func = func, .ninsn = 0};
+    return TK_OK;
+}
+
+/* Walk first..last once: count instructions, note inner conditional branches, and split
+ * where the range runs from one function into the next. Returns TK_ERR_NO_CODE/BAD_INSN/
+ * MISMATCH when the range does not fit the code; the caller then keeps it opaque. */
+static tk_status walk_range(tk_profile *p, prof_range *r)
+{
+    uint64_t addr = r->first;
+    uint32_t func;
+    tk_status st = tk_prof_func_of(p, addr, &func, NULL);
+    if (st != TK_OK)
+        return st;
+    const tk_prof_func *f = &p->funcs[func];
+    uint64_t fend = f->size ? f->addr + f->size : 0;
+    if ((st = add_piece(p, addr, func)) != TK_OK)
+        return st;
+    r->npieces = 1;
+    uint64_t n = 0;
+    for (;;) {
+        tk_code_insn in;
+        if ((st = p->code.insn(p->code.ctx, addr, &in)) != TK_OK)
+            return st;
+        if (in.len == 0)
+            return TK_ERR_BAD_INSN;
+        /* Re-symbolize only when leaving the current symbol (or when it has no size). */
+        if (addr != r->first && (!fend || addr >= fend || addr < f->addr)) {
+            uint32_t nf;
+            if ((st = tk_prof_func_of(p, addr, &nf, NULL)) != TK_OK)
+                return st;
+            f = &p->funcs[nf];
+            fend = f->size ? f->addr + f->size : 0;
+            if (nf != func) {
+                if (r->npieces == UINT16_MAX)
+                    return TK_ERR_OVERFLOW;
+                if ((st = add_piece(p, addr, nf)) != TK_OK)
+                    return st;
+                r->npieces++;
+                func = nf;
+            }
+        }
+        p->pieces[p->npieces - 1].ninsn++;
+        n++;
+        if (addr == r->last) {
+            r->last_len = in.len;
+            r->last_cond = in.cond_branch;
+            r->last_target = in.target;
+            break;
+        }
+        if (in.cond_branch) {
+            if (r->ninner == UINT16_MAX)
+                return TK_ERR_OVERFLOW;
+            if ((st = TK_GROW(p->inner_branches, p->ninner, p->cap_inner, p->ninner + 1)))
+                return st;
+            p->inner_branches[p->ninner++] = addr;
+            r->ninner++;
+        }
+        addr += in.len;
+        /* A last address not on an instruction boundary, or absurdly far, is a mismatch
+         * between trace and code, not something to walk forever. */
+        if (addr > r->last || n >= (1u << 24))
+            return TK_ERR_MISMATCH;
+    }
+    r->ninsn = (uint32_t)n;
+    return TK_OK;
+}
+
+static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
+{
+    uint32_t idx = (uint32_t)p->nranges;
+    int inserted = 0;
+    tk_status st = tk_pair_map_put(&p->range_map, ev->first, ev->last, &idx, &inserted);
+    if (st != TK_OK)
+        return st;
+    *out = idx;
+    if (!inserted)
+        return TK_OK;
+    if ((st = TK_GROW(p->ranges, p->nranges, p->cap_ranges, p->nranges + 1)) != TK_OK)
+        return st;
+    prof_range *r = &p->ranges[p->nranges++];
+    memset(r, 0, sizeof(*r));
+    r->first = ev->first;
+    r->last = ev->last;
+    r->piece = (uint32_t)p->npieces;
+    r->inner = (uint32_t)p->ninner;
+    size_t npieces0 = p->npieces, ninner0 = p->ninner;
+    st = ev->last >= ev->first ? walk_range(p, r) : TK_ERR_MISMATCH;
+    if (st == TK_ERR_NOMEM)
+        return st;
+    if (st != TK_OK) {
+        /* Opaque range: one piece, the decoder's instruction count, no known end. */
+        p->npieces = npieces0;
+        p->ninner = ninner0;
+        r->ninner = 0;
+        r->last_len = 0;
+        r->last_cond = false;
+        uint32_t func;
+        if ((st = tk_prof_func_of(p, ev->first, &func, NULL)) != TK_OK)
+            return st;
+        if ((st = add_piece(p, ev->first, func)) != TK_OK)
+            return st;
+        r->npieces = 1;
+        r->ninsn = ev->ninsn > UINT32_MAX ? UINT32_MAX : (uint32_t)ev->ninsn;
+        p->pieces[p->npieces - 1].ninsn = r->ninsn;
+    }
+    return TK_OK;
+}
+
+static tk_status count_pair(tk_pair_map *m, void **arr, size_t *n, size_t *cap, size_t elem,
+                            uint64_t a, uint64_t b, uint32_t *idx_out)
+{
+    uint32_t idx = (uint32_t)*n;
+    int inserted = 0;
+    tk_status st = tk_pair_map_put(m, a, b, &idx, &inserted);
+    if (st != TK_OK)
+        return st;
+    if (inserted) {
+        if ((st = tk_grow(arr, cap, *n + 1, elem)) != TK_OK)
+            return st;
+        memset((char *)*arr + *n * elem, 0, elem);
+        (*n)++;
+    }
+    *idx_out = idx;
+    return TK_OK;
+}
+
+static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end)
+{
+    uint32_t i;
+    tk_status st = count_pair(&p->edge_map, (void **)&p->edges, &p->nedges, &p->cap_edges,
+                              sizeof(*p->edges), from, to, &i);
+    if (st != TK_OK)
+        return st;
+    tk_prof_edge *e = &p->edges[i];
+    e->from = from;
+    e->to = to;
+    e->end = end;
+    e->count++;
+    return TK_OK;
+}
+
+static tk_status close_run(tk_profile *p, uint64_t last)
+{
+    if (!p->run_open)
+        return TK_OK;
+    p->run_open = false;
+    uint32_t i;
+    tk_status st = count_pair(&p->run_map, (void **)&p->runs, &p->nruns, &p->cap_runs,
+                              sizeof(*p->runs), p->run_start, last, &i);
+    if (st != TK_OK)
+        return st;
+    p->runs[i].start = p->run_start;
+    p->runs[i].last = last;
+    p->runs[i].count++;
+    return TK_OK;
+}
+
+/* The flow is interrupted (trap, lost trace, trace off, error): the next range does not
+ * follow the previous one sequentially. */
+static tk_status flow_break(tk_profile *p)
+{
+    tk_status st = TK_OK;
+    if (p->have_prev)
+        st = close_run(p, p->ranges[p->prev_range].last);
+    p->run_open = false;
+    p->have_prev = false;
+    return st;
+}
+
+static prof_action action_after(uint8_t end)
+{
+    switch (end) {
+    case TK_END_CALL:
+        return ACT_CALL;
+    case TK_END_RETURN:
+        return ACT_RETURN;
+    case TK_END_TRAP_RETURN:
+        return ACT_XRET;
+    default:
+        return ACT_FLOW;
+    }
+}
+
+static tk_status on_range(tk_profile *p, const tk_event *ev)
+{
+    uint32_t ri;
+    tk_status st = range_of(p, ev, &ri);
+    if (st != TK_OK)
+        return st;
+    prof_range *r = &p->ranges[ri];
+    r->count++;
+    p->totals.ranges++;
+    p->totals.insns += r->ninsn;
+    bool bad = r->last_len == 0;
+    if (bad)
+        p->totals.bad_ranges++;
+
+    prof_action act = p->action;
+    uint64_t site = 0, ret = UINT64_MAX;
+    if (act == ACT_TRAP) {
+        site = ret = p->trap_site;
+        if ((st = add_edge(p, p->trap_site, r->first, TK_END_TRAP)) != TK_OK)
+            return st;
+    } else if (p->have_prev) {
+        prof_range *pr = &p->ranges[p->prev_range];
+        uint64_t fall = pr->last + pr->last_len;
+        bool seq = r->first == fall;
+        /* A branch whose outcome the event did not state is resolved by where flow went. */
+        if (pr->last_cond && p->prev_end != TK_END_BRANCH) {
+            if (seq)
+                pr->not_taken++;
+            else if (r->first == pr->last_target)
+                pr->taken++;
+        }
+        if (!seq) {
+            if ((st = add_edge(p, pr->last, r->first, p->prev_end)) != TK_OK)
+                return st;
+            if ((st = close_run(p, pr->last)) != TK_OK)
+                return st;
+        }
+        site = pr->last;
+        ret = fall;
+    } else if (act != ACT_START) {
+        /* Previous range was opaque: its last instruction is known, its length is not. */
+        site = p->prev_last_opaque;
+    }
+    if (bad) {
+        if ((st = flow_break(p)) != TK_OK)
+            return st;
+    } else if (!p->run_open) {
+        p->run_open = true;
+        p->run_start = r->first;
+    }
+
+    for (uint32_t i = 0; i < r->npieces; i++) {
+        /* r may move when the stack code adds functions: re-read through the index. */
+        prof_piece pc = p->pieces[p->ranges[ri].piece + i];
+        bool entry = false;
+        if (i == 0) {
+            uint64_t off = 0;
+            const tk_symbol *sym = p->code.symbolize(p->code.ctx, pc.first, &off);
+            entry = sym && off == 0;
+        } else {
+            entry = true; /* pieces after the first start where a function starts */
+        }
+        st = tk_cs_enter(p, i == 0 ? act : ACT_FLOW, site, ret, pc.first, pc.func, entry);
+        if (st != TK_OK)
+            return st;
+        if ((st = tk_cs_count(p, pc.func, pc.ninsn)) != TK_OK)
+            return st;
+    }
+
+    r = &p->ranges[ri];
+    if (ev->end == TK_END_BRANCH && r->last_cond) {
+        if (ev->taken)
+            r->taken++;
+        else
+            r->not_taken++;
+    }
+    p->action = action_after(ev->end);
+    p->prev_end = ev->end;
+    if (bad) {
+        p->have_prev = false;
+        p->prev_last_opaque = r->last;
+    } else {
+        p->have_prev = true;
+        p->prev_range = ri;
+    }
+    return TK_OK;
+}
+
+/* Lost trace, trace off/on, decode errors: the flow and the call stack start anew. */
+static tk_status restart(tk_profile *p)
+{
+    tk_status st = flow_break(p);
+    tk_cs_reset(p);
+    p->action = ACT_START;
+    return st;
+}
+
+tk_status tk_profile_event(void *vp, const tk_event *ev)
+{
+    tk_profile *p = vp;
+    if (!p || !ev)
+        return TK_ERR_INVALID;
+    if (p->finished)
+        return TK_ERR_STATE;
+    p->totals.events++;
+    tk_status st;
+    switch (ev->kind) {
+    case TK_EV_RANGE:
+        return on_range(p, ev);
+    case TK_EV_TRAP:
+        p->totals.traps++;
+        if (ev->interrupt)
+            p->totals.interrupts++;
+        /* E-Trace: an exception's epc is the trapping instruction; an interrupt's is the
+         * next instruction that would have run. Either way the handler is "called" from
+         * there and xRET returns to it (or past it, for ecall). */
+        if ((st = flow_break(p)) != TK_OK)
+            return st;
+        p->action = ACT_TRAP;
+        p->trap_site = ev->first;
+        return TK_OK;
+    case TK_EV_LOST:
+        p->totals.lost++;
+        return restart(p);
+    case TK_EV_ERROR:
+        p->totals.errors++;
+        return restart(p);
+    case TK_EV_TRACE_OFF:
+        p->totals.trace_off++;
+        return restart(p);
+    case TK_EV_TRACE_ON:
+        p->totals.trace_on++;
+        return restart(p);
+    case TK_EV_CONTEXT:
+        /* A change of context (process, address space) makes the shadow stack stale. Only
+         * a real change counts: decoders may repeat the context at each sync. */
+        if (p->have_context && ev->context != p->context)
+            st = restart(p);
+        else
+            st = TK_OK;
+        p->have_context = true;
+        p->context = ev->context;
+        return st;
+    default:
+        return TK_OK;
+    }
+}
+
+tk_status tk_profile_finish(tk_profile *p)
+{
+    if (!p)
+        return TK_ERR_INVALID;
+    if (p->finished)
+        return TK_ERR_STATE;
+    tk_status st = flow_break(p);
+    if (st != TK_OK)
+        return st;
+    tk_cs_reset(p);
+    p->finished = true;
+    return tk_prof_derive(p);
+}
+
+void tk_profile_get_totals(const tk_profile *p, tk_profile_totals *out)
+{
+    *out = p->totals;
+}
+
+size_t tk_profile_func_count(const tk_profile *p)
+{
+    return p->nfuncs;
+}
+
+const tk_prof_func *tk_profile_func(const tk_profile *p, size_t i)
+{
+    return i < p->nfuncs ? &p->funcs[i] : NULL;
+}
+
+size_t tk_profile_call_count(const tk_profile *p)
+{
+    return p->ncalls;
+}
+
+const tk_prof_call *tk_profile_call(const tk_profile *p, size_t i)
+{
+    return i < p->ncalls ? &p->calls[i] : NULL;
+}
+
+size_t tk_profile_edge_count(const tk_profile *p)
+{
+    return p->nedges;
+}
+
+const tk_prof_edge *tk_profile_edge(const tk_profile *p, size_t i)
+{
+    return i < p->nedges ? &p->edges[i] : NULL;
+}
+
+size_t tk_profile_run_count(const tk_profile *p)
+{
+    return p->nruns;
+}
+
+const tk_prof_run *tk_profile_run(const tk_profile *p, size_t i)
+{
+    return i < p->nruns ? &p->runs[i] : NULL;
+}
+
+size_t tk_profile_ctx_count(const tk_profile *p)
+{
+    return p->nctxs;
+}
+
+const tk_prof_ctx *tk_profile_ctx(const tk_profile *p, size_t i)
+{
+    return i < p->nctxs ? &p->ctxs[i] : NULL;
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The profile collector's state, shared by the collector (profile.c), the shadow call stack
+ * (call_stack.c), the derived tables (profile_finish.c) and the writers (out_*.c). */
+#ifndef TK_ANALYSIS_PROFILE_INTERNAL_H
+#define TK_ANALYSIS_PROFILE_INTERNAL_H
+
+#include "tracekit/analysis.h"
+
+#include "pair_map.h"
+
+/* A distinct range first..last, walked once in the code when first seen. */
+typedef struct prof_range {
+    uint64_t first, last;
+    uint64_t count;
+    uint64_t taken, not_taken; /* outcomes of the conditional branch that ends it */
+    uint32_t ninsn;
+    uint32_t piece;   /* first of npieces entries in tk_profile.pieces */
+    uint16_t npieces; /* the range split where it crosses into another function */
+    uint16_t ninner;  /* conditional branches inside the range (so not taken) */
+    uint32_t inner;   /* first of them in tk_profile.inner_branches */
+    uint8_t last_len; /* 0 if the range did not walk (bad) */
+    bool last_cond;
+    uint64_t last_target; /* direct target of the last instruction, 0 if none */
+} prof_range;
+
+typedef struct prof_piece {
+    uint64_t first;
+    uint32_t func;
+    uint32_t ninsn;
+} prof_piece;
+
+typedef struct prof_frame {
+    uint32_t func;
+    uint32_t ctx;  /* calling-context tree node */
+    uint32_t call; /* call edge that created it, TK_PAIR_NONE for a root */
+    bool trap;
+    uint64_t site; /* calling instruction */
+    uint64_t ret;  /* expected return address, UINT64_MAX for a root */
+    uint64_t snap; /* instruction total when pushed */
+} prof_frame;
+
+/* What the previous event asks the call stack to do with the next range. */
+typedef enum prof_action {
+    ACT_START = 0, /* nothing known: start a fresh stack */
+    ACT_FLOW,      /* sequential flow, branch or jump */
+    ACT_CALL,
+    ACT_RETURN,
+    ACT_XRET,
+    ACT_TRAP,
+} prof_action;
+
+#define TK_PROF_MAX_DEPTH 8192
+
+struct tk_profile {
+    tk_code_view code;
+    bool finished;
+    tk_profile_totals totals;
+
+    prof_range *ranges;
+    size_t nranges, cap_ranges;
+    tk_pair_map range_map;
+    prof_piece *pieces;
+    size_t npieces, cap_pieces;
+    uint64_t *inner_branches; /* addresses of conditional branches inside ranges */
+    size_t ninner, cap_inner;
+
+    tk_prof_func *funcs;
+    size_t nfuncs, cap_funcs;
+    tk_pair_map func_map; /* (symbol address, 0) -> function */
+
+    tk_prof_call *calls;
+    size_t ncalls, cap_calls;
+    tk_pair_map call_map; /* (site, callee) */
+
+    tk_prof_ctx *ctxs;
+    size_t nctxs, cap_ctxs;
+    tk_pair_map ctx_map; /* (parent, func) */
+
+    tk_prof_edge *edges;
+    size_t nedges, cap_edges;
+    tk_pair_map edge_map; /* (from, to) */
+
+    tk_prof_run *runs;
+    size_t nruns, cap_runs;
+    tk_pair_map run_map; /* (start, last) */
+
+    prof_frame *stack;
+    size_t depth, cap_stack;
+    uint64_t cs_total; /* instructions counted through the call stack so far */
+
+    /* Flow state between events. */
+    bool have_prev;      /* the previous range connects to the next one */
+    uint32_t prev_range; /* index of the previous range */
+    uint8_t prev_end;    /* its tk_range_end */
+    bool prev_taken;
+    prof_action action;        /* for the next range */
+    uint64_t trap_site;        /* ACT_TRAP: epc */
+    uint64_t prev_last_opaque; /* last address of the previous range when it was opaque */
+    bool run_open;
+    uint64_t run_start;
+    bool have_context;
+    uint64_t context;
+
+    /* Derived at finish. */
+    tk_prof_insn *insns;
+    size_t ninsns;
+    tk_prof_block *blocks;
+    size_t nblocks;
+    tk_prof_branch *branches;
+    size_t nbranches;
+};
+
+/* call_stack.c: the shadow call stack, driven by the collector. */
+/* Enter the range piece starting at first in func: act says how flow got there, site is
+ * the instruction that transferred control, ret the address after it; entry tells whether
+ * first is the function's first instruction. */
+tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t ret, uint64_t first,
+                      uint32_t func, bool entry);
+void tk_cs_reset(tk_profile *p);
+tk_status tk_cs_count(tk_profile *p, uint32_t func, uint64_t ninsn);
+
+/* profile.c */
+tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *entry);
+
+/* profile_finish.c */
+tk_status tk_prof_derive(tk_profile *p);
+
+/* Shared writer helpers (out_util.c). */
+const char *tk_prof_func_name(const tk_profile *p, uint32_t func);
+/* False for the pseudo-function that holds code outside every symbol. */
+bool tk_prof_func_known(const tk_profile *p, uint32_t func);
+extern const char tk_prof_unknown_name[];
+/* Write formatted text; returns TK_ERR_IO once any write fails. */
+tk_status tk_out_status(FILE *out);
+
+#endif

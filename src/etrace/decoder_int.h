@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* E-Trace flow decoder: private state shared by decoder.c (packet handling) and
+ * decoder_walk.c (following the execution path through the block cache). The names follow
+ * the pseudo-code of decoder.adoc so the two can be read side by side. */
+#ifndef TK_ETRACE_DECODER_INT_H
+#define TK_ETRACE_DECODER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "etrace/modes.h"
+#include "tracekit/te_decoder.h"
+
+/* Outcome of the internal steps: TK_OK (go on / stopped where the packet says), DEC_DESYNC
+ * (the trace did not fit the image; an error event was emitted and the decoder waits for the
+ * next sync), DEC_STOPPED (the callback returned d->stop), or a negative tk_status that ends
+ * decoding (callback stop, no memory). */
+enum { DEC_DESYNC = 2, DEC_STOPPED = 3 };
+
+/* The fields of the packet being followed that the stop conditions look at. */
+typedef struct tk_dec_walk {
+    uint64_t address; /* reported address (byte address) */
+    bool fmt3;        /* a format 3 sync is being followed */
+    bool notify;      /* logical flags (already compared with their preceding bit) */
+    bool updiscon;
+    bool irreport;
+    uint64_t irdepth;
+    uint8_t privilege; /* format 3 only */
+    /* Support packet with ended_ntr: walk from an inferred address to the next uninferable
+     * discontinuity, then stop (process_support). */
+    bool until_discon;
+} tk_dec_walk;
+
+struct tk_te_decoder {
+    tk_te_params p; /* options are updated by support packets */
+    tk_image *img;
+    tk_event_fn fn;
+    void *ctx;
+    unsigned flags;
+    unsigned xlen;
+    uint64_t addr_mask; /* xlen mask for reconstructed addresses */
+
+    /* decoder.adoc globals */
+    uint64_t pc;          /* last reported (reached) instruction */
+    uint64_t last_pc;     /* instruction executed before pc */
+    tk_rv_insn last_insn; /* its decoding, valid if last_valid */
+    bool last_valid;
+    uint64_t branch_map; /* bit 0 = oldest unprocessed branch, 1 = not taken */
+    unsigned branches;
+    bool stop_at_last_branch;
+    bool inferred_address;
+    bool start_of_trace;
+    uint64_t address;
+    uint8_t privilege;
+    bool have_priv;
+    tk_te_irstack ir; /* implicit return (shared with the encoder: etrace/modes.h) */
+
+    /* Optional modes (etrace/modes.h). Branches still to resolve come in this order: the
+     * branch_map bits, then pred_pending branches that went as predicted, then, if
+     * fail_pending, one that did not (format 0 subformat 0). */
+    tk_te_bpred bp;
+    tk_te_jtc jtc;
+    uint64_t pred_pending;
+    bool fail_pending;
+    bool walk_uninf;  /* the last walk stopped on an uninferable discontinuity's target */
+    uint64_t tvec[4]; /* trap vector CSR per privilege, for implicit exceptions */
+    uint8_t tvec_set; /* bit per privilege */
+
+    /* tracekit additions */
+    bool have_pc;         /* pc holds a reported instruction */
+    bool trap_pending;    /* F3SF1 with thaddr=0 seen: the handler comes with the next sync */
+    bool desynced;        /* an error was reported; skip packets until the next sync */
+    bool nosync_told;     /* "must start with format 3" already reported */
+    uint64_t range_first; /* reached instructions not yet emitted: range_first..pc */
+    uint64_t range_ninsn;
+    uint64_t byte_offset; /* of the packet being processed */
+    uint64_t packet_index;
+    uint64_t context;
+    tk_te_decoder_stats stats;
+    tk_status stop;    /* what the callback returned to stop decoding */
+    tk_event range_ev; /* reused for every TK_EV_RANGE of the walk (no per-block zeroing) */
+    char msg[192];
+};
+
+/* decoder.c */
+tk_status tk_dec_emit(tk_te_decoder *d, tk_event *ev);
+/* Report a mismatch between trace and image: emits TK_EV_ERROR, flushes the reached
+ * instructions, and waits for the next sync. Returns DEC_DESYNC or a fatal status. */
+int tk_dec_fail(tk_te_decoder *d, tk_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Branches not yet resolved (map bits, predicted ones, failed one). */
+static inline uint64_t tk_dec_pending(const tk_te_decoder *d)
+{
+    return d->branches + d->pred_pending + (d->fail_pending ? 1u : 0u);
+}
+
+/* decoder_walk.c */
+bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i);
+/* follow_execution_path(): from pc to w->address. */
+int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w);
+/* The block starting at pc, or a desync error naming pc. */
+int tk_dec_block(tk_te_decoder *d, uint64_t pc, const tk_bblock **out);
+/* The instruction at pc (first of its block). */
+int tk_dec_insn_at(tk_te_decoder *d, uint64_t pc, tk_rv_insn *out);
+
+/* Outcome of executing one instruction (next_pc()). */
+typedef struct tk_dec_step {
+    uint64_t next;
+    bool stop_here; /* reached through an uninferable discontinuity (or a jump to itself) */
+    bool taken;
+    bool indirect;
+    bool consumed; /* a branch-map bit was used */
+    bool popped;   /* the implicit return stack was popped */
+    uint8_t end;   /* tk_range_end */
+} tk_dec_step;
+/* next_pc() for insn at this_pc; prev/prev_pc is the instruction executed before it (NULL if
+ * unknown). With dry set, nothing in d changes and an unresolvable branch gives next = 0. */
+int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, const tk_rv_insn *prev,
+                uint64_t prev_pc, uint64_t uninf_target, const tk_dec_walk *w, bool dry,
+                tk_dec_step *out);
+
+#endif

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* E-Trace flow decoder: following the execution path (decoder.adoc follow_execution_path and
+ * next_pc). The walk goes block by block through the image's block cache: instructions
+ * inside a block are sequential, so the only per-instruction question there is whether the
+ * reported address lies inside the block, which one range comparison answers. */
+#include <string.h>
+
+#include "decoder_int.h"
+
+enum { ARRIVE_GO_ON = 0, ARRIVE_STOP = 1 };
+
+/* A walk that neither uses a branch bit nor meets an uninferable jump for this many blocks
+ * is taken as lost (only a program stuck in a branch-free loop gets there legitimately). */
+#define TK_DEC_MAX_IDLE_BLOCKS (1u << 24)
+
+static bool is_uninferable_jump(const tk_rv_insn *i)
+{
+    /* JALR with rs1 != 0; c.jr and c.jalr decode as JALR with rs1 != 0. JALR with rs1 == 0
+     * jumps to an absolute address known from the code (treated as inferable, as the
+     * reference model and post-iss do). */
+    return i->cf == TK_RV_CF_JALR && i->rs1 != 0;
+}
+
+bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i)
+{
+    if (is_uninferable_jump(i) || i->cf == TK_RV_CF_XRET)
+        return true;
+    /* decoder.adoc before 2025 (and decoder_model.py) list ecall/ebreak/c.ebreak too. */
+    if (i->cf == TK_RV_CF_ECALL || i->cf == TK_RV_CF_EBREAK)
+        return !(d->flags & TK_TE_DEC_ECALL_SEQUENTIAL);
+    return false;
+}
+
+static uint8_t end_kind(const tk_rv_insn *i)
+{
+    switch (i->cf) {
+    case TK_RV_CF_BRANCH:
+        return TK_END_BRANCH;
+    case TK_RV_CF_JAL:
+    case TK_RV_CF_JALR:
+        switch (i->jclass) {
+        case TK_RV_J_CALL:
+            return TK_END_CALL;
+        case TK_RV_J_RETURN:
+            return TK_END_RETURN;
+        case TK_RV_J_SWAP:
+            return TK_END_SWAP;
+        case TK_RV_J_OTHER:
+            return TK_END_OTHER_JUMP;
+        default:
+            return TK_END_JUMP;
+        }
+    case TK_RV_CF_XRET:
+        return TK_END_TRAP_RETURN;
+    case TK_RV_CF_ECALL:
+    case TK_RV_CF_EBREAK:
+        return TK_END_TRAP;
+    default:
+        return TK_END_NONE;
+    }
+}
+
+int tk_dec_block(tk_te_decoder *d, uint64_t pc, const tk_bblock **out)
+{
+    tk_status st = tk_image_block(d->img, pc, out);
+    if (st == TK_OK && (*out)->ninsn > 0)
+        return TK_OK;
+    if (st == TK_ERR_NOMEM)
+        return st;
+    /* pc was reached but has no code: it is not a retired instruction, do not report it. */
+    if (d->range_ninsn == 1 && d->range_first == pc)
+        d->range_ninsn = 0;
+    if (st == TK_OK)
+        st = (*out)->status != TK_OK ? (*out)->status : TK_ERR_NO_CODE;
+    return tk_dec_fail(d, st == TK_ERR_BAD_INSN ? TK_ERR_BAD_INSN : TK_ERR_NO_CODE,
+                       "%s at 0x%llx (trace does not fit the program image)",
+                       st == TK_ERR_BAD_INSN ? "undecodable instruction" : "no code",
+                       (unsigned long long)pc);
+}
+
+int tk_dec_insn_at(tk_te_decoder *d, uint64_t pc, tk_rv_insn *out)
+{
+    tk_status st = tk_image_fetch(d->img, pc, out);
+    if (st == TK_OK)
+        return TK_OK;
+    if (st == TK_ERR_NOMEM)
+        return st;
+    return tk_dec_fail(d, st == TK_ERR_BAD_INSN ? TK_ERR_BAD_INSN : TK_ERR_NO_CODE,
+                       "%s at 0x%llx (trace does not fit the program image)",
+                       st == TK_ERR_BAD_INSN ? "undecodable instruction" : "no code",
+                       (unsigned long long)pc);
+}
+
+/* is_implicit_return(): a return (2.0 jump classes, the same as the ingress itype 13 the
+ * encoder sees) while the tracker predicts one, unless the packet being followed reports
+ * this very return explicitly (irreport with the current depth, decoder.adoc). */
+static bool is_implicit_return(const tk_te_decoder *d, const tk_rv_insn *i, const tk_dec_walk *w)
+{
+    if (!d->p.o.implicit_return || d->ir.depth == 0)
+        return false;
+    if (!(i->cf == TK_RV_CF_JALR && i->jclass == TK_RV_J_RETURN))
+        return false;
+    return !(w && w->irreport && tk_te_irdepth_matches(&d->ir, &d->p, w->irdepth));
+}
+
+/* The outcome of the next branch: a branch-map bit, else a predicted branch, else the one
+ * that failed its prediction (format 0 subformat 0). The predictor learns every outcome. */
+static bool take_branch(tk_te_decoder *d, uint64_t pc, bool dry)
+{
+    bool taken;
+    if (d->branches) {
+        taken = !(d->branch_map & 1);
+        if (!dry) {
+            d->branch_map >>= 1;
+            d->branches--;
+        }
+    } else {
+        taken = tk_te_bpred_predict(&d->bp, pc);
+        if (d->pred_pending) {
+            if (!dry)
+                d->pred_pending--;
+        } else {
+            taken = !taken;
+            if (!dry)
+                d->fail_pending = false;
+        }
+    }
+    if (!dry && d->p.o.branch_prediction)
+        tk_te_bpred_update(&d->bp, pc, taken);
+    return taken;
+}
+
+int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, const tk_rv_insn *prev,
+                uint64_t prev_pc, uint64_t uninf_target, const tk_dec_walk *w, bool dry,
+                tk_dec_step *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->end = end_kind(insn);
+    uint64_t next = this_pc + insn->len;
+
+    if (insn->cf == TK_RV_CF_JAL) {
+        next = this_pc + (uint64_t)insn->imm;
+        /* Not in the spec: a jump to itself would loop for ever (decoder_model.py stops). */
+        out->stop_here = insn->imm == 0;
+    } else if (insn->cf == TK_RV_CF_JALR && insn->rs1 == 0) {
+        next = (uint64_t)insn->imm;
+        out->stop_here = (next & d->addr_mask) == this_pc;
+    } else if (is_uninferable_jump(insn) && d->p.o.sijump && prev &&
+               tk_rv_is_sijump_pair(prev, insn)) {
+        /* sequentially inferable jump: auipc/lui/c.lui then jalr through the same register */
+        next = tk_rv_sijump_target(prev, prev_pc, insn, d->xlen);
+    } else if (is_implicit_return(d, insn, w)) {
+        next = tk_te_irstack_top(&d->ir);
+        out->popped = true;
+        if (!dry)
+            tk_te_irstack_pop(&d->ir);
+    } else if (tk_dec_is_uninferable_discon(d, insn)) {
+        if (d->stop_at_last_branch) {
+            if (dry) {
+                out->next = 0;
+                return TK_OK;
+            }
+            return tk_dec_fail(d, TK_ERR_MISMATCH,
+                               "uninferable jump at 0x%llx before the last branch of a branch "
+                               "map without address (unexpected uninferable discontinuity)",
+                               (unsigned long long)this_pc);
+        }
+        next = uninf_target;
+        out->stop_here = true;
+        out->indirect = true;
+        /* A return the tracker predicted wrongly still uses up its entry, as in the encoder
+         * (the irdepth reported was the depth before). */
+        if (!dry && d->p.o.implicit_return && insn->jclass == TK_RV_J_RETURN && d->ir.depth)
+            tk_te_irstack_pop(&d->ir);
+    } else if (insn->cf == TK_RV_CF_BRANCH) {
+        if (tk_dec_pending(d) == 0) {
+            if (dry) {
+                out->next = 0;
+                return TK_OK;
+            }
+            return tk_dec_fail(d, TK_ERR_MISMATCH,
+                               "branch at 0x%llx but the branch map is used up (cannot resolve "
+                               "branch)",
+                               (unsigned long long)this_pc);
+        }
+        out->taken = take_branch(d, this_pc, dry);
+        out->consumed = !dry;
+        if (out->taken) {
+            next = this_pc + (uint64_t)insn->imm;
+            out->stop_here = insn->imm == 0; /* as for jumps to themselves */
+        }
+    }
+    /* Calls push their link, and so does a co-routine swap (reported explicitly, itype 12),
+     * as the encoder does for itypes 8, 9 and 12 (2.0 jump classes: x1 and x5 links). */
+    if (!dry && d->p.o.implicit_return && (insn->cf == TK_RV_CF_JAL || insn->cf == TK_RV_CF_JALR) &&
+        (insn->jclass == TK_RV_J_CALL || insn->jclass == TK_RV_J_SWAP))
+        tk_te_irstack_push(&d->ir, this_pc + insn->len);
+    out->next = next & d->addr_mask;
+    return TK_OK;
+}
+
+/* The stop conditions of follow_execution_path() on reaching pc. last is the instruction
+ * executed to get there (NULL if it was a sequential one). */
+static int arrive(tk_te_decoder *d, const tk_dec_walk *w, uint64_t pc, bool is_branch,
+                  const tk_rv_insn *last, bool stop_here)
+{
+    const unsigned limit = is_branch ? 1 : 0;
+    const uint64_t pending = tk_dec_pending(d);
+    if (pending == 1 && is_branch && d->stop_at_last_branch) {
+        /* Reached the final branch of a map without address: its outcome is not known
+         * yet, nor whether it retires. */
+        d->stop_at_last_branch = false;
+        return ARRIVE_STOP;
+    }
+    if (stop_here) {
+        if (pending > limit)
+            return tk_dec_fail(d, TK_ERR_MISMATCH,
+                               "%llu unprocessed branches on reaching 0x%llx after an "
+                               "uninferable jump",
+                               (unsigned long long)(pending - limit), (unsigned long long)pc);
+        d->walk_uninf = true;
+        return ARRIVE_STOP;
+    }
+    if (pc != w->address || pending != limit)
+        return ARRIVE_GO_ON;
+    if (w->fmt3) {
+        /* 2.0.1: a sync after a trap return may carry a new privilege. */
+        if ((d->flags & TK_TE_DEC_NO_PRIV_CHECK) || w->privilege == d->privilege ||
+            (last && last->cf == TK_RV_CF_XRET))
+            return ARRIVE_STOP;
+        return ARRIVE_GO_ON;
+    }
+    if (d->stop_at_last_branch)
+        return ARRIVE_GO_ON;
+    const bool depth_ok = !w->irreport || tk_te_irdepth_matches(&d->ir, &d->p, w->irdepth);
+    if (w->notify && depth_ok)
+        return ARRIVE_STOP;
+    if ((!last || !tk_dec_is_uninferable_discon(d, last)) && !w->updiscon && depth_ok) {
+        /* Reached the address, but not through an uninferable jump: this may be the first
+         * of two visits (payload.adoc, "looplabel"); the next packet tells. */
+        d->inferred_address = true;
+        return ARRIVE_STOP;
+    }
+    return ARRIVE_GO_ON;
+}
+
+/* Length of the instruction at a, or 0 if it cannot be read. */
+static unsigned insn_len_at(const tk_te_decoder *d, uint64_t a)
+{
+    uint8_t h[2];
+    if (tk_image_read(d->img, a, h, 2) != TK_OK)
+        return 0;
+    return tk_rv_length((uint16_t)(h[0] | h[1] << 8));
+}
+
+/* Walk the sequential part of block b (from pc, already reached, to the block's last
+ * instruction), stopping early if the reported address is one of them. */
+static int walk_inside(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock *b)
+{
+    if (w->address > d->pc && w->address < b->last) {
+        uint64_t a = d->pc, prev = d->pc;
+        uint64_t n = 0;
+        while (a < w->address) {
+            unsigned len = insn_len_at(d, a);
+            if (!len)
+                break;
+            prev = a;
+            a += len;
+            n++;
+        }
+        if (a == w->address) {
+            int r = arrive(d, w, a, false, NULL, false);
+            if (r == ARRIVE_STOP) {
+                tk_rv_insn pi;
+                if (tk_image_fetch(d->img, prev, &pi) == TK_OK) {
+                    d->last_insn = pi;
+                    d->last_valid = true;
+                } else {
+                    d->last_valid = false;
+                }
+                d->range_ninsn += n;
+                d->pc = a;
+                d->last_pc = prev;
+                return ARRIVE_STOP;
+            }
+            if (r != ARRIVE_GO_ON)
+                return r;
+        }
+    }
+    d->range_ninsn += b->ninsn - 1;
+    d->pc = b->last;
+    d->last_pc = b->last - b->prev.len;
+    d->last_insn = b->prev;
+    d->last_valid = true;
+    return arrive(d, w, d->pc, b->term.cf == TK_RV_CF_BRANCH, NULL, false);
+}
+
+/* Brent's cycle detection over the block starts visited without using a branch-map bit: a
+ * walk that comes back to the same place without consuming trace information loops for
+ * ever (the reported address is unreachable: wrong image or corrupt trace). */
+typedef struct cycle {
+    uint64_t mark;
+    uint64_t power;
+    uint64_t lam;
+} cycle;
+
+static void cycle_reset(cycle *c, uint64_t pc)
+{
+    c->mark = pc;
+    c->power = 1;
+    c->lam = 0;
+}
+
+static bool cycle_step(cycle *c, uint64_t pc)
+{
+    if (pc == c->mark)
+        return true;
+    if (++c->lam == c->power) {
+        c->mark = pc;
+        c->power <<= 1;
+        c->lam = 0;
+    }
+    return false;
+}
+
+int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+{
+    /* While inferred_address is set, uninferable jumps go back to the address the previous
+     * packet reported (the "looplabel" case of payload.adoc). */
+    const uint64_t previous_address = d->pc;
+    const tk_bblock *b = NULL;
+    cycle cyc;
+    uint32_t idle = 0; /* blocks since the last branch bit or uninferable jump */
+    int r;
+
+    d->walk_uninf = false;
+    cycle_reset(&cyc, d->pc);
+    for (;;) {
+        if (!b && (r = tk_dec_block(d, d->pc, &b)) != TK_OK)
+            return r;
+        const bool inferred = d->inferred_address;
+        if (b->ninsn > 1) {
+            if (!inferred) {
+                r = walk_inside(d, w, b);
+                if (r == ARRIVE_STOP)
+                    return TK_OK;
+                if (r != ARRIVE_GO_ON)
+                    return r;
+            } else {
+                d->range_ninsn += b->ninsn - 1;
+                d->pc = b->last;
+                d->last_pc = b->last - b->prev.len;
+                d->last_insn = b->prev;
+                d->last_valid = true;
+            }
+        }
+
+        /* next_pc() for the block's control-flow instruction */
+        tk_dec_step s;
+        r = tk_dec_exec(d, &b->term, b->last, d->last_valid ? &d->last_insn : NULL, d->last_pc,
+                        inferred ? previous_address : w->address, w, false, &s);
+        if (r != TK_OK)
+            return r;
+        tk_event *ev = &d->range_ev;
+        ev->kind = TK_EV_RANGE;
+        ev->end = s.end;
+        ev->taken = s.taken;
+        ev->indirect = s.indirect;
+        ev->first = d->range_first;
+        ev->last = b->last;
+        ev->ninsn = d->range_ninsn;
+        ev->next = s.next;
+        d->range_ninsn = 0;
+        if ((r = tk_dec_emit(d, ev)) != TK_OK)
+            return r;
+        d->last_insn = b->term;
+        d->last_pc = b->last;
+        d->last_valid = true;
+        d->pc = s.next;
+        d->range_first = s.next;
+        d->range_ninsn = 1;
+        b = NULL;
+
+        if (inferred) {
+            if (s.stop_here) {
+                d->inferred_address = false;
+                if (w->until_discon)
+                    return TK_OK;
+            }
+        } else {
+            if ((r = tk_dec_block(d, d->pc, &b)) != TK_OK)
+                return r;
+            const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
+            r = arrive(d, w, d->pc, br, &d->last_insn, s.stop_here);
+            if (r == ARRIVE_STOP)
+                return TK_OK;
+            if (r != ARRIVE_GO_ON)
+                return r;
+        }
+        /* Implicit returns make the path depend on the stack as well as the pc, so a pop
+         * restarts the cycle search; the step limit still ends such walks. */
+        if (s.consumed || s.stop_here)
+            idle = 0;
+        else if (++idle > TK_DEC_MAX_IDLE_BLOCKS)
+            return tk_dec_fail(d, TK_ERR_MISMATCH,
+                               "followed %u blocks from 0x%llx without using trace information",
+                               TK_DEC_MAX_IDLE_BLOCKS, (unsigned long long)previous_address);
+        if (s.consumed || s.stop_here || s.popped) {
+            cycle_reset(&cyc, d->pc);
+        } else if (cycle_step(&cyc, d->pc)) {
+            return tk_dec_fail(d, TK_ERR_MISMATCH,
+                               "path loops through 0x%llx without reaching the reported "
+                               "address 0x%llx",
+                               (unsigned long long)d->pc, (unsigned long long)w->address);
+        }
+    }
+}

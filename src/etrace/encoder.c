@@ -1,0 +1,665 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* E-Trace encoder: the reference compressed branch trace algorithm (exampleAlgorithm.adoc,
+ * figure "algo", 2021 chart as implemented by the reference encoder_model.py; VERSIONS.md B.3
+ * and C.8). A 3-stage pipe of previous, current and next instruction ("steps"); every packet
+ * describes the current one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "encoder_branch_map.h"
+#include "encoder_resync.h"
+#include "encoder_return_stack.h"
+#include "tracekit/te_encoder.h"
+
+/* One instruction as the algorithm sees it. */
+typedef struct te_step {
+    uint64_t addr;
+    uint64_t tval;
+    uint64_t context;
+    uint64_t time;
+    uint32_t cause;
+    uint8_t itype;
+    uint8_t priv;
+    uint8_t ctype;
+    bool retired;    /* iretire != 0 (false for an exception-only step) */
+    bool qualified;  /* traced */
+    bool addr_known; /* false for the instructions inside a multi-instruction block */
+    bool notify;     /* trace-notify trigger on this instruction */
+    bool sijump;
+    uint8_t size;     /* bytes of the (last) instruction */
+    bool ir_implicit; /* a return predicted by the implicit-return state */
+    bool exc;         /* itype 1 or 2 */
+    bool updiscon;    /* uninferable discontinuity (depends on the options) */
+} te_step;
+
+/* Decisions of one cycle (names of the flow chart). */
+typedef struct te_flags {
+    bool notify, updiscon, prev_updiscon, curr_updiscon, prev_exception, curr_exc_only,
+        next_exc_only, next_exception, prev_reported, first_qualified, ppccd, ppccd_br, er_n, cci,
+        resync_br, rpt_br, resync_exceeded;
+} te_flags;
+
+/* Why a packet went out for the current instruction (for ended_rep / ended_ntr). */
+enum te_reason { R_NONE, R_SYNC, R_UPDISCON, R_OTHER };
+
+struct tk_te_encoder {
+    tk_te_params p;
+    tk_te_encoder_options o;
+    tk_te_packet_fn fn;
+    void *ctx;
+    te_step ring[3]; /* the pipe, rotated by pointer: no copies per instruction */
+    te_step *prev, *curr, *next;
+    te_flags flags;
+    tk_te_branch_map map;
+    tk_te_resync resync;
+    uint64_t last_addr; /* last address sent, for differential addresses */
+    uint64_t addr_mask; /* iaddress_width - iaddress_lsb bits */
+    uint64_t packets;
+    uint32_t updiscon_set; /* bit per itype */
+    bool have_last_addr;
+    bool flags_valid;   /* flags hold the decisions of the last encoded cycle */
+    bool trap_reported; /* trap reported with thaddr 0 on this cycle (trep) */
+    bool started;       /* initial support packet sent */
+    bool finished;
+    bool trace_on;     /* trigger state */
+    bool lost_pending; /* trace_lost support packet due */
+    bool force_sync;   /* next traced instruction must start with a sync */
+    /* implicit return (spec-faithful mode only; the reference model has none) */
+    bool ir_on;
+    bool ir_returns_since_call;  /* a return since the last call */
+    bool ir_branch_since_return; /* a branch since the last return */
+    bool ir_before_sync;         /* the current packet reports the instruction before a format 3 */
+    tk_te_irstack irs;
+};
+
+static uint64_t mask_bits(uint32_t bits)
+{
+    return bits >= 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
+}
+
+void tk_te_encoder_options_init(tk_te_encoder_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
+    o->reference_quirks = true;
+    o->irdepth_ones = true;
+    o->start_qualified = true;
+}
+
+tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_options *o,
+                                 tk_te_packet_fn fn, void *ctx, tk_te_encoder **out)
+{
+    *out = NULL;
+    if (!p || !fn || p->s.iaddress_width == 0 || p->s.iaddress_width > 64 ||
+        p->s.iaddress_lsb >= p->s.iaddress_width)
+        return TK_ERR_INVALID;
+    tk_te_encoder *e = calloc(1, sizeof(*e));
+    if (!e)
+        return TK_ERR_NOMEM;
+    e->p = *p;
+    tk_te_encoder_options_init(&e->o);
+    if (o)
+        memcpy(&e->o, o, o->size && o->size < sizeof(*o) ? o->size : sizeof(*o));
+    e->fn = fn;
+    e->ctx = ctx;
+    e->addr_mask = mask_bits(tk_te_addr_bits(p));
+    tk_te_resync_init(&e->resync, p->o.resync_max);
+    /* Uninferable discontinuities (VERSIONS.md B.1 caveat). The reference leaves out xRET (3)
+     * and, with implicit return, the swap (12) too. */
+    e->updiscon_set = (1u << TK_ITYPE_UNINF_JUMP3) | (1u << TK_ITYPE_UNINF_CALL) |
+                      (1u << TK_ITYPE_UNINF_JUMP) | (1u << TK_ITYPE_UNINF_OTHER);
+    if (!p->o.implicit_return)
+        e->updiscon_set |= (1u << TK_ITYPE_RETURN) | (1u << TK_ITYPE_SWAP);
+    if (!e->o.reference_quirks) {
+        e->updiscon_set |= (1u << TK_ITYPE_TRAP_RETURN) | (1u << TK_ITYPE_SWAP);
+        /* implicit return needs the 4-bit itype (calls and returns) and a counter or stack;
+         * otherwise returns stay uninferable */
+        e->ir_on = p->o.implicit_return && p->s.itype_width == 4 &&
+                   (p->s.return_stack_size > 0 || p->s.call_counter_size > 0);
+        e->updiscon_set |= 1u << TK_ITYPE_RETURN; /* unless predicted, see ir_return() */
+        if (e->ir_on) {
+            tk_status st =
+                tk_te_irstack_init(&e->irs, p->s.return_stack_size, p->s.call_counter_size);
+            if (st != TK_OK) {
+                free(e);
+                return st;
+            }
+        }
+    }
+    e->trace_on = e->o.start_qualified;
+    e->prev = &e->ring[0];
+    e->curr = &e->ring[1];
+    e->next = &e->ring[2];
+    *out = e;
+    return TK_OK;
+}
+
+tk_status tk_te_encoder_new(const tk_te_params *p, tk_te_packet_fn fn, void *ctx,
+                            tk_te_encoder **out)
+{
+    return tk_te_encoder_new_opts(p, NULL, fn, ctx, out);
+}
+
+void tk_te_encoder_free(tk_te_encoder *e)
+{
+    if (!e)
+        return;
+    tk_te_irstack_free(&e->irs);
+    free(e);
+}
+
+uint64_t tk_te_encoder_packets(const tk_te_encoder *e)
+{
+    return e->packets;
+}
+
+tk_status tk_te_encoder_trace_lost(tk_te_encoder *e)
+{
+    e->lost_pending = true;
+    return TK_OK;
+}
+
+/* ---- packet output ---- */
+
+/* Every packet advances the resync timer and empties the branch map (all packets that can
+ * follow unreported branches carry them). */
+static tk_status send(tk_te_encoder *e, tk_te_packet *pkt)
+{
+    e->packets++;
+    tk_te_branch_map_clear(&e->map);
+    tk_te_resync_packet(&e->resync);
+    return e->fn(e->ctx, pkt);
+}
+
+static bool is_exc(const te_step *s)
+{
+    return s->exc;
+}
+
+static bool is_updiscon(const tk_te_encoder *e, const te_step *s)
+{
+    (void)e;
+    return s->updiscon;
+}
+
+/* The per-step classification, done once when the step enters the pipe. */
+static void classify_step(const tk_te_encoder *e, te_step *s)
+{
+    s->exc = s->itype == TK_ITYPE_EXCEPTION || s->itype == TK_ITYPE_INTERRUPT;
+    /* 2.0 sijump: a jump made inferable by the instruction before it, if enabled */
+    s->updiscon = ((e->updiscon_set >> s->itype) & 1u) && !(s->sijump && e->p.o.sijump);
+}
+
+static tk_status send_support(tk_te_encoder *e, bool enable, uint8_t qual)
+{
+    tk_te_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.format = TK_TE_F3;
+    pkt.subformat = TK_TE_SF_SUPPORT;
+    pkt.ienable = enable;
+    pkt.encoder_mode = 0; /* branch trace */
+    pkt.qual_status = qual;
+    pkt.ioptions = tk_te_params_ioptions(&e->p);
+    e->trap_reported = false;
+    return send(e, &pkt);
+}
+
+static void fill_sync_common(const tk_te_encoder *e, tk_te_packet *pkt, const te_step *s)
+{
+    /* branch: 0 when the reported instruction is a taken branch */
+    pkt->branch = s->itype == TK_ITYPE_TAKEN ? 0 : 1;
+    pkt->privilege = (uint8_t)(s->priv & mask_bits(e->p.s.privilege_width));
+    pkt->time = s->time & mask_bits(tk_te_time_bits(&e->p));
+    pkt->context = s->context & mask_bits(tk_te_context_bits(&e->p));
+}
+
+/* A format 3 start or trap packet: the decoder restarts with an empty return stack. */
+static void ir_sync(tk_te_encoder *e, te_step *s)
+{
+    if (!e->ir_on)
+        return;
+    tk_te_irstack_reset(&e->irs);
+    e->ir_returns_since_call = false;
+    e->ir_branch_since_return = false;
+    if (s->itype == TK_ITYPE_RETURN && s->ir_implicit) {
+        /* the return being reported cannot be inferred from an empty stack */
+        s->ir_implicit = false;
+        s->updiscon = true;
+    }
+}
+
+static tk_status send_start(tk_te_encoder *e, te_step *s)
+{
+    tk_te_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.format = TK_TE_F3;
+    pkt.subformat = TK_TE_SF_START;
+    fill_sync_common(e, &pkt, s);
+    pkt.address = (s->addr >> e->p.s.iaddress_lsb) & e->addr_mask;
+    e->trap_reported = false;
+    e->last_addr = s->addr;
+    e->have_last_addr = true;
+    ir_sync(e, s);
+    tk_status st = send(e, &pkt);
+    tk_te_resync_restart(&e->resync);
+    return st;
+}
+
+/* F3SF1 (2.0 payload "trap"). thaddr 1: address is the handler's first instruction; thaddr
+ * 0: the trap's EPC (the trap follows an updiscon, or a second trap came before the handler
+ * retired); the handler then follows in a start packet. */
+static tk_status send_trap(tk_te_encoder *e, te_step *s, const te_step *exc, bool thaddr)
+{
+    tk_te_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.format = TK_TE_F3;
+    pkt.subformat = TK_TE_SF_TRAP;
+    fill_sync_common(e, &pkt, s);
+    pkt.ecause = (uint32_t)(exc->cause & mask_bits(e->p.s.ecause_width));
+    pkt.interrupt = exc->itype == TK_ITYPE_INTERRUPT;
+    pkt.thaddr = thaddr;
+    pkt.address = (s->addr >> e->p.s.iaddress_lsb) & e->addr_mask;
+    if (!pkt.interrupt)
+        pkt.tval = exc->tval & mask_bits(e->p.s.iaddress_width);
+    /* trep: the next cycle must not report this trap again */ e->trap_reported =
+        !thaddr && (e->flags.prev_updiscon || e->flags.next_exception);
+    e->last_addr = s->addr;
+    e->have_last_addr = true;
+    ir_sync(e, s);
+    tk_status st = send(e, &pkt);
+    tk_te_resync_restart(&e->resync);
+    return st;
+}
+
+static tk_status send_context(tk_te_encoder *e, const te_step *s)
+{
+    tk_te_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.format = TK_TE_F3;
+    pkt.subformat = TK_TE_SF_CONTEXT;
+    fill_sync_common(e, &pkt, s);
+    pkt.branch = 0;
+    e->trap_reported = false;
+    return send(e, &pkt);
+}
+
+/* irreport (payload.adoc "Format 2 irreport and irdepth"): the packet reports the target of
+ * a mispredicted return, or the instruction before a format 3 when the decoder needs the
+ * stack depth to stop in the right call. */
+static bool ir_report(const tk_te_encoder *e, const te_step *s)
+{
+    if (!e->ir_on || s != e->curr)
+        return false;
+    const te_step *p = e->prev;
+    if (p->itype == TK_ITYPE_RETURN && !p->ir_implicit)
+        return true;
+    if (!e->ir_before_sync)
+        return false;
+    if (p->itype == TK_ITYPE_RETURN) /* follows a predicted return */
+        return e->irs.depth != 0;
+    return e->ir_returns_since_call && !e->ir_branch_since_return;
+}
+
+/* F1 (branches pending) or F2 with the address of s; F1 without address when the map is full
+ * and nothing else needs reporting. */
+static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_address)
+{
+    tk_te_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.branches = e->map.count;
+    pkt.branch_map = e->map.bits;
+    if (!with_address) {
+        /* 2.0 F1 with branches = 0: a full 31-entry map and no address */
+        pkt.format = TK_TE_F1;
+        pkt.branches = 0;
+        return send(e, &pkt);
+    }
+    pkt.format = e->map.count ? TK_TE_F1 : TK_TE_F2;
+    pkt.has_address = true;
+    const uint32_t aw = tk_te_addr_bits(&e->p), lsb = e->p.s.iaddress_lsb;
+    uint64_t ref_msb; /* the bit the transmitted flags are relative to */
+    if (e->p.o.full_address) {
+        uint64_t a = (e->o.reference_quirks ? s->addr : s->addr >> lsb);
+        pkt.address = a & e->addr_mask;
+        ref_msb = (s->addr >> (e->p.s.iaddress_width - 1)) & 1u;
+    } else {
+        uint64_t diff = s->addr - e->last_addr; /* modulo 2^64: bits below 64 are exact */
+        pkt.address = (diff >> lsb) & e->addr_mask;
+        ref_msb = (diff >> (e->p.s.iaddress_width - 1)) & 1u;
+    }
+    uint64_t field_msb = (pkt.address >> (aw - 1)) & 1u;
+    pkt.notify = e->flags.notify;
+    /* The reference's unshifted full address with lsb > 0 makes its flag bits relative to a
+     * bit the field does not hold; keep its transmitted bits (VERSIONS.md C.8). */
+    if (ref_msb != field_msb)
+        pkt.notify = !pkt.notify;
+    pkt.updiscon = e->flags.updiscon;
+    pkt.irreport = ir_report(e, s);
+    uint32_t dbits = tk_te_irdepth_bits(&e->p);
+    if (pkt.irreport) {
+        pkt.irdepth = e->irs.depth & mask_bits(dbits);
+    } else if (dbits) {
+        bool tx_updiscon = (pkt.updiscon != (pkt.notify != (field_msb != 0)));
+        pkt.irdepth = (e->o.irdepth_ones || tx_updiscon) ? mask_bits(dbits) : 0;
+    }
+    e->last_addr = s->addr;
+    return send(e, &pkt);
+}
+
+/* ---- the algorithm ---- */
+
+static void init_flags(tk_te_encoder *e)
+{
+    const te_step *p = e->prev, *c = e->curr, *n = e->next;
+    te_flags *f = &e->flags;
+    f->notify = c->notify;
+    f->prev_updiscon = is_updiscon(e, p);
+    f->curr_updiscon = is_updiscon(e, c);
+    /* updiscon: the packet for the instruction after an updiscon is followed by a format 3
+     * (trap, privilege change or resync) */
+    f->updiscon =
+        f->prev_updiscon && (is_exc(n) || n->priv != c->priv || tk_te_resync_at_max(&e->resync));
+    f->prev_exception = is_exc(p);
+    f->curr_exc_only = !c->retired && is_exc(c);
+    f->next_exc_only = !n->retired && is_exc(n);
+    f->next_exception = is_exc(n);
+    f->prev_reported = f->prev_exception && e->trap_reported;
+    e->trap_reported = false;
+    f->first_qualified = (!p->qualified && c->qualified) || e->force_sync;
+    /* ctype 2 (precise) is treated as a privilege change, 3 (asynchronous discontinuity)
+     * as a trap: both need a sync on the new context (ingressPort "ctype"). */
+    bool cchg = c->context != p->context;
+    f->ppccd = c->priv != p->priv || (cchg && (c->ctype == 2 || c->ctype == 3 || f->prev_updiscon));
+    bool nchg = n->context != c->context;
+    f->ppccd_br = (e->map.count != 0 &&
+                   (n->priv != c->priv || (nchg && (n->ctype == 2 || f->curr_updiscon)))) ||
+                  (nchg && n->ctype == 3 && n->qualified);
+    f->er_n = (c->retired && is_exc(c)) || f->notify;
+    f->cci = cchg && c->ctype == 1;
+    f->resync_br = tk_te_resync_at_max(&e->resync) && e->map.count != 0;
+    f->rpt_br = tk_te_branch_map_full(&e->map);
+    f->resync_exceeded = tk_te_resync_exceeded(&e->resync);
+}
+
+/* The common cycle in which no decision of the chart can fire: the instruction and its
+ * neighbours are plain, in the same privilege and context, the resync timer is below its
+ * maximum and the branch map has room. Only the branch map changes. */
+static bool quiet_cycle(const tk_te_encoder *e)
+{
+    const te_step *p = e->prev, *c = e->curr, *n = e->next;
+    return !(p->exc | p->updiscon | c->exc | c->notify | n->exc | e->force_sync) & p->qualified &
+           n->qualified & (c->priv == p->priv) & (n->priv == c->priv) & (c->context == p->context) &
+           (n->context == c->context) & (e->resync.count < e->resync.max) &
+           !tk_te_branch_map_full(&e->map);
+}
+
+/* A return in the current cycle: implicit if the state predicts its target (the next
+ * instruction); otherwise an uninferable discontinuity, reported with irreport. */
+static void ir_return(tk_te_encoder *e)
+{
+    te_step *c = e->curr;
+    const te_step *n = e->next;
+    if (!c->retired || (c->itype != TK_ITYPE_RETURN && c->itype != TK_ITYPE_SWAP))
+        return;
+    bool hit = tk_te_irstack_pop(&e->irs, n->addr) && n->qualified && n->addr_known;
+    if (c->itype == TK_ITYPE_RETURN) {
+        c->ir_implicit = hit;
+        c->updiscon = c->updiscon && !hit; /* (a sijump return stays inferable) */
+        e->ir_returns_since_call = true;
+        e->ir_branch_since_return = false;
+    }
+}
+
+/* Calls (and the call half of a co-routine swap) push the address after them. */
+static void ir_call(tk_te_encoder *e)
+{
+    const te_step *c = e->curr;
+    if (!c->retired)
+        return;
+    if (c->itype == TK_ITYPE_UNINF_CALL || c->itype == TK_ITYPE_INF_CALL ||
+        c->itype == TK_ITYPE_SWAP) {
+        tk_te_irstack_push(&e->irs, c->addr + c->size);
+        e->ir_returns_since_call = false;
+    }
+}
+
+static tk_status encode_chain(tk_te_encoder *e, enum te_reason *why);
+
+/* One cycle for the current instruction; *why tells which packet went out. */
+static tk_status encode(tk_te_encoder *e, enum te_reason *why)
+{
+    te_step *c = e->curr;
+    *why = R_NONE;
+    if (!c->qualified || !c->addr_known)
+        return TK_OK;
+    if (c->itype == TK_ITYPE_NOT_TAKEN || c->itype == TK_ITYPE_TAKEN) {
+        tk_te_branch_map_add(&e->map, c->itype == TK_ITYPE_TAKEN);
+        e->ir_branch_since_return = true;
+    }
+    if (e->ir_on)
+        ir_return(e);
+    if (quiet_cycle(e)) {
+        if (e->ir_on)
+            ir_call(e);
+        e->flags_valid = false;
+        return TK_OK;
+    }
+    init_flags(e);
+    e->flags_valid = true;
+    if (e->ir_on) {
+        const te_step *n = e->next;
+        e->ir_before_sync = n->exc || n->priv != c->priv ||
+                            (n->context != c->context && n->ctype >= 2) ||
+                            tk_te_resync_at_max(&e->resync) || !n->qualified;
+    }
+    tk_status st = encode_chain(e, why);
+    if (e->ir_on)
+        ir_call(e);
+    return st;
+}
+
+/* The decisions of the chart, in order, once the flags are known. */
+static tk_status encode_chain(tk_te_encoder *e, enum te_reason *why)
+{
+    te_step *c = e->curr;
+    te_flags *f = &e->flags;
+    if (f->prev_exception) {
+        *why = R_SYNC;
+        e->force_sync = false;
+        if (f->curr_exc_only) /* a second trap before the handler retired */
+            return send_trap(e, c, e->prev, false);
+        if (f->prev_reported) /* trap already reported with thaddr 0 */
+            return send_start(e, c);
+        return send_trap(e, c, e->prev, true);
+    }
+    if (f->first_qualified || f->ppccd || f->resync_exceeded) {
+        *why = R_SYNC;
+        e->force_sync = false;
+        return send_start(e, c);
+    }
+    if (f->prev_updiscon) {
+        *why = R_UPDISCON;
+        if (f->curr_exc_only) /* trap at the target of an updiscon: EPC with thaddr 0 */
+            return send_trap(e, c, c, false);
+        return send_branch(e, c, true);
+    }
+    /* the last traced instruction is reported too (chart: "next unqualified") */
+    if (f->resync_br || f->er_n || f->next_exc_only || f->ppccd_br || !e->next->qualified) {
+        *why = R_OTHER;
+        return send_branch(e, c, true);
+    }
+    tk_status st = TK_OK;
+    if (f->rpt_br) {
+        *why = R_OTHER;
+        st = send_branch(e, c, false);
+    }
+    if (st == TK_OK && f->cci)
+        st = send_context(e, c);
+    return st;
+}
+
+/* Qualification ends after the current instruction: report it if no packet did (in the
+ * reference-quirks mode encode() does not look at the next instruction's qualification), then
+ * a support packet (payload "qual_status"). */
+static tk_status end_qualification(tk_te_encoder *e, enum te_reason why, bool enable)
+{
+    tk_status st = TK_OK;
+    if (why == R_NONE && e->have_last_addr) {
+        why = R_OTHER;
+        st = send_branch(e, e->curr, true);
+    }
+    if (st == TK_OK)
+        st = send_support(e, enable, why == R_UPDISCON ? TK_QUAL_ENDED_NTR : TK_QUAL_ENDED_REP);
+    return st;
+}
+
+static tk_status start(tk_te_encoder *e)
+{
+    if (e->started)
+        return TK_OK;
+    e->started = true;
+    /* 2.0: a support packet precedes the first sync */
+    return send_support(e, true, TK_QUAL_NO_CHANGE);
+}
+
+/* Advance the pipe: the oldest slot becomes the new next. */
+static void rotate(tk_te_encoder *e)
+{
+    te_step *oldest = e->prev;
+    e->prev = e->curr;
+    e->curr = e->next;
+    e->next = oldest;
+}
+
+static tk_status push_step(tk_te_encoder *e, const te_step *s)
+{
+    rotate(e);
+    *e->next = *s;
+    classify_step(e, e->next);
+    if (e->lost_pending) {
+        e->lost_pending = false;
+        e->force_sync = true;
+        tk_status st = send_support(e, true, TK_QUAL_TRACE_LOST);
+        if (st != TK_OK)
+            return st;
+    }
+    enum te_reason why;
+    tk_status st = encode(e, &why);
+    if (st == TK_OK && e->curr->qualified && e->curr->addr_known && !e->next->qualified)
+        st = end_qualification(e, why, true);
+    return st;
+}
+
+static tk_status check_block(const tk_te_block *b)
+{
+    if (b->itype > 15 || b->ilastsize > 3)
+        return TK_ERR_INVALID;
+    if (b->iretire != 0 && b->iretire < (1u << b->ilastsize))
+        return TK_ERR_INVALID;
+    return TK_OK;
+}
+
+static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
+{
+    tk_status st = check_block(b);
+    if (st != TK_OK)
+        return st;
+    bool traced = !b->halted && !b->reset && (e->trace_on || (b->trigger & TK_TRIGGER_ON));
+    if (!b->halted && !b->reset) {
+        if (b->trigger & TK_TRIGGER_ON)
+            e->trace_on = true;
+        if (b->trigger & TK_TRIGGER_OFF)
+            e->trace_on = false;
+    }
+    te_step s;
+    memset(&s, 0, sizeof(s));
+    if (!traced) {
+        /* keep the fields of the last step so nothing but qualification changes */
+        s = *e->next;
+        s.itype = TK_ITYPE_NONE;
+        s.retired = false;
+        s.notify = false;
+        s.qualified = false;
+        return push_step(e, &s);
+    }
+    if (b->iretire == 0 && b->itype != TK_ITYPE_EXCEPTION && b->itype != TK_ITYPE_INTERRUPT &&
+        !e->o.reference_quirks)
+        return TK_OK; /* nothing retired, nothing trapped: an empty cycle */
+    s.tval = b->tval;
+    s.context = b->context;
+    s.time = b->time;
+    s.cause = b->cause;
+    s.priv = b->priv;
+    s.ctype = b->ctype;
+    s.qualified = true;
+    s.addr_known = true;
+    uint32_t last_hw = 1u << b->ilastsize;
+    if (b->iretire > last_hw) {
+        /* first instruction, then the ones between (collapsed into one unknown step) */
+        s.addr = b->iaddr;
+        s.retired = true;
+        s.itype = TK_ITYPE_NONE;
+        if ((st = push_step(e, &s)) != TK_OK)
+            return st;
+        s.addr_known = false;
+        if ((st = push_step(e, &s)) != TK_OK)
+            return st;
+        s.addr_known = true;
+    }
+    s.addr = b->iretire ? tk_te_block_last_addr(b) : b->iaddr;
+    s.size = (uint8_t)(2u << b->ilastsize);
+    s.retired = b->iretire != 0;
+    s.itype = b->itype;
+    s.sijump = b->sijump;
+    s.notify = (b->trigger & TK_TRIGGER_NOTIFY) != 0;
+    return push_step(e, &s);
+}
+
+tk_status tk_te_encoder_push(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+{
+    if (e->finished)
+        return TK_ERR_STATE;
+    tk_status st = start(e);
+    for (size_t i = 0; st == TK_OK && i < n; i++)
+        st = push_block(e, &blocks[i]);
+    return st;
+}
+
+tk_status tk_te_encoder_finish(tk_te_encoder *e)
+{
+    if (e->finished)
+        return TK_ERR_STATE;
+    e->finished = true;
+    tk_status st = start(e);
+    if (st != TK_OK)
+        return st;
+    enum te_reason why;
+    if (e->o.reference_quirks) {
+        /* encoder_model.py: flush with the last instruction as its own successor, then report
+         * it unconditionally and disable. */
+        /* the last instruction is also its own successor */
+        rotate(e);
+        *e->next = *e->curr;
+        st = encode(e, &why);
+        if (st == TK_OK && e->curr->qualified && e->curr->addr_known && !e->flags_valid)
+            init_flags(e); /* the final packet carries this cycle's updiscon and notify */
+        if (st == TK_OK && e->curr->qualified && e->have_last_addr)
+            st = send_branch(e, e->curr, true);
+        if (st == TK_OK)
+            st = send_support(e, false, e->curr->qualified ? TK_QUAL_ENDED_REP : 0);
+        return st;
+    }
+    if (!e->next->qualified)
+        return send_support(e, false, TK_QUAL_NO_CHANGE);
+    te_step end = *e->next;
+    end.qualified = false;
+    end.itype = TK_ITYPE_NONE;
+    end.retired = false;
+    classify_step(e, &end);
+    rotate(e);
+    *e->next = end;
+    st = encode(e, &why);
+    if (st == TK_OK)
+        st = end_qualification(e, why, false);
+    return st;
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* One-line text form of a te_inst packet, in the spirit of ptdump. Addresses are shown as
+ * byte addresses (the field shifted left by iaddress_lsb_p); differential ones as a signed
+ * delta. Branch maps are shown oldest branch first, T = taken, N = not taken. */
+#include "tracekit/te_packet.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "etrace/packet_layout.h"
+
+typedef struct out {
+    char *buf;
+    size_t cap, n; /* n may exceed cap: snprintf semantics */
+} out;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void
+say(out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k =
+        vsnprintf(o->n < o->cap ? o->buf + o->n : NULL, o->n < o->cap ? o->cap - o->n : 0, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        o->n += (size_t)k;
+}
+
+static void full_address(out *o, const tk_te_params *p, uint64_t field)
+{
+    say(o, " addr=0x%" PRIx64, field << p->s.iaddress_lsb);
+}
+
+/* F0SF0/F1/F2 addresses are differential unless full address mode is on. */
+static void maybe_diff_address(out *o, const tk_te_params *p, const tk_te_widths *w, uint64_t field)
+{
+    if (p->o.full_address || w->aw == 0 || w->aw >= 64) {
+        full_address(o, p, field);
+        return;
+    }
+    int64_t v = (int64_t)(field << (64 - w->aw)) >> (64 - w->aw);
+    v *= (int64_t)1 << p->s.iaddress_lsb;
+    say(o, " daddr=%s0x%" PRIx64, v < 0 ? "-" : "+", v < 0 ? -(uint64_t)v : (uint64_t)v);
+}
+
+static void map(out *o, unsigned n, uint32_t m)
+{
+    char s[33];
+    for (unsigned i = 0; i < n && i < 32; i++)
+        s[i] = (m >> i) & 1u ? 'N' : 'T';
+    s[n < 32 ? n : 32] = '\0';
+    say(o, " map=%s", s);
+}
+
+static void tail(out *o, const tk_te_params *p, const tk_te_widths *w, const tk_te_packet *pkt)
+{
+    maybe_diff_address(o, p, w, pkt->address);
+    if (pkt->notify)
+        say(o, " notify");
+    if (pkt->updiscon)
+        say(o, " updiscon");
+    if (pkt->irreport)
+        say(o, " irreport irdepth=%" PRIu64, pkt->irdepth);
+}
+
+static const char *const qual_names[4] = {"no_change", "ended_rep", "trace_lost", "ended_ntr"};
+
+int tk_te_packet_format(const tk_te_params *p, const tk_te_packet *pkt, char *buf, size_t cap)
+{
+    out o = {buf, cap, 0};
+    if (cap)
+        buf[0] = '\0';
+    if (!p || !pkt)
+        return -1;
+    tk_te_widths w;
+    tk_te_widths_init(&w, p);
+    switch (pkt->format) {
+    case TK_TE_F3: {
+        static const char *const names[4] = {"start", "trap", "context", "support"};
+        say(&o, "F3.%u %s", pkt->subformat & 3u, names[pkt->subformat & 3u]);
+        if (pkt->subformat == TK_TE_SF_SUPPORT) {
+            say(&o, " ienable=%u encoder_mode=%u qual_status=%s ioptions=0x%" PRIx32, pkt->ienable,
+                pkt->encoder_mode, qual_names[pkt->qual_status & 3u], pkt->ioptions);
+            if (pkt->denable || pkt->dloss || pkt->doptions)
+                say(&o, " denable=%u dloss=%u doptions=0x%" PRIx32, pkt->denable, pkt->dloss,
+                    pkt->doptions);
+            break;
+        }
+        if (pkt->subformat != TK_TE_SF_CONTEXT)
+            say(&o, " branch=%u", pkt->branch);
+        say(&o, " priv=%u", pkt->privilege);
+        if (w.t)
+            say(&o, " time=0x%" PRIx64, pkt->time);
+        if (w.c)
+            say(&o, " context=0x%" PRIx64, pkt->context);
+        if (pkt->subformat == TK_TE_SF_TRAP)
+            say(&o, " ecause=%" PRIu32 " interrupt=%u thaddr=%u", pkt->ecause, pkt->interrupt,
+                pkt->thaddr);
+        if (pkt->has_address)
+            full_address(&o, p, pkt->address);
+        if (pkt->subformat == TK_TE_SF_TRAP && !pkt->interrupt)
+            say(&o, " tval=0x%" PRIx64, pkt->tval);
+        break;
+    }
+    case TK_TE_F2:
+        say(&o, "F2 addr-only");
+        tail(&o, p, &w, pkt);
+        break;
+    case TK_TE_F1:
+        if (p->spec == TK_TE_SPEC_0_29 && pkt->branches == 0 &&
+            (pkt->branch_fmt == 1 || pkt->branch_fmt == 2)) {
+            /* v0.029 branch count (VERSIONS.md A.5) */
+            say(&o, "F1 branch-count count=%" PRIu64 " (+31) branch_fmt=%u", pkt->branch_count,
+                pkt->branch_fmt);
+            if (pkt->branch_fmt == 2) {
+                say(&o, " bpsuccess=%u", pkt->bpsuccess);
+                tail(&o, p, &w, pkt);
+            }
+        } else if (pkt->branches == 0 || !pkt->has_address) {
+            say(&o, "F1 branches=31 (full, no address)");
+            map(&o, 31, pkt->branch_map);
+        } else {
+            say(&o, "F1 %sbranches=%u", p->spec == TK_TE_SPEC_0_26 ? "diff-delta " : "",
+                pkt->branches);
+            map(&o, pkt->branches, pkt->branch_map);
+            tail(&o, p, &w, pkt);
+        }
+        break;
+    case TK_TE_F0:
+        if (p->spec == TK_TE_SPEC_0_26) {
+            /* v0.026 full-delta: branch map and full address (VERSIONS.md A.8) */
+            say(&o, "F0 full-delta branches=%u", pkt->branches);
+            map(&o, pkt->branches ? pkt->branches : 31, pkt->branch_map);
+            if (pkt->has_address)
+                full_address(&o, p, pkt->address);
+        } else if (pkt->subformat == TK_TE_F0_BRANCH_COUNT) {
+            say(&o, "F0.0 branch-count count=%" PRIu64 " (+31) branch_fmt=%u", pkt->branch_count,
+                pkt->branch_fmt);
+            if (pkt->branch_fmt & 2)
+                tail(&o, p, &w, pkt);
+        } else {
+            say(&o, "F0.1 jtc index=%" PRIu32 " branches=%u", pkt->jtc_index, pkt->branches);
+            if (pkt->branches)
+                map(&o, pkt->branches, pkt->branch_map);
+            if (pkt->irreport)
+                say(&o, " irreport irdepth=%" PRIu64, pkt->irdepth);
+        }
+        break;
+    default:
+        say(&o, "F%u ?", pkt->format);
+        break;
+    }
+    return o.n > (size_t)INT32_MAX ? -1 : (int)o.n;
+}

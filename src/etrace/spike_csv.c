@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The reference flow's spike CSV (spec/VERSIONS.md C.4): VALID,ADDRESS,INSN,PRIVILEGE,
+ * EXCEPTION,ECAUSE,TVAL,INTERRUPT, hex without 0x except the 0/1 flags. Values are kept at
+ * full width here; the converter applies post-iss's 8-bit truncations in reference mode. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "ingress_lines.h"
+#include "tracekit/te_ingress.h"
+
+static const char *const spike_cols[8] = {"VALID",     "ADDRESS", "INSN", "PRIVILEGE",
+                                          "EXCEPTION", "ECAUSE",  "TVAL", "INTERRUPT"};
+
+struct tk_spike_reader {
+    tk_lines *lines;
+};
+
+tk_status tk_spike_open(const char *path, tk_spike_reader **out, tk_diag *diag)
+{
+    *out = NULL;
+    tk_spike_reader *r = calloc(1, sizeof(*r));
+    if (!r)
+        return tk_diag_set(diag, TK_ERR_NOMEM, "out of memory");
+    tk_status st = tk_lines_open(path, &r->lines, diag);
+    if (st != TK_OK) {
+        free(r);
+        return st;
+    }
+    *out = r;
+    return TK_OK;
+}
+
+static bool is_header(char **f, size_t n)
+{
+    if (n != 8)
+        return false;
+    for (size_t i = 0; i < 8; i++)
+        if (strcasecmp(f[i], spike_cols[i]))
+            return false;
+    return true;
+}
+
+tk_status tk_spike_next(tk_spike_reader *r, tk_spike_row *out, tk_diag *diag)
+{
+    for (;;) {
+        char *line, *f[9];
+        size_t len;
+        tk_status st = tk_lines_next(r->lines, &line, &len, diag);
+        if (st != TK_OK)
+            return st;
+        size_t n = tk_csv_split(line, f, 9);
+        /* The header line is optional (post-iss skips a first line that is not a row). */
+        if (tk_lines_number(r->lines) == 1 && is_header(f, n))
+            continue;
+        if (n != 8)
+            return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
+                                  "%zu fields, a spike row has 8 (%s,...)", n, spike_cols[0]);
+        uint64_t v[8];
+        for (int i = 0; i < 8; i++) {
+            bool dec = i == 0 || i == 4 || i == 7;
+            int e = dec ? tk_parse_dec(f[i], &v[i]) : tk_parse_hex(f[i], &v[i]);
+            if (e)
+                return tk_lines_error(r->lines, diag, TK_ERR_FORMAT, "%s: %s '%s'", spike_cols[i],
+                                      e == -2 ? "value too large:"
+                                      : dec   ? "not a decimal number:"
+                                              : "not a hex number:",
+                                      f[i]);
+        }
+        if (v[0] != 1)
+            return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
+                                  "VALID is %" PRIu64 ", only valid rows (1) are supported", v[0]);
+        if (v[3] > 0xff || v[4] > 1 || v[7] > 1)
+            return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
+                                  "%s: value %" PRIu64 " out of range",
+                                  v[3] > 0xff ? "PRIVILEGE"
+                                  : v[4] > 1  ? "EXCEPTION"
+                                              : "INTERRUPT",
+                                  v[3] > 0xff ? v[3]
+                                  : v[4] > 1  ? v[4]
+                                              : v[7]);
+        out->address = v[1];
+        out->insn = v[2];
+        out->privilege = (uint8_t)v[3];
+        out->exception = (uint8_t)v[4];
+        out->ecause = v[5];
+        out->tval = v[6];
+        out->interrupt = (uint8_t)v[7];
+        return TK_OK;
+    }
+}
+
+uint64_t tk_spike_line(const tk_spike_reader *r)
+{
+    return tk_lines_number(r->lines);
+}
+
+void tk_spike_close(tk_spike_reader *r)
+{
+    if (!r)
+        return;
+    tk_lines_close(r->lines);
+    free(r);
+}
+
+tk_status tk_spike_write_header(FILE *out)
+{
+    return fputs("VALID,ADDRESS,INSN,PRIVILEGE,EXCEPTION,ECAUSE,TVAL,INTERRUPT\n", out) < 0
+               ? TK_ERR_IO
+               : TK_OK;
+}
+
+tk_status tk_spike_write_row(FILE *out, const tk_spike_row *row)
+{
+    int n = fprintf(out, "1,%" PRIx64 ",%" PRIx64 ",%x,%u,%" PRIx64 ",%" PRIx64 ",%u\n",
+                    row->address, row->insn, row->privilege, row->exception ? 1u : 0u, row->ecause,
+                    row->tval, row->interrupt ? 1u : 0u);
+    return n < 0 ? TK_ERR_IO : TK_OK;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Input wiring shared by `tracekit profile`, `coverage` and `report`: where the events come
+ * from (an E-Trace packet file through the decoder, or an executed-PC list), the program
+ * image, its DWARF lines, and the progress line. */
+#ifndef TK_TOOLS_ANALYSIS_INPUT_H
+#define TK_TOOLS_ANALYSIS_INPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "tracekit/analysis.h"
+
+typedef struct tk_an_input {
+    const char *cmd;              /* "profile", for messages */
+    const char *elf;              /* --elf */
+    const char *pc_trace;         /* --pc-trace */
+    const char *scf, *ucf, *spec; /* E-Trace parameters */
+    const char *trace;            /* the te_inst packet file (positional) */
+    bool no_bootrom;              /* --no-bootrom */
+    bool ecall_sequential;
+    bool quiet; /* --quiet: no progress line */
+} tk_an_input;
+
+/* The input options' help text, for each command's usage. */
+extern const char tk_an_input_help[];
+
+/* If argv[*i] is an input option or the trace file, consume it (and its value) and return
+ * 1; 0 if it is not one; -1 after printing a usage error. */
+int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i);
+
+/* A program and the profile of one run of it. */
+typedef struct tk_an_run {
+    tk_image *img;
+    tk_code_view view;
+    tk_profile *profile;
+    tk_line_table *lines; /* NULL when the ELF has no DWARF line table */
+    tk_diag lines_diag;   /* why lines is NULL */
+    char *elf;            /* the program's path (from --elf or the .ucf) */
+} tk_an_run;
+
+/* Check the options, open the image, feed the whole input to a new profile and finish it.
+ * Prints errors (prefixed with the command) and returns 0, 1 (input/run error) or 2 (usage). */
+int tk_an_collect(const tk_an_input *in, tk_an_run *run);
+void tk_an_run_free(tk_an_run *run);
+
+/* Open -o FILE ("-" or NULL: stdout); prints the error. */
+FILE *tk_an_open_out(const char *cmd, const char *path);
+/* Close it, reporting a write error; returns 0 or 1. */
+int tk_an_close_out(const char *cmd, const char *path, FILE *f);
+
+#endif
