@@ -169,8 +169,10 @@ int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, cons
         out->stop_here = true;
         out->indirect = true;
         /* A return the tracker predicted wrongly still uses up its entry, as in the encoder
-         * (the irdepth reported was the depth before). */
-        if (!dry && d->p.o.implicit_return && insn->jclass == TK_RV_J_RETURN && d->ir.depth)
+         * (the irdepth reported was the depth before), and a co-routine swap pops before it
+         * pushes (2.0 RAS hints). */
+        if (!dry && d->p.o.implicit_return &&
+            (insn->jclass == TK_RV_J_RETURN || insn->jclass == TK_RV_J_SWAP) && d->ir.depth)
             tk_te_irstack_pop(&d->ir);
     } else if (insn->cf == TK_RV_CF_BRANCH) {
         if (tk_dec_pending(d) == 0) {
