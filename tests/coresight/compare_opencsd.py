@@ -235,8 +235,8 @@ def compare_ranges(driver, ocsd_lines, ss, ref_ss=None):
 
 
 def main():
-    driver, lister, ss = sys.argv[1:4]
-    ref_ss = sys.argv[4] if len(sys.argv) > 4 else None
+    driver, lister, ss = (os.path.abspath(a) for a in sys.argv[1:4])
+    ref_ss = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
     if not os.path.exists(lister):
         print("SKIP: %s not installed" % lister)
         return 77
