@@ -12,6 +12,7 @@
 #include "tracekit/sink.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_packet.h"
+#include "tracekit/te_filter.h"
 #include "tracekit/te_params.h"
 
 #define MAX_ERROR_LINES 20
@@ -20,6 +21,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: tracekit decode --scf S.scf --ucf U.ucf [--elf PROG.elf] IN.te_inst_raw\n"
+            "       tracekit decode --regs REGS.txt --elf PROG.elf IN.te_inst_raw\n"
             "                       [-o OUT] [--format pcs|listing|count] [options]\n"
             "\n"
             "Reconstruct the executed instructions from E-Trace te_inst packets and the program.\n"
@@ -29,12 +31,16 @@ static void usage(FILE *out)
             "  --scf FILE        static (hardware) parameters, the reference flow's .scf\n"
             "  --ucf FILE        run-time options, the reference flow's .ucf; its object-files\n"
             "                    names the ELF (relative to the .ucf) unless --elf is given\n"
+            "  --regs FILE       the encoder's Trace Control Interface registers as read off the\n"
+            "                    chip (name=value lines: trTeControl, trTeInstFeatures, ... and\n"
+            "                    discovery parameters such as iaddress_width_p=64; mtvec= for\n"
+            "                    implicit exceptions), instead of or on top of --scf/--ucf\n"
             "  --elf FILE        the traced program\n"
             "  -o, --output FILE output file (default: standard output)\n"
             "  --format KIND     pcs: one hex PC per line, as decoder_model.py writes it\n"
             "                    (default); listing: address, symbol and disassembly with\n"
             "                    events in brackets; count: only the number of instructions\n"
-            "  --spec VERSION    packet layout: 2.0 (default), 0.29\n"
+            "  --spec VERSION    packet layout: 2.0 (default), 0.29, 0.26\n"
             "  --no-bootrom      do not add spike's reset code at 0x1000 (added by default,\n"
             "                    as the reference decoder does, when the ELF has no code there)\n"
             "  --ecall-sequential  ecall/ebreak are not uninferable discontinuities (2025 text)\n"
@@ -124,7 +130,8 @@ int tk_cmd_decode(int argc, char **argv)
         OPT_SPEC,
         OPT_NOBOOT,
         OPT_ECALL,
-        OPT_STATS
+        OPT_STATS,
+        OPT_REGS
     };
     static const struct option opts[] = {
         {"scf", required_argument, NULL, OPT_SCF},
@@ -136,11 +143,12 @@ int tk_cmd_decode(int argc, char **argv)
         {"no-bootrom", no_argument, NULL, OPT_NOBOOT},
         {"ecall-sequential", no_argument, NULL, OPT_ECALL},
         {"stats", no_argument, NULL, OPT_STATS},
+        {"regs", required_argument, NULL, OPT_REGS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *scf = NULL, *ucf = NULL, *elf = NULL, *outpath = NULL, *format = "pcs";
-    const char *spec = NULL;
+    const char *spec = NULL, *regs = NULL;
     bool bootrom = true, stats = false;
     unsigned flags = 0;
     int ch;
@@ -174,6 +182,9 @@ int tk_cmd_decode(int argc, char **argv)
         case OPT_STATS:
             stats = true;
             break;
+        case OPT_REGS:
+            regs = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -182,8 +193,8 @@ int tk_cmd_decode(int argc, char **argv)
             return 2;
         }
     }
-    if (optind + 1 != argc || !scf || !ucf) {
-        fprintf(stderr, "tracekit decode: need --scf, --ucf and one input file\n");
+    if (optind + 1 != argc || (!regs && (!scf || !ucf)) || (!scf != !ucf)) {
+        fprintf(stderr, "tracekit decode: need --scf and --ucf, or --regs, and one input file\n");
         usage(stderr);
         return 2;
     }
@@ -213,16 +224,28 @@ int tk_cmd_decode(int argc, char **argv)
         fprintf(stderr, "tracekit decode: unknown --spec '%s'\n", spec);
         goto done;
     }
-    if ((s = tk_te_params_read_scf(&p, scf, &diag)) != TK_OK ||
-        (s = tk_te_params_read_ucf(&p, ucf, &ucf_elf, &diag)) != TK_OK ||
-        (s = tk_te_params_validate(&p, &diag)) != TK_OK) {
+    if ((scf && (s = tk_te_params_read_scf(&p, scf, &diag)) != TK_OK) ||
+        (ucf && (s = tk_te_params_read_ucf(&p, ucf, &ucf_elf, &diag)) != TK_OK)) {
+        fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
+        goto done;
+    }
+    tk_te_hw_config hw;
+    tk_te_hw_config_init(&hw, &p);
+    if (regs && (s = tk_te_regs_read(&hw, regs, &diag)) != TK_OK) {
+        fprintf(stderr, "tracekit decode: %s: %s\n", regs,
+                diag.message[0] ? diag.message : tk_strerror(s));
+        goto done;
+    }
+    p = hw.params;
+    if ((s = tk_te_params_validate(&p, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
     if (!elf)
         elf = ucf_elf;
     if (!elf) {
-        fprintf(stderr, "tracekit decode: %s names no object-files: give --elf\n", ucf);
+        fprintf(stderr, "tracekit decode: %s names no object-files: give --elf\n",
+                ucf ? ucf : regs);
         goto done;
     }
     if ((s = tk_image_open_elf(elf, &img, &diag)) != TK_OK) {
@@ -268,6 +291,9 @@ int tk_cmd_decode(int argc, char **argv)
     if ((s = tk_te_decoder_new(&p, img, on_event, &c, &d)) != TK_OK)
         goto fail;
     tk_te_decoder_set_flags(d, flags);
+    for (unsigned priv = 0; priv < 4; priv++)
+        if ((hw.tvec_set >> priv) & 1u)
+            tk_te_decoder_set_trap_vector(d, priv, hw.tvec[priv]);
 
     tk_te_decoder_stats st = {.size = sizeof(st)};
     tk_status run = csv ? run_csv(&c, &p, d, csv) : tk_te_decoder_run_raw(d, raw);

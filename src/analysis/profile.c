@@ -385,7 +385,17 @@ tk_status tk_profile_event(void *vp, const tk_event *ev)
             p->totals.interrupts++;
         /* E-Trace: an exception's epc is the trapping instruction; an interrupt's is the
          * next instruction that would have run. Either way the handler is "called" from
-         * there and xRET returns to it (or past it, for ecall). */
+         * there and xRET returns to it (or past it, for ecall). Being the next instruction
+         * in program order, epc also tells which way a branch just before went. */
+        if (p->have_prev) {
+            prof_range *pr = &p->ranges[p->prev_range];
+            if (pr->last_cond && p->prev_end != TK_END_BRANCH) {
+                if (ev->first == pr->last + pr->last_len)
+                    pr->not_taken++;
+                else if (ev->first == pr->last_target)
+                    pr->taken++;
+            }
+        }
         if ((st = flow_break(p)) != TK_OK)
             return st;
         p->action = ACT_TRAP;
