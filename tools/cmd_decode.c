@@ -8,11 +8,13 @@
 #include <string.h>
 
 #include "commands.h"
+#include "tracekit/count.h"
 #include "tracekit/encap.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
+#include "tracekit/te_parallel.h"
 
 #define MAX_ERROR_LINES 20
 
@@ -31,7 +33,12 @@ static void usage(FILE *out)
             "  -o, --output FILE output file (default: standard output)\n"
             "  --format KIND     pcs: one hex PC per line, as decoder_model.py writes it\n"
             "                    (default); listing: address, symbol and disassembly with\n"
-            "                    events in brackets; count: only the number of instructions\n"
+            "                    events in brackets; count: totals only (instructions,\n"
+            "                    branches, taken branches, other jumps, traps, packets)\n"
+            "  -j, --jobs N      decode on N threads: the trace is cut at format 3 syncs and\n"
+            "                    the pieces stitched so the output equals the serial decode\n"
+            "  --piece-size B    with --jobs: trace bytes per piece (default 1 MiB, 256 KiB\n"
+            "                    for pcs and listing, whose output is held per piece)\n"
             "  --spec VERSION    packet layout: 2.0 (default), 0.29\n"
             "  --no-bootrom      do not add spike's reset code at 0x1000 (added by default,\n"
             "                    as the reference decoder does, when the ELF has no code there)\n"
@@ -64,83 +71,254 @@ static tk_status add_bootrom(tk_image *img, bool rv32)
     return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
 }
 
-typedef struct decode_ctx {
-    const char *input;
-    tk_event_fn sink_fn;
-    void *sink;
-    uint64_t ninsn;
+/* The sink of one piece of the trace (the whole trace when decoding serially): counts,
+ * the chosen output, and the decoder's error messages. Serially everything goes straight
+ * out; in parallel, output and messages are kept in memory until the piece's turn comes. */
+typedef struct piece_sink {
+    struct decode_ctx *c;
+    tk_count count;
     uint64_t errors;
     uint64_t mismatches; /* decoder errors saying trace and program disagree */
+    tk_pc_list *pcs;
+    tk_listing *lst;
+    FILE *mem; /* parallel: output kept here */
+    char *membuf;
+    size_t memlen;
+    char *msgs; /* parallel: error lines kept here */
+    size_t msglen, nmsgs;
+} piece_sink;
+
+typedef struct decode_ctx {
+    const char *input;
+    const char *elf;
+    bool bootrom, rv32;
+    bool want_pcs, want_listing;
+    bool parallel;
+    FILE *out;
+    tk_count count;
+    uint64_t errors;
+    uint64_t mismatches;
 } decode_ctx;
+
+/* An error line, on the calling thread, within the overall limit. */
+static void print_line(decode_ctx *c, const char *line)
+{
+    if (c->errors++ < MAX_ERROR_LINES)
+        fputs(line, stderr);
+}
 
 static void print_error(decode_ctx *c, uint64_t offset, uint64_t index, const char *msg)
 {
-    if (c->errors++ < MAX_ERROR_LINES)
-        fprintf(stderr, "tracekit decode: %s: offset %" PRIu64 " (packet %" PRIu64 "): %s\n",
-                c->input, offset, index, msg);
+    char line[512];
+    snprintf(line, sizeof(line),
+             "tracekit decode: %s: offset %" PRIu64 " (packet %" PRIu64 "): %s\n", c->input, offset,
+             index, msg);
+    print_line(c, line);
+}
+
+/* Parallel: append an error line to the piece's messages (worker thread). */
+static void keep_line(piece_sink *ps, const char *line)
+{
+    size_t n = strlen(line);
+    char *m = realloc(ps->msgs, ps->msglen + n + 1);
+    if (!m)
+        return;
+    memcpy(m + ps->msglen, line, n + 1);
+    ps->msgs = m;
+    ps->msglen += n;
+    ps->nmsgs++;
 }
 
 static tk_status on_event(void *ctx, const tk_event *ev)
 {
-    decode_ctx *c = ctx;
-    if (ev->kind == TK_EV_RANGE) {
-        c->ninsn += ev->ninsn;
-    } else if (ev->kind == TK_EV_ERROR) {
+    piece_sink *ps = ctx;
+    tk_count_event(&ps->count, ev);
+    if (ev->kind == TK_EV_ERROR) {
         if (ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_NO_CODE ||
             ev->status == TK_ERR_BAD_INSN)
-            c->mismatches++;
-        print_error(c, ev->byte_offset, ev->packet_index,
-                    ev->message ? ev->message : tk_strerror(ev->status));
+            ps->mismatches++;
+        if (!ps->c->parallel) {
+            print_error(ps->c, ev->byte_offset, ev->packet_index,
+                        ev->message ? ev->message : tk_strerror(ev->status));
+        } else {
+            /* kept for the piece's turn: lines must come out in trace order */
+            char line[512];
+            snprintf(line, sizeof(line),
+                     "tracekit decode: %s: offset %" PRIu64 " (packet %" PRIu64 "): %s\n",
+                     ps->c->input, ev->byte_offset, ev->packet_index,
+                     ev->message ? ev->message : tk_strerror(ev->status));
+            keep_line(ps, line);
+        }
     }
-    return c->sink_fn ? c->sink_fn(c->sink, ev) : TK_OK;
+    if (ps->pcs)
+        return tk_pc_list_event(ps->pcs, ev);
+    if (ps->lst)
+        return tk_listing_event(ps->lst, ev);
+    return TK_OK;
 }
 
-/* Feed every packet of a reference .te_inst_raw stream to the decoder. Damaged packets are
- * reported and the decoder told it lost them (it resumes at the next sync). Returns the
- * first reader/codec error (decoding errors arrive as events), or a fatal status. */
-static tk_status run_raw(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d, tk_te_raw *raw)
+static void piece_free(piece_sink *ps)
+{
+    if (!ps)
+        return;
+    tk_pc_list_free(ps->pcs);
+    tk_listing_free(ps->lst);
+    if (ps->mem)
+        fclose(ps->mem);
+    free(ps->membuf);
+    free(ps->msgs);
+    free(ps);
+}
+
+static tk_status piece_new(decode_ctx *c, tk_image *img, piece_sink **out)
+{
+    piece_sink *ps = calloc(1, sizeof(*ps));
+    if (!ps)
+        return TK_ERR_NOMEM;
+    ps->c = c;
+    FILE *f = c->out;
+    if (c->parallel && (c->want_pcs || c->want_listing)) {
+        if (!(ps->mem = open_memstream(&ps->membuf, &ps->memlen))) {
+            free(ps);
+            return TK_ERR_NOMEM;
+        }
+        f = ps->mem;
+    }
+    tk_status st = TK_OK;
+    if (c->want_pcs)
+        st = tk_pc_list_new(img, f, &ps->pcs);
+    else if (c->want_listing)
+        st = tk_listing_new(img, f, 0, &ps->lst);
+    if (st != TK_OK) {
+        piece_free(ps);
+        return st;
+    }
+    *out = ps;
+    return TK_OK;
+}
+
+/* Flush the piece's output and fold its counts into the totals. */
+static tk_status piece_done(decode_ctx *c, piece_sink *ps)
+{
+    tk_status st = TK_OK;
+    if (ps->pcs)
+        st = tk_pc_list_flush(ps->pcs);
+    else if (ps->lst)
+        st = tk_listing_flush(ps->lst);
+    if (st == TK_OK && ps->mem) {
+        if (fflush(ps->mem) != 0)
+            st = TK_ERR_NOMEM;
+        else if (ps->memlen && fwrite(ps->membuf, 1, ps->memlen, c->out) != ps->memlen)
+            st = TK_ERR_IO;
+    }
+    if (ps->msgs) {
+        /* the lines were counted when kept: print within the overall limit */
+        const char *line = ps->msgs;
+        for (size_t i = 0; i < ps->nmsgs && *line; i++) {
+            const char *nl = strchr(line, '\n');
+            size_t n = nl ? (size_t)(nl - line) + 1 : strlen(line);
+            if (c->errors++ < MAX_ERROR_LINES)
+                fwrite(line, 1, n, stderr);
+            line += n;
+        }
+    }
+    tk_count_add(&c->count, &ps->count);
+    c->mismatches += ps->mismatches;
+    return st;
+}
+
+/* Feed every packet of a reference .te_inst_raw stream to the decoder, through the
+ * zero-copy scanner. Damaged packets are reported and the decoder told it lost them (it
+ * resumes at the next sync). Returns the first reader/codec error (decoding errors arrive
+ * as events), or a fatal status. */
+static tk_status run_serial(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d,
+                            const uint8_t *buf, size_t len)
 {
     tk_status result = TK_OK;
+    tk_te_scan s;
+    tk_te_scan_init(&s, p, buf, len);
+    tk_te_packet pk[64];
+    uint64_t off[64];
     for (;;) {
-        tk_te_raw_packet rp;
+        size_t n;
+        while ((n = tk_te_scan_batch(&s, pk, off, 64)) > 0) {
+            const uint64_t idx0 = s.next_index - n;
+            c->count.packets += n;
+            for (size_t i = 0; i < n; i++) {
+                tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
+                if (st != TK_OK)
+                    return st;
+            }
+        }
         tk_diag diag;
         tk_diag_clear(&diag);
-        tk_status s = tk_te_raw_next(raw, &rp, &diag);
-        if (s == TK_END)
+        tk_status s1 = tk_te_scan_next(&s, &pk[0], &diag);
+        if (s1 == TK_END)
             return result;
-        if (s != TK_OK) {
-            /* the reader's message names the file, offset and packet */
-            if (c->errors++ < MAX_ERROR_LINES)
-                fprintf(stderr, "tracekit decode: %s\n", diag.message);
-            if (result == TK_OK)
-                result = s;
-            if (s != TK_ERR_BAD_PACKET)
-                return result; /* truncated: nothing follows */
-            if ((s = tk_te_decoder_lost(d, diag.byte_offset, diag.packet_index)) != TK_OK)
-                return s;
+        if (s1 == TK_OK) {
+            c->count.packets++;
+            if ((s1 = tk_te_decoder_packet(d, &pk[0], s.offset, s.index)) != TK_OK)
+                return s1;
             continue;
         }
-        if (rp.msg_type != TK_ENCAP_FLOW_TE_INST) {
-            char msg[96];
-            snprintf(msg, sizeof(msg), "bad packet header: message type %u, not te_inst (2)",
-                     rp.msg_type);
-            print_error(c, rp.offset, rp.index, msg);
-            s = TK_ERR_BAD_PACKET;
-        } else {
-            tk_te_packet pkt;
-            s = tk_te_packet_decode(p, rp.payload, rp.len, &pkt, &diag);
-            if (s == TK_OK) {
-                if ((s = tk_te_decoder_packet(d, &pkt, rp.offset, rp.index)) != TK_OK)
-                    return s;
-                continue;
-            }
-            print_error(c, rp.offset, rp.index, diag.message[0] ? diag.message : tk_strerror(s));
-        }
+        char line[sizeof(diag.message) + 300];
+        snprintf(line, sizeof(line), "tracekit decode: %s: %s\n", c->input, diag.message);
+        print_line(c, line);
         if (result == TK_OK)
-            result = s;
-        if ((s = tk_te_decoder_lost(d, rp.offset, rp.index)) != TK_OK)
-            return s;
+            result = s1;
+        if (s1 != TK_ERR_BAD_PACKET)
+            return result; /* truncated: nothing follows */
+        if ((s1 = tk_te_decoder_lost(d, s.offset, s.index)) != TK_OK)
+            return s1;
     }
+}
+
+/* ---- callbacks of the parallel decode ---- */
+
+static tk_status open_image(decode_ctx *c, tk_image **out)
+{
+    tk_diag diag;
+    tk_status s = tk_image_open_elf(c->elf, out, &diag);
+    if (s == TK_OK && c->bootrom && (s = add_bootrom(*out, c->rv32)) != TK_OK) {
+        tk_image_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+static tk_status par_open_image(void *ctx, tk_image **out)
+{
+    return open_image(ctx, out);
+}
+
+static tk_status par_sink_new(void *ctx, tk_image *img, tk_event_fn *fn, void **sink)
+{
+    piece_sink *ps = NULL;
+    tk_status st = piece_new(ctx, img, &ps);
+    *fn = on_event;
+    *sink = ps;
+    return st;
+}
+
+static tk_status par_sink_done(void *ctx, void *sink)
+{
+    tk_status st = piece_done(ctx, sink);
+    piece_free(sink);
+    return st;
+}
+
+static void par_sink_drop(void *ctx, void *sink)
+{
+    (void)ctx;
+    piece_free(sink);
+}
+
+static void par_bad_packet(void *ctx, void *sink, tk_status st, const char *message)
+{
+    (void)st;
+    char line[512];
+    snprintf(line, sizeof(line), "tracekit decode: %s: %s\n", ((decode_ctx *)ctx)->input, message);
+    keep_line(sink, line);
 }
 
 int tk_cmd_decode(int argc, char **argv)
@@ -157,7 +335,8 @@ int tk_cmd_decode(int argc, char **argv)
         OPT_SPEC,
         OPT_NOBOOT,
         OPT_ECALL,
-        OPT_STATS
+        OPT_STATS,
+        OPT_PIECE,
     };
     static const struct option opts[] = {
         {"scf", required_argument, NULL, OPT_SCF},
@@ -169,6 +348,8 @@ int tk_cmd_decode(int argc, char **argv)
         {"no-bootrom", no_argument, NULL, OPT_NOBOOT},
         {"ecall-sequential", no_argument, NULL, OPT_ECALL},
         {"stats", no_argument, NULL, OPT_STATS},
+        {"jobs", required_argument, NULL, 'j'},
+        {"piece-size", required_argument, NULL, OPT_PIECE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -176,9 +357,11 @@ int tk_cmd_decode(int argc, char **argv)
     const char *spec = NULL;
     bool bootrom = true, stats = false;
     unsigned flags = 0;
+    unsigned long jobs = 1;
+    unsigned long long piece = 0;
     int ch;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "o:hj:", opts, NULL)) != -1) {
         switch (ch) {
         case OPT_SCF:
             scf = optarg;
@@ -207,6 +390,24 @@ int tk_cmd_decode(int argc, char **argv)
         case OPT_STATS:
             stats = true;
             break;
+        case OPT_PIECE: {
+            char *end = NULL;
+            piece = strtoull(optarg, &end, 10);
+            if (!end || *end || piece < 1) {
+                fprintf(stderr, "tracekit decode: --piece-size wants a byte count\n");
+                return 2;
+            }
+            break;
+        }
+        case 'j': {
+            char *end = NULL;
+            jobs = strtoul(optarg, &end, 10);
+            if (!end || *end || jobs < 1 || jobs > 256) {
+                fprintf(stderr, "tracekit decode: --jobs wants a number from 1 to 256\n");
+                return 2;
+            }
+            break;
+        }
         case 'h':
             usage(stdout);
             return 0;
@@ -234,8 +435,7 @@ int tk_cmd_decode(int argc, char **argv)
     char *ucf_elf = NULL;
     tk_image *img = NULL;
     tk_te_decoder *d = NULL;
-    tk_pc_list *pcs = NULL;
-    tk_listing *lst = NULL;
+    piece_sink *ps = NULL;
     FILE *out = NULL;
     tk_te_raw *raw = NULL;
     tk_status s;
@@ -270,48 +470,72 @@ int tk_cmd_decode(int argc, char **argv)
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
-    if (!want_pcs && !want_listing) {
-        out = NULL;
-    } else if (!outpath || !strcmp(outpath, "-")) {
+    if (!outpath || !strcmp(outpath, "-")) {
         out = stdout;
     } else if (!(out = fopen(outpath, "w"))) {
         fprintf(stderr, "tracekit decode: %s: cannot create\n", outpath);
         goto done;
     }
 
-    decode_ctx c = {.input = input};
-    if (want_pcs) {
-        if ((s = tk_pc_list_new(img, out, &pcs)) != TK_OK)
+    decode_ctx c = {.input = input,
+                    .elf = elf,
+                    .bootrom = bootrom,
+                    .rv32 = p.o.use_rv32_isa || tk_image_xlen(img) == 32,
+                    .want_pcs = want_pcs,
+                    .want_listing = want_listing,
+                    .parallel = jobs > 1,
+                    .out = out};
+    tk_status run;
+    uint64_t packets;
+    if (jobs > 1) {
+        tk_te_par_config cfg = {.size = sizeof(cfg),
+                                .jobs = (unsigned)jobs,
+                                /* listing and PC output is kept per piece: smaller pieces */
+                                .piece_bytes = piece                      ? (size_t)piece
+                                               : want_pcs || want_listing ? 256u << 10
+                                                                          : 1u << 20,
+                                .flags = flags,
+                                .ctx = &c,
+                                .open_image = par_open_image,
+                                .sink_new = par_sink_new,
+                                .sink_done = par_sink_done,
+                                .sink_drop = par_sink_drop,
+                                .bad_packet = par_bad_packet};
+        tk_te_par_stats pst = {.size = sizeof(pst)};
+        s = tk_te_decode_parallel(&p, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw), &cfg, &pst,
+                                  &run);
+        if (s != TK_OK)
             goto fail;
-        c.sink_fn = tk_pc_list_event;
-        c.sink = pcs;
-    } else if (want_listing) {
-        if ((s = tk_listing_new(img, out, 0, &lst)) != TK_OK)
+        packets = pst.packets;
+        if (stats)
+            fprintf(stderr,
+                    "tracekit decode: %" PRIu64 " pieces on %lu threads, %" PRIu64
+                    " stitched, %" PRIu64 " decoded again serially\n",
+                    pst.pieces, jobs, pst.stitched, pst.redecoded);
+    } else {
+        if ((s = piece_new(&c, img, &ps)) != TK_OK)
             goto fail;
-        c.sink_fn = tk_listing_event;
-        c.sink = lst;
+        if ((s = tk_te_decoder_new(&p, img, on_event, ps, &d)) != TK_OK)
+            goto fail;
+        tk_te_decoder_set_flags(d, flags);
+        run = run_serial(&c, &p, d, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw));
+        packets = c.count.packets;
+        s = tk_te_decoder_finish(d);
+        if (s == TK_OK)
+            s = piece_done(&c, ps);
+        if (s != TK_OK)
+            goto fail;
     }
-    if ((s = tk_te_decoder_new(&p, img, on_event, &c, &d)) != TK_OK)
+    c.count.packets = packets;
+    if (!want_pcs && !want_listing && tk_count_write(&c.count, out) != TK_OK) {
+        s = TK_ERR_IO;
         goto fail;
-    tk_te_decoder_set_flags(d, flags);
-
-    tk_te_decoder_stats st = {.size = sizeof(st)};
-    tk_status run = run_raw(&c, &p, d, raw);
-    s = tk_te_decoder_finish(d);
-    if (s == TK_OK && pcs)
-        s = tk_pc_list_flush(pcs);
-    if (s == TK_OK && lst)
-        s = tk_listing_flush(lst);
-    if (s != TK_OK)
-        goto fail;
-    tk_te_decoder_get_stats(d, &st);
-    if (!want_pcs && !want_listing)
-        printf("%" PRIu64 "\n", c.ninsn);
+    }
     if (stats)
         fprintf(stderr,
                 "tracekit decode: %" PRIu64 " packets, %" PRIu64 " instructions, %" PRIu64
                 " traps, %" PRIu64 " errors\n",
-                st.packets, st.instructions, st.traps, c.errors);
+                packets, c.count.instructions, c.count.traps, c.errors);
     if (c.errors > MAX_ERROR_LINES)
         fprintf(stderr, "tracekit decode: %s: %" PRIu64 " errors in all\n", input, c.errors);
     if (c.mismatches)
@@ -331,8 +555,7 @@ done:
         rc = 1;
     }
     tk_te_decoder_free(d);
-    tk_pc_list_free(pcs);
-    tk_listing_free(lst);
+    piece_free(ps);
     tk_image_free(img);
     tk_te_raw_close(raw);
     free(ucf_elf);
