@@ -17,6 +17,7 @@
 #include "tracekit/te_parallel.h"
 
 #define MAX_ERROR_LINES 20
+#define RELEASE_STEP (8u << 20) /* bytes of mapped trace between releases */
 
 static void usage(FILE *out)
 {
@@ -37,7 +38,7 @@ static void usage(FILE *out)
             "                    branches, taken branches, other jumps, traps, packets)\n"
             "  -j, --jobs N      decode on N threads: the trace is cut at format 3 syncs and\n"
             "                    the pieces stitched so the output equals the serial decode\n"
-            "  --piece-size B    with --jobs: trace bytes per piece (default 1 MiB, 256 KiB\n"
+            "  --piece-size B    with --jobs: trace bytes per piece (default 1 MiB, 64 KiB\n"
             "                    for pcs and listing, whose output is held per piece)\n"
             "  --spec VERSION    packet layout: 2.0 (default), 0.29\n"
             "  --no-bootrom      do not add spike's reset code at 0x1000 (added by default,\n"
@@ -95,6 +96,7 @@ typedef struct decode_ctx {
     bool want_pcs, want_listing;
     bool parallel;
     FILE *out;
+    tk_te_raw *raw;
     tk_count count;
     uint64_t errors;
     uint64_t mismatches;
@@ -231,9 +233,11 @@ static tk_status piece_done(decode_ctx *c, piece_sink *ps)
  * zero-copy scanner. Damaged packets are reported and the decoder told it lost them (it
  * resumes at the next sync). Returns the first reader/codec error (decoding errors arrive
  * as events), or a fatal status. */
-static tk_status run_serial(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d,
-                            const uint8_t *buf, size_t len)
+static tk_status run_serial(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d, tk_te_raw *raw)
 {
+    const uint8_t *buf = tk_te_raw_data(raw);
+    const size_t len = (size_t)tk_te_raw_size(raw);
+    size_t released = 0;
     tk_status result = TK_OK;
     tk_te_scan s;
     tk_te_scan_init(&s, p, buf, len);
@@ -244,6 +248,11 @@ static tk_status run_serial(decode_ctx *c, const tk_te_params *p, tk_te_decoder 
         while ((n = tk_te_scan_batch(&s, pk, off, 64)) > 0) {
             const uint64_t idx0 = s.next_index - n;
             c->count.packets += n;
+            if (s.pos - released >= RELEASE_STEP) {
+                /* resident memory must not grow with the trace: drop what was read */
+                tk_te_raw_release(raw, off[0]);
+                released = off[0];
+            }
             for (size_t i = 0; i < n; i++) {
                 tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
                 if (st != TK_OK)
@@ -311,6 +320,11 @@ static void par_sink_drop(void *ctx, void *sink)
 {
     (void)ctx;
     piece_free(sink);
+}
+
+static void par_release(void *ctx, uint64_t offset)
+{
+    tk_te_raw_release(((decode_ctx *)ctx)->raw, offset);
 }
 
 static void par_bad_packet(void *ctx, void *sink, tk_status st, const char *message)
@@ -484,7 +498,8 @@ int tk_cmd_decode(int argc, char **argv)
                     .want_pcs = want_pcs,
                     .want_listing = want_listing,
                     .parallel = jobs > 1,
-                    .out = out};
+                    .out = out,
+                    .raw = raw};
     tk_status run;
     uint64_t packets;
     if (jobs > 1) {
@@ -492,7 +507,7 @@ int tk_cmd_decode(int argc, char **argv)
                                 .jobs = (unsigned)jobs,
                                 /* listing and PC output is kept per piece: smaller pieces */
                                 .piece_bytes = piece                      ? (size_t)piece
-                                               : want_pcs || want_listing ? 256u << 10
+                                               : want_pcs || want_listing ? 64u << 10
                                                                           : 1u << 20,
                                 .flags = flags,
                                 .ctx = &c,
@@ -500,7 +515,8 @@ int tk_cmd_decode(int argc, char **argv)
                                 .sink_new = par_sink_new,
                                 .sink_done = par_sink_done,
                                 .sink_drop = par_sink_drop,
-                                .bad_packet = par_bad_packet};
+                                .bad_packet = par_bad_packet,
+                                .release = par_release};
         tk_te_par_stats pst = {.size = sizeof(pst)};
         s = tk_te_decode_parallel(&p, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw), &cfg, &pst,
                                   &run);
@@ -518,7 +534,7 @@ int tk_cmd_decode(int argc, char **argv)
         if ((s = tk_te_decoder_new(&p, img, on_event, ps, &d)) != TK_OK)
             goto fail;
         tk_te_decoder_set_flags(d, flags);
-        run = run_serial(&c, &p, d, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw));
+        run = run_serial(&c, &p, d, raw);
         packets = c.count.packets;
         s = tk_te_decoder_finish(d);
         if (s == TK_OK)

@@ -50,6 +50,9 @@ typedef struct tk_te_par_config {
      * calling thread when a piece is decoded again), so that it can be kept in order with
      * that sink's events. NULL: not reported. */
     void (*bad_packet)(void *ctx, void *sink, tk_status st, const char *message);
+    /* Optional: the pages before offset may be given back now (tk_te_raw_release); reading
+     * them again faults them back in from the page cache. */
+    void (*release)(void *ctx, uint64_t offset);
 } tk_te_par_config;
 
 typedef struct tk_te_par_stats {

@@ -12,7 +12,7 @@
 #include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
 
-enum { DEFAULT_PIECE = 1u << 20, BATCH = 64 };
+enum { DEFAULT_PIECE = 1u << 20, BATCH = 64, RELEASE_STEP = 8u << 20 };
 
 typedef struct piece {
     size_t start, end;    /* byte range; start is a sync packet (or 0) */
@@ -151,10 +151,11 @@ static tk_status add_piece(cuts *c, size_t start, uint64_t index)
 
 /* Walk the headers (the scanner's framing rules) and start a piece at the first format 3
  * start or trap packet at least piece_bytes after the previous cut. */
-static tk_status cut(const uint8_t *buf, size_t len, size_t piece_bytes, cuts *c)
+static tk_status cut(const tk_te_par_config *cfg, const uint8_t *buf, size_t len,
+                     size_t piece_bytes, cuts *c)
 {
     tk_status st = add_piece(c, 0, 0);
-    size_t pos = 0, last = 0;
+    size_t pos = 0, last = 0, released = 0;
     uint64_t index = 0;
     while (st == TK_OK && pos < len) {
         const uint8_t h = buf[pos];
@@ -174,6 +175,11 @@ static tk_status cut(const uint8_t *buf, size_t len, size_t piece_bytes, cuts *c
         }
         pos += 1 + n;
         index++;
+        if (cfg->release && pos - released >= RELEASE_STEP) {
+            /* resident memory must not reach the trace's size, even for a moment */
+            cfg->release(cfg->ctx, pos);
+            released = pos;
+        }
     }
     for (size_t i = 0; st == TK_OK && i < c->n; i++)
         c->v[i].end = i + 1 < c->n ? c->v[i + 1].start : len;
@@ -304,7 +310,7 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
     tk_status st = TK_OK;
     /* only the 2.0 layout is cut (the sync test reads its format 3 bits); others are one
      * piece */
-    st = cut(buf, len,
+    st = cut(cfg, buf, len,
              p->spec == TK_TE_SPEC_2_0 ? (cfg->piece_bytes ? cfg->piece_bytes : DEFAULT_PIECE)
                                        : SIZE_MAX,
              &c);
@@ -351,6 +357,9 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
             }
             r.st.packets += pc->packets;
         }
+        /* the next wave starts at its first piece (the stitch re-reads only that packet) */
+        if (cfg->release && st == TK_OK && base + wave < c.n)
+            cfg->release(cfg->ctx, c.v[base + wave].start);
     }
     if (st == TK_OK && r.prev) {
         st = tk_te_decoder_finish(r.prev);
