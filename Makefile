@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo check check-unit bench clean format
+.PHONY: all deps build demo check check-unit bench clean format fuzz check-asan
 
 all: build
 
@@ -21,6 +21,30 @@ demo: build
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Fuzzing (fuzz/, docs/robustness.md): libFuzzer targets built with clang, ASan and UBSan.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CHECK_SECONDS ?= 20
+FUZZ_TARGETS ?=
+TESTDATA ?= $(abspath ../shared/testdata)
+
+# Every fuzz target for FUZZ_SECONDS each (FUZZ_TARGETS: only these); the corpus grows in
+# $(FUZZ_BUILD)/corpus, crashes land in $(FUZZ_BUILD)/artifacts.
+fuzz:
+	cmake -S . -B $(FUZZ_BUILD) -DTK_FUZZ=ON -DCMAKE_C_COMPILER=clang -DBUILD_TESTING=OFF \
+	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTK_TESTDATA=$(TESTDATA)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
+	bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(TESTDATA) $(FUZZ_TARGETS)
+
+# The whole test suite under ASan+UBSan, then each fuzz target for FUZZ_CHECK_SECONDS (the
+# fuzzers run even if a test failed; the target fails if either did).
+check-asan:
+	cmake -S . -B build-asan -DTK_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS); t=$$?; \
+	    $(MAKE) -C $(CURDIR) fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS); f=$$?; \
+	    test $$t -eq 0 -a $$f -eq 0
 
 bench: deps
 	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF

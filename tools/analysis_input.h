@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Input wiring shared by `tracekit profile`, `coverage` and `report`: where the events come
- * from (an executed-PC list today; an E-Trace packet file through the decoder, or the hart
- * model, as those layers land), the program image, its DWARF lines, and the progress line. */
+ * from (an E-Trace packet file through the decoder, or an executed-PC list), the program
+ * image, its DWARF lines, and the progress line. */
 #ifndef TK_TOOLS_ANALYSIS_INPUT_H
 #define TK_TOOLS_ANALYSIS_INPUT_H
 
@@ -11,17 +11,21 @@
 #include "tracekit/analysis.h"
 
 typedef struct tk_an_input {
-    const char *cmd;      /* "profile", for messages */
-    const char *elf;      /* --elf */
-    const char *pc_trace; /* --pc-trace */
-    bool quiet;           /* --quiet: no progress line */
+    const char *cmd;              /* "profile", for messages */
+    const char *elf;              /* --elf */
+    const char *pc_trace;         /* --pc-trace */
+    const char *scf, *ucf, *spec; /* E-Trace parameters */
+    const char *trace;            /* the te_inst packet file (positional) */
+    bool no_bootrom;              /* --no-bootrom */
+    bool ecall_sequential;
+    bool quiet; /* --quiet: no progress line */
 } tk_an_input;
 
 /* The input options' help text, for each command's usage. */
 extern const char tk_an_input_help[];
 
-/* If argv[*i] is an input option, consume it (and its value) and return 1; 0 if it is not
- * one; -1 after printing a usage error. */
+/* If argv[*i] is an input option or the trace file, consume it (and its value) and return
+ * 1; 0 if it is not one; -1 after printing a usage error. */
 int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i);
 
 /* A program and the profile of one run of it. */
@@ -31,6 +35,7 @@ typedef struct tk_an_run {
     tk_profile *profile;
     tk_line_table *lines; /* NULL when the ELF has no DWARF line table */
     tk_diag lines_diag;   /* why lines is NULL */
+    char *elf;            /* the program's path (from --elf or the .ucf) */
 } tk_an_run;
 
 /* Check the options, open the image, feed the whole input to a new profile and finish it.

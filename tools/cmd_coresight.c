@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands.h"
 #include "tracekit/etm4.h"
@@ -11,16 +12,29 @@ typedef struct cli {
     FILE *out;
     int format_ranges;
     unsigned long errors;
+    /* --stats: count instead of printing */
+    unsigned long long packets, ranges, insns;
 } cli;
 
 static void usage(FILE *f, const char *cmd)
 {
     fprintf(f,
             "usage: tracekit %s --snapshot DIR [--id N] [--buffer NAME]%s\n"
+            "       tracekit %s --trace FILE [--trace-format framed|dstream|raw] [--reg R=V]...\n"
+            "                [--mem ADDR:FILE]... [--id N]\n"
             "  --snapshot DIR  DS-5 snapshot directory (snapshot.ini, trace.ini, device .ini)\n"
+            "  --trace FILE    a bare trace file instead of a snapshot; its ETMv4 configuration\n"
+            "                  comes from --reg (defaults: a Cortex-A53 ETMv4.0: TRCCONFIGR=0xc1\n"
+            "                  TRCIDR0=0x28000ea1 TRCIDR1=0x4100f403 TRCIDR2=0x488, TRCIDR8=0)\n"
+            "  --trace-format  framed (ETB/ETR formatter frames, default), dstream (frames with\n"
+            "                  FSYNCs) or raw (one unformatted source; needs --id)\n"
+            "  --reg R=V       register value, e.g. --reg TRCIDR0=0x28000ea1\n"
+            "  --mem ADDR:FILE program image FILE loaded at ADDR (decode)\n"
             "  --id N          only trace ID N (decimal or 0x hex)\n"
-            "  --buffer NAME   trace buffer to read (default: the first with an ETMv4 source)\n",
-            cmd, strcmp(cmd, "decode") ? "" : " [--format ranges|events]");
+            "  --buffer NAME   trace buffer to read (default: the first with an ETMv4 source)\n"
+            "  --stats N       print nothing per item: run N times over the buffer held in memory\n"
+            "                  and report counts and throughput\n",
+            cmd, strcmp(cmd, "decode") ? "" : " [--format ranges|events]", cmd);
     if (!strcmp(cmd, "decode"))
         fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
                    "  --format events every event (default)\n");
@@ -92,6 +106,106 @@ static tk_status print_event(void *ctx, const tk_event *ev)
     return TK_OK;
 }
 
+static tk_status count_packet(void *ctx, const tk_etm4_packet *p)
+{
+    cli *c = ctx;
+    c->packets++;
+    (void)p;
+    return TK_OK;
+}
+
+static tk_status count_event(void *ctx, const tk_event *ev)
+{
+    cli *c = ctx;
+    if (ev->kind == TK_EV_RANGE) {
+        c->ranges++;
+        c->insns += ev->ninsn;
+    } else if (ev->kind == TK_EV_ERROR) {
+        c->errors++;
+    }
+    return TK_OK;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* CPU time: fair on a busy machine */
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The buffer tk_etm4_run_snapshot would pick. */
+static int pick_buffer(const tk_cs_snapshot *ss, int b)
+{
+    for (size_t i = 0; i < ss->nsources && b < 0; i++)
+        if (ss->sources[i].protocol == TK_CS_PROTO_ETM4 && ss->sources[i].buffer >= 0)
+            b = ss->sources[i].buffer;
+    return b;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = buf ? (size_t)n : 0;
+    return buf;
+}
+
+/* --stats: time the pipeline over the in-memory buffer (file reading excluded). */
+static int stats(const char *cmd, tk_cs_snapshot *ss, tk_etm4_run_opts *o, cli *c, long repeat)
+{
+    int b = pick_buffer(ss, o->buffer);
+    if (b < 0 || (size_t)b >= ss->nbuffers) {
+        fprintf(stderr, "tracekit %s: no ETMv4 trace buffer\n", cmd);
+        return 1;
+    }
+    size_t len;
+    uint8_t *data = slurp(ss->buffers[b].path, &len);
+    if (!data) {
+        fprintf(stderr, "tracekit %s: cannot read %s\n", cmd, ss->buffers[b].path);
+        return 1;
+    }
+    o->buffer = b;
+    o->data = data;
+    o->data_len = len;
+    o->on_packet = o->decode ? NULL : count_packet;
+    o->on_event = count_event;
+    tk_diag diag;
+    tk_diag_clear(&diag);
+    double best = 1e30;
+    tk_status st = TK_OK;
+    for (long i = 0; i < repeat && !st; i++) {
+        c->packets = c->ranges = c->insns = c->errors = 0;
+        double t0 = now();
+        st = tk_etm4_run_snapshot(ss, o, &diag);
+        double t = now() - t0;
+        if (t < best)
+            best = t;
+    }
+    free(data);
+    if (st) {
+        fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);
+        return 1;
+    }
+    printf("bytes %zu seconds %.6f MB/s %.1f", len, best, (double)len / best / 1e6);
+    if (o->decode)
+        printf(" ranges %llu instructions %llu Minsn/s %.1f", c->ranges, c->insns,
+               (double)c->insns / best / 1e6);
+    else
+        printf(" packets %llu Mpkt/s %.1f", c->packets, (double)c->packets / best / 1e6);
+    printf(" errors %lu\n", c->errors);
+    return 0;
+}
+
 static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
 {
     cli *c = ctx;
@@ -102,8 +216,12 @@ static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const cha
 
 static int run(int argc, char **argv, const char *cmd, int decode)
 {
-    const char *dir = NULL, *buffer = NULL, *format = "events";
-    long id = -1;
+    const char *dir = NULL, *buffer = NULL, *format = "events", *trace = NULL;
+    const char *trace_format = "framed";
+    const char *mems[64];
+    int nmem = 0;
+    tk_cs_etm_regs regs = {.configr = 0xc1, .idr = {0x28000ea1, 0x4100f403, 0x488}};
+    long id = -1, repeat = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -118,9 +236,40 @@ static int run(int argc, char **argv, const char *cmd, int decode)
             dir = argv[++i];
         else if (!strcmp(a, "--buffer"))
             buffer = argv[++i];
-        else if (!strcmp(a, "--format") && decode)
+        else if (!strcmp(a, "--trace"))
+            trace = argv[++i];
+        else if (!strcmp(a, "--trace-format"))
+            trace_format = argv[++i];
+        else if (!strcmp(a, "--mem")) {
+            if (nmem == 64) {
+                fprintf(stderr, "tracekit %s: too many --mem options\n", cmd);
+                return 2;
+            }
+            mems[nmem++] = argv[++i];
+        } else if (!strcmp(a, "--reg")) {
+            char name[64], *end;
+            const char *eq = strchr(argv[++i], '=');
+            size_t n = eq ? (size_t)(eq - argv[i]) : 0;
+            unsigned long v = eq ? strtoul(eq + 1, &end, 0) : 0;
+            if (!eq || n >= sizeof(name) || *end || eq[1] == 0) {
+                fprintf(stderr, "tracekit %s: --reg wants NAME=VALUE, not '%s'\n", cmd, argv[i]);
+                return 2;
+            }
+            memcpy(name, argv[i], n);
+            name[n] = 0;
+            if (tk_cs_etm_regs_set(&regs, name, (uint32_t)v)) {
+                fprintf(stderr, "tracekit %s: unknown register '%s'\n", cmd, name);
+                return 2;
+            }
+        } else if (!strcmp(a, "--format") && decode)
             format = argv[++i];
-        else if (!strcmp(a, "--id")) {
+        else if (!strcmp(a, "--stats")) {
+            repeat = strtol(argv[++i], NULL, 0);
+            if (repeat < 1 || repeat > 100000) {
+                fprintf(stderr, "tracekit %s: bad --stats count '%s'\n", cmd, argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--id")) {
             char *end;
             id = strtol(argv[++i], &end, 0);
             if (*end || id < 0 || id > 0x7f) {
@@ -133,7 +282,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
             return 2;
         }
     }
-    if (!dir) {
+    if (!dir == !trace) {
         usage(stderr, cmd);
         return 2;
     }
@@ -144,7 +293,33 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     tk_diag diag;
     tk_diag_clear(&diag);
     tk_cs_snapshot *ss;
-    tk_status st = tk_cs_snapshot_load(dir, &ss, &diag);
+    tk_status st;
+    if (trace) {
+        tk_cs_buffer_format f = !strcmp(trace_format, "framed")    ? TK_CS_FMT_FRAMED
+                                : !strcmp(trace_format, "dstream") ? TK_CS_FMT_DSTREAM
+                                : !strcmp(trace_format, "raw")     ? TK_CS_FMT_RAW
+                                                                   : 0;
+        if (!f || (f == TK_CS_FMT_RAW && id < 0)) {
+            fprintf(stderr, "tracekit %s: %s\n", cmd,
+                    f ? "--trace-format raw needs --id" : "unknown --trace-format");
+            return 2;
+        }
+        st = tk_cs_snapshot_from_file(trace, f, &regs, (int)id, &ss);
+        for (int m = 0; !st && m < nmem; m++) {
+            char *end;
+            uint64_t addr = strtoull(mems[m], &end, 0);
+            if (*end != ':' || !end[1]) {
+                fprintf(stderr, "tracekit %s: --mem wants ADDR:FILE, not '%s'\n", cmd, mems[m]);
+                tk_cs_snapshot_free(ss);
+                return 2;
+            }
+            st = tk_cs_mem_add_file(ss->cores[0].mem, addr, end + 1, 0, 0, &diag);
+            if (st)
+                tk_cs_snapshot_free(ss);
+        }
+    } else {
+        st = tk_cs_snapshot_load(dir, &ss, &diag);
+    }
     if (st) {
         fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);
         return 1;
@@ -166,7 +341,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
             fprintf(stderr, "tracekit %s: skipping %s (trace ID 0x%x): %s is not decoded\n", cmd,
                     s->name, s->trace_id, tk_cs_protocol_name(s->protocol));
     }
-    cli c = {stdout, !strcmp(format, "ranges"), 0};
+    cli c = {stdout, !strcmp(format, "ranges"), 0, 0, 0, 0};
     tk_etm4_run_opts o;
     memset(&o, 0, sizeof(o));
     o.size = sizeof(o);
@@ -177,6 +352,11 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     o.on_event = print_event;
     o.on_frame_error = frame_error;
     o.ctx = &c;
+    if (repeat) {
+        int rc = stats(cmd, ss, &o, &c, repeat);
+        tk_cs_snapshot_free(ss);
+        return rc;
+    }
     st = tk_etm4_run_snapshot(ss, &o, &diag);
     tk_cs_snapshot_free(ss);
     if (st) {

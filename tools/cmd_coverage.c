@@ -32,6 +32,7 @@ static void usage(FILE *out)
             "%s"
             "\n"
             "examples:\n"
+            "  tracekit coverage -o prog.info --scf prog.scf --ucf prog.ucf prog.te_inst_raw\n"
             "  tracekit coverage -o prog.info --elf prog.elf --pc-trace prog.pcs\n"
             "  genhtml --branch-coverage -o cov-html prog.info\n"
             "  grep -E '^(SF|DA:[0-9]+,0$)' prog.info     # the lines that never ran\n"
@@ -118,7 +119,7 @@ int tk_cmd_coverage(int argc, char **argv)
     }
     tk_write_options o;
     tk_write_options_init(&o);
-    o.program = in.elf;
+    o.program = run.elf;
     o.lines = run.lines;
     o.test_name = test_name;
     o.want_file = want_file;

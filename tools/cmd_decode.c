@@ -17,7 +17,6 @@
 #include "tracekit/te_parallel.h"
 
 #define MAX_ERROR_LINES 20
-#define RELEASE_STEP (8u << 20) /* bytes of mapped trace between releases */
 
 static void usage(FILE *out)
 {
@@ -56,22 +55,6 @@ static void usage(FILE *out)
             "      $d/dhrystone.te_inst_raw -o dhrystone.decoder.trace\n");
 }
 
-/* spike's reset vector (VERSIONS.md C.4): auipc t0,0; addi a1,t0,32; csrr a0,mhartid;
- * ld t0,24(t0) (lw for RV32); jr t0. decoder_model.py hard-codes the same code. */
-static tk_status add_bootrom(tk_image *img, bool rv32)
-{
-    const uint32_t code[5] = {0x00000297, 0x02028593, 0xf1402573, rv32 ? 0x0182a283 : 0x0182b283,
-                              0x00028067};
-    uint8_t bytes[sizeof(code)];
-    for (size_t i = 0; i < 5; i++)
-        for (size_t b = 0; b < 4; b++)
-            bytes[i * 4 + b] = (uint8_t)(code[i] >> (8 * b));
-    uint8_t probe;
-    if (tk_image_read(img, 0x1000, &probe, 1) == TK_OK)
-        return TK_OK; /* the program has code there itself */
-    return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
-}
-
 /* The sink of one piece of the trace (the whole trace when decoding serially): counts,
  * the chosen output, and the decoder's error messages. Serially everything goes straight
  * out; in parallel, output and messages are kept in memory until the piece's turn comes. */
@@ -95,6 +78,7 @@ typedef struct decode_ctx {
     bool bootrom, rv32;
     bool want_pcs, want_listing;
     bool parallel;
+    bool csv; /* byte offsets are line numbers of a .te_inst CSV */
     FILE *out;
     tk_te_raw *raw;
     tk_count count;
@@ -229,57 +213,33 @@ static tk_status piece_done(decode_ctx *c, piece_sink *ps)
     return st;
 }
 
-/* Feed every packet of a reference .te_inst_raw stream to the decoder, through the
- * zero-copy scanner. Damaged packets are reported and the decoder told it lost them (it
- * resumes at the next sync). Returns the first reader/codec error (decoding errors arrive
- * as events), or a fatal status. */
-static tk_status run_serial(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d, tk_te_raw *raw)
+/* The reference .te_inst CSV (VERSIONS.md C.6), plain or gzipped: one packet per line. */
+static tk_status run_csv(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d,
+                         tk_te_csv_reader *csv)
 {
-    const uint8_t *buf = tk_te_raw_data(raw);
-    const size_t len = (size_t)tk_te_raw_size(raw);
-    size_t released = 0;
-    tk_status result = TK_OK;
-    tk_te_scan s;
-    tk_te_scan_init(&s, p, buf, len);
-    tk_te_packet pk[64];
-    uint64_t off[64];
-    for (;;) {
-        size_t n;
-        while ((n = tk_te_scan_batch(&s, pk, off, 64)) > 0) {
-            const uint64_t idx0 = s.next_index - n;
-            c->count.packets += n;
-            if (s.pos - released >= RELEASE_STEP) {
-                /* resident memory must not grow with the trace: drop what was read */
-                tk_te_raw_release(raw, off[0]);
-                released = off[0];
-            }
-            for (size_t i = 0; i < n; i++) {
-                tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
-                if (st != TK_OK)
-                    return st;
-            }
-        }
+    for (uint64_t index = 0;; index++) {
+        tk_te_packet pkt;
         tk_diag diag;
         tk_diag_clear(&diag);
-        tk_status s1 = tk_te_scan_next(&s, &pk[0], &diag);
-        if (s1 == TK_END)
-            return result;
-        if (s1 == TK_OK) {
-            c->count.packets++;
-            if ((s1 = tk_te_decoder_packet(d, &pk[0], s.offset, s.index)) != TK_OK)
-                return s1;
-            continue;
+        tk_status s = tk_te_csv_next(csv, p, &pkt, &diag);
+        if (s == TK_END)
+            return TK_OK;
+        if (s != TK_OK) {
+            /* the reader's message names file and line; a CSV error ends the input */
+            if (c->errors++ < MAX_ERROR_LINES)
+                fprintf(stderr, "tracekit decode: %s\n", diag.message);
+            return s;
         }
-        char line[sizeof(diag.message) + 300];
-        snprintf(line, sizeof(line), "tracekit decode: %s: %s\n", c->input, diag.message);
-        print_line(c, line);
-        if (result == TK_OK)
-            result = s1;
-        if (s1 != TK_ERR_BAD_PACKET)
-            return result; /* truncated: nothing follows */
-        if ((s1 = tk_te_decoder_lost(d, s.offset, s.index)) != TK_OK)
-            return s1;
+        c->count.packets++;
+        if ((s = tk_te_decoder_packet(d, &pkt, index + 2, index)) != TK_OK)
+            return s;
     }
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && !strcmp(s + n - m, tail);
 }
 
 /* ---- callbacks of the parallel decode ---- */
@@ -288,7 +248,7 @@ static tk_status open_image(decode_ctx *c, tk_image **out)
 {
     tk_diag diag;
     tk_status s = tk_image_open_elf(c->elf, out, &diag);
-    if (s == TK_OK && c->bootrom && (s = add_bootrom(*out, c->rv32)) != TK_OK) {
+    if (s == TK_OK && c->bootrom && (s = tk_te_add_spike_reset_code(*out, c->rv32)) != TK_OK) {
         tk_image_free(*out);
         *out = NULL;
     }
@@ -325,14 +285,6 @@ static void par_sink_drop(void *ctx, void *sink)
 static void par_release(void *ctx, uint64_t offset)
 {
     tk_te_raw_release(((decode_ctx *)ctx)->raw, offset);
-}
-
-static void par_bad_packet(void *ctx, void *sink, tk_status st, const char *message)
-{
-    (void)st;
-    char line[512];
-    snprintf(line, sizeof(line), "tracekit decode: %s: %s\n", ((decode_ctx *)ctx)->input, message);
-    keep_line(sink, line);
 }
 
 int tk_cmd_decode(int argc, char **argv)
@@ -452,6 +404,7 @@ int tk_cmd_decode(int argc, char **argv)
     piece_sink *ps = NULL;
     FILE *out = NULL;
     tk_te_raw *raw = NULL;
+    tk_te_csv_reader *csv = NULL;
     tk_status s;
 
     tk_te_params_init(&p);
@@ -476,14 +429,22 @@ int tk_cmd_decode(int argc, char **argv)
                 diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
-    if (bootrom && (s = add_bootrom(img, p.o.use_rv32_isa || tk_image_xlen(img) == 32)) != TK_OK) {
+    if (bootrom && (s = tk_te_add_spike_reset_code(img, p.o.use_rv32_isa ||
+                                                            tk_image_xlen(img) == 32)) != TK_OK) {
         fprintf(stderr, "tracekit decode: cannot add the reset code: %s\n", tk_strerror(s));
         goto done;
     }
-    if ((s = tk_te_raw_open(input, &raw, &diag)) != TK_OK) {
+    const bool csv_in = ends_with(input, ".te_inst") || ends_with(input, ".te_inst.gz");
+    if (csv_in && (s = tk_te_csv_open(input, &csv, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
+    if (!csv_in && (s = tk_te_raw_open(input, &raw, &diag)) != TK_OK) {
+        fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
+        goto done;
+    }
+    if (csv_in)
+        jobs = 1; /* a CSV is read line by line: no cutting */
     if (!outpath || !strcmp(outpath, "-")) {
         out = stdout;
     } else if (!(out = fopen(outpath, "w"))) {
@@ -498,6 +459,7 @@ int tk_cmd_decode(int argc, char **argv)
                     .want_pcs = want_pcs,
                     .want_listing = want_listing,
                     .parallel = jobs > 1,
+                    .csv = csv_in,
                     .out = out,
                     .raw = raw};
     tk_status run;
@@ -515,7 +477,6 @@ int tk_cmd_decode(int argc, char **argv)
                                 .sink_new = par_sink_new,
                                 .sink_done = par_sink_done,
                                 .sink_drop = par_sink_drop,
-                                .bad_packet = par_bad_packet,
                                 .release = par_release};
         tk_te_par_stats pst = {.size = sizeof(pst)};
         s = tk_te_decode_parallel(&p, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw), &cfg, &pst,
@@ -534,9 +495,17 @@ int tk_cmd_decode(int argc, char **argv)
         if ((s = tk_te_decoder_new(&p, img, on_event, ps, &d)) != TK_OK)
             goto fail;
         tk_te_decoder_set_flags(d, flags);
-        run = run_serial(&c, &p, d, raw);
-        packets = c.count.packets;
+        if (csv) {
+            run = run_csv(&c, &p, d, csv);
+        } else {
+            run = tk_te_decoder_run_raw(d, raw);
+        }
+        tk_te_decoder_stats dst = {.size = sizeof(dst)};
+        tk_te_decoder_get_stats(d, &dst);
+        packets = csv ? c.count.packets : dst.packets;
         s = tk_te_decoder_finish(d);
+        if (run == TK_ERR_IO || run == TK_ERR_NOMEM)
+            s = run; /* the sink failed (write error) */
         if (s == TK_OK)
             s = piece_done(&c, ps);
         if (s != TK_OK)
@@ -574,6 +543,7 @@ done:
     piece_free(ps);
     tk_image_free(img);
     tk_te_raw_close(raw);
+    tk_te_csv_close(csv);
     free(ucf_elf);
     return rc;
 }

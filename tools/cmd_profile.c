@@ -33,8 +33,9 @@ static void usage(FILE *out)
             "%s"
             "\n"
             "examples:\n"
+            "  d=shared/testdata/etrace-ref/median/itype3_basic\n"
             "  tracekit profile --format callgrind -o median.callgrind \\\n"
-            "      --elf median.riscv --pc-trace median.decoder.trace.gz\n"
+            "      --scf $d/median.scf --ucf $d/median.decoder.ucf $d/median.te_inst_raw\n"
             "  callgrind_annotate --inclusive=yes median.callgrind\n"
             "  tracekit profile --format folded --elf prog.elf --pc-trace prog.pcs \\\n"
             "      | flamegraph.pl > prog.svg\n"
@@ -147,7 +148,7 @@ int tk_cmd_profile(int argc, char **argv)
     }
     tk_write_options o;
     tk_write_options_init(&o);
-    o.program = in.elf;
+    o.program = run.elf;
     o.lines = run.lines;
     o.top = top;
     if (!strcmp(format, "autofdo"))

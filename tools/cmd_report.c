@@ -23,8 +23,11 @@ static void usage(FILE *out)
             "\n"
             "%s"
             "\n"
-            "example:\n"
-            "  tracekit report --top 5 --elf median.riscv --pc-trace median.decoder.trace.gz\n"
+            "examples:\n"
+            "  d=shared/testdata/etrace-ref/median/itype3_basic\n"
+            "  tracekit report --top 5 --scf $d/median.scf --ucf $d/median.decoder.ucf \\\n"
+            "      $d/median.te_inst_raw\n"
+            "  tracekit report --elf median.riscv --pc-trace median.decoder.trace.gz\n"
             "\n"
             "Exit status: 0 success, 1 input or output error, 2 usage.\n",
             tk_an_input_help);
@@ -69,7 +72,7 @@ int tk_cmd_report(int argc, char **argv)
     }
     tk_write_options o;
     tk_write_options_init(&o);
-    o.program = in.elf;
+    o.program = run.elf;
     o.lines = run.lines;
     o.top = top;
     FILE *out = tk_an_open_out("report", outpath);

@@ -99,6 +99,10 @@ tk_status tk_pc_flow_new(tk_image *img, tk_event_fn fn, void *ctx, tk_pc_flow **
  * code (reported after a TK_EV_ERROR event; the flow restarts at the next PC with code),
  * or whatever the callback returned. */
 tk_status tk_pc_flow_pc(tk_pc_flow *f, uint64_t pc);
+/* A trap taken after the PCs so far, when the source knows it (a simulator): epc and cause
+ * as the hart saw them. The next PC is the handler's first. Without this call a trap is
+ * inferred from the PCs alone (cause 0, interrupt set). */
+tk_status tk_pc_flow_trap(tk_pc_flow *f, uint64_t epc, uint32_t cause, bool interrupt);
 /* Flush the last range. */
 tk_status tk_pc_flow_finish(tk_pc_flow *f);
 void tk_pc_flow_free(tk_pc_flow *f);

@@ -59,6 +59,10 @@ typedef struct tk_cs_etm_regs {
     uint32_t idr[14]; /* TRCIDR0..TRCIDR13 */
 } tk_cs_etm_regs;
 
+/* Set a register by name (TRCCONFIGR, TRCTRACEIDR, TRCAUTHSTATUS, TRCIDR0..TRCIDR13; case does
+ * not matter; anything from '(' on is ignored, as in snapshot keys). TK_ERR_INVALID if unknown. */
+tk_status tk_cs_etm_regs_set(tk_cs_etm_regs *regs, const char *name, uint32_t value);
+
 typedef struct tk_cs_source {
     char name[64]; /* device name, e.g. ETM_0 */
     char type[32]; /* device type, e.g. ETM4, ETM4.2, PTM1.1 */
@@ -92,6 +96,12 @@ typedef struct tk_cs_snapshot {
  * with line number in diag), TK_ERR_NOMEM. */
 tk_status tk_cs_snapshot_load(const char *dir, tk_cs_snapshot **out, tk_diag *diag);
 void tk_cs_snapshot_free(tk_cs_snapshot *ss);
+/* A snapshot for a bare trace file (no .ini files): one buffer in the given format and ETMv4
+ * sources with the register values regs: for TK_CS_FMT_RAW one source with trace ID id, for
+ * framed formats one source per id (id < 0: every valid ID 0x01..0x6f). Memory images are then
+ * added to cores[0].mem (tk_cs_mem_add_file). */
+tk_status tk_cs_snapshot_from_file(const char *path, tk_cs_buffer_format format,
+                                   const tk_cs_etm_regs *regs, int id, tk_cs_snapshot **out);
 /* Trace source with this trace ID, or NULL. */
 const tk_cs_source *tk_cs_snapshot_find_id(const tk_cs_snapshot *ss, uint8_t id);
 const char *tk_cs_protocol_name(tk_cs_protocol proto);

@@ -188,6 +188,9 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *data, size_t n, 
 tk_status tk_etm4_parser_end(tk_etm4_parser *p);
 /* Forget all state (as at the start of trace). */
 void tk_etm4_parser_reset(tk_etm4_parser *p);
+/* Bytes of this source were lost (e.g. a corrupt frame): drop any partial packet and hunt for
+ * the next A-Sync, reporting the skipped bytes with a NOT_SYNC packet. */
+void tk_etm4_parser_resync(tk_etm4_parser *p);
 
 /* ---- flow decoder ----------------------------------------------------------------------- */
 

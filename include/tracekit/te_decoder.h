@@ -4,6 +4,7 @@
 #ifndef TRACEKIT_TE_DECODER_H
 #define TRACEKIT_TE_DECODER_H
 
+#include "encap.h"
 #include "event.h"
 #include "image.h"
 #include "te_packet.h"
@@ -13,8 +14,26 @@
 extern "C" {
 #endif
 
+/* What the decoder emits, in trace order:
+ * - TK_EV_RANGE for each run of instructions the trace says retired: first..last
+ *   sequential, ninsn of them, ending at a control transfer (end, taken, indirect, next).
+ *   An instruction is emitted once the decoder knows how it left the run, so the last
+ *   instruction reached by a packet comes in a later range (or, with end TK_END_NONE, at a
+ *   trap, at the end of qualification, before an error, or from tk_te_decoder_finish()).
+ *   Listed one by one, the ranges give exactly the reference decoder's .decoder.trace.
+ * - TK_EV_TRAP (cause, interrupt, first = EPC or 0 if unknown, next = handler or 0 when a
+ *   later sync reports it: thaddr=0) after the range the trap ended.
+ * - TK_EV_TRACE_ON (first = address) at a sync that starts the flow; TK_EV_TRACE_OFF or
+ *   TK_EV_LOST (first = last address) when a support packet ends qualification.
+ * - TK_EV_PRIVILEGE (priv) when a sync reports a new privilege: it applies to the
+ *   instructions not yet emitted. TK_EV_CONTEXT for format 3 subformat 2.
+ * - TK_EV_ERROR (status, message) when the trace does not fit the image (TK_ERR_MISMATCH,
+ *   TK_ERR_NO_CODE, TK_ERR_BAD_INSN), a packet comes before the first sync
+ *   (TK_ERR_NO_SYNC, once) or uses an unsupported format (TK_ERR_UNSUPPORTED). */
 typedef struct tk_te_decoder tk_te_decoder;
 
+/* p is copied (support packets then update its options); img must outlive the decoder.
+ * Errors: TK_ERR_INVALID, TK_ERR_CONFIG (address widths, return stack over 2^16), NOMEM. */
 tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn, void *ctx,
                             tk_te_decoder **out);
 /* Feed the next packet. byte_offset and index locate it in the trace for diagnostics.
@@ -27,9 +46,23 @@ tk_status tk_te_decoder_packet(tk_te_decoder *d, const tk_te_packet *pkt, uint64
  * instructions reached so far are emitted, a TK_EV_LOST event follows, and the decoder
  * skips packets up to the next format 3 sync. */
 tk_status tk_te_decoder_lost(tk_te_decoder *d, uint64_t byte_offset, uint64_t index);
-/* End of the trace: emits the instructions reached but not yet reported in a range. */
+/* End of the trace: emits the instructions reached but not yet reported in a range. The
+ * decoder is not fed again after this. */
 tk_status tk_te_decoder_finish(tk_te_decoder *d);
 void tk_te_decoder_free(tk_te_decoder *d);
+
+/* Decode a whole reference .te_inst_raw stream (tk_te_raw_open/from_buffer): each packet is
+ * parsed with the decoder's parameters and fed in. A damaged packet (bad header, payload
+ * that does not parse, truncated end) becomes a TK_EV_ERROR event with its offset, index
+ * and message, and the decoder resumes at the next sync. Returns TK_OK, the first such
+ * error (after decoding everything else), or the status a callback stopped with. Does not
+ * call tk_te_decoder_finish(). */
+tk_status tk_te_decoder_run_raw(tk_te_decoder *d, tk_te_raw *raw);
+
+/* Add spike's reset code at 0x1000 (auipc t0,0; addi a1,t0,32; csrr a0,mhartid;
+ * ld t0,24(t0) or lw for RV32; jr t0), where the reference flow's traces begin and which
+ * decoder_model.py adds to every image. Nothing is added if img already has code there. */
+tk_status tk_te_add_spike_reset_code(tk_image *img, bool rv32);
 
 /* Behaviour switches (tk_te_decoder_set_flags). The default, 0, decodes like the reference
  * flow's decoder_model.py (the 2.0 pseudo-code as of 2022). */
@@ -42,6 +75,13 @@ enum {
     TK_TE_DEC_NO_PRIV_CHECK = 1u << 1,
 };
 void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags);
+
+/* Implicit exception mode: trap packets leave the handler address out and the decoder
+ * infers it from the trap vector CSR (mtvec, stvec...) of the privilege level the handler
+ * runs in (the packet's privilege: 0 U, 1 S, 3 M), value as the CSR holds it (MODE in bits
+ * 1:0; vectored interrupts go to base + 4 * cause). A trap without address for a privilege
+ * whose vector was not given is a TK_ERR_CONFIG error event. */
+void tk_te_decoder_set_trap_vector(tk_te_decoder *d, unsigned priv, uint64_t xtvec);
 
 /* Counters, for tools and benchmarks. */
 typedef struct tk_te_decoder_stats {

@@ -45,11 +45,6 @@ typedef struct tk_te_par_config {
     tk_status (*sink_done)(void *ctx, void *sink);
     /* Piece discarded (its serial re-decode went into the previous piece's sink). */
     void (*sink_drop)(void *ctx, void *sink);
-    /* A packet that could not be read or decoded: status and a message with offset and
-     * packet index, for the sink of the piece whose decoder met it (worker thread, or the
-     * calling thread when a piece is decoded again), so that it can be kept in order with
-     * that sink's events. NULL: not reported. */
-    void (*bad_packet)(void *ctx, void *sink, tk_status st, const char *message);
     /* Optional: the pages before offset may be given back now (tk_te_raw_release); reading
      * them again faults them back in from the page cache. */
     void (*release)(void *ctx, uint64_t offset);
@@ -61,13 +56,13 @@ typedef struct tk_te_par_stats {
     uint64_t pieces;
     uint64_t stitched;  /* seams where the states agreed */
     uint64_t redecoded; /* pieces decoded again serially */
-    uint64_t bad_packets;
 } tk_te_par_stats;
 
 /* Decode buf[0..len) (the raw framing) with cfg->jobs threads. Errors: TK_ERR_INVALID,
  * TK_ERR_NOMEM, a callback's status, or the first fatal decoder status. Damaged packets are
- * reported through bad_packet and the decoder resynchronises as the serial decode does;
- * *first_bad (optional) receives the status of the first one (TK_OK if none). */
+ * TK_EV_ERROR events in the sink of the piece they are in, and the decoder resynchronises,
+ * as tk_te_decoder_run_raw does; *first_bad (optional) receives the status of the first one
+ * (TK_OK if none). */
 tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_t len,
                                 const tk_te_par_config *cfg, tk_te_par_stats *stats,
                                 tk_status *first_bad);

@@ -147,7 +147,8 @@ static int cmp_func(const void *a, const void *b)
 tk_status tk_line_table_lookup(tk_line_table *lt, uint64_t addr, const char **file, unsigned *line)
 {
     if (!lt->rows_sorted) {
-        qsort(lt->rows, lt->nrows, sizeof(*lt->rows), cmp_row);
+        if (lt->nrows)
+            qsort(lt->rows, lt->nrows, sizeof(*lt->rows), cmp_row);
         lt->rows_sorted = true;
     }
     /* Last row with row.addr <= addr. */
@@ -172,7 +173,8 @@ tk_status tk_line_table_lookup(tk_line_table *lt, uint64_t addr, const char **fi
 const tk_line_func *tk_line_table_func(tk_line_table *lt, uint64_t addr)
 {
     if (!lt->funcs_sorted) {
-        qsort(lt->funcs, lt->nfuncs, sizeof(*lt->funcs), cmp_func);
+        if (lt->nfuncs)
+            qsort(lt->funcs, lt->nfuncs, sizeof(*lt->funcs), cmp_func);
         lt->funcs_sorted = true;
     }
     size_t lo = 0, hi = lt->nfuncs;
@@ -197,7 +199,8 @@ size_t tk_line_table_func_count(tk_line_table *lt)
 const tk_line_func *tk_line_table_func_at(tk_line_table *lt, size_t i)
 {
     if (!lt->funcs_sorted) {
-        qsort(lt->funcs, lt->nfuncs, sizeof(*lt->funcs), cmp_func);
+        if (lt->nfuncs)
+            qsort(lt->funcs, lt->nfuncs, sizeof(*lt->funcs), cmp_func);
         lt->funcs_sorted = true;
     }
     return i < lt->nfuncs ? &lt->funcs[i] : NULL;
@@ -223,7 +226,8 @@ static bool row_has_code(const tk_line_table *lt, size_t i)
 static tk_status build_lines(tk_line_table *lt)
 {
     if (!lt->rows_sorted) {
-        qsort(lt->rows, lt->nrows, sizeof(*lt->rows), cmp_row);
+        if (lt->nrows)
+            qsort(lt->rows, lt->nrows, sizeof(*lt->rows), cmp_row);
         lt->rows_sorted = true;
     }
     free(lt->lines);

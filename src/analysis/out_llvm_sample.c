@@ -94,11 +94,21 @@ static tk_status write_func(const tk_profile *p, FILE *out, tk_line_table *lt, u
             if ((*buf)[j].call < 0 && (*buf)[j].count > count)
                 count = (*buf)[j].count;
         fprintf(out, " %" PRIu32 ": %" PRIu64, (*buf)[i].offset, count);
+        /* One target entry per callee: several call sites on one line add up. */
         for (size_t k = i; k < j; k++) {
             if ((*buf)[k].call < 0)
                 continue;
-            const tk_prof_call *call = &p->calls[(*buf)[k].call];
-            fprintf(out, " %s:%" PRIu64, p->funcs[call->callee].name, call->calls);
+            uint32_t callee = p->calls[(*buf)[k].call].callee;
+            bool seen = false;
+            for (size_t m = i; m < k && !seen; m++)
+                seen = (*buf)[m].call >= 0 && p->calls[(*buf)[m].call].callee == callee;
+            if (seen)
+                continue;
+            uint64_t calls = 0;
+            for (size_t m = k; m < j; m++)
+                if ((*buf)[m].call >= 0 && p->calls[(*buf)[m].call].callee == callee)
+                    calls += p->calls[(*buf)[m].call].calls;
+            fprintf(out, " %s:%" PRIu64, p->funcs[callee].name, calls);
         }
         fputc('\n', out);
         i = j;

@@ -156,6 +156,32 @@ classify:
     return TK_OK;
 }
 
+tk_status tk_pc_flow_trap(tk_pc_flow *f, uint64_t epc, uint32_t cause, bool interrupt)
+{
+    if (f->open) {
+        f->open = false;
+        tk_event *ev = &f->ev;
+        uint64_t fall = ev->last + f->len;
+        ev->end = f->end == TK_END_TRAP ? TK_END_TRAP : TK_END_NONE;
+        ev->next = epc;
+        /* An exception at the fall-through (or the target) of a branch shows its outcome. */
+        if (f->end == TK_END_BRANCH && (epc == fall || epc == f->target)) {
+            ev->end = TK_END_BRANCH;
+            ev->taken = epc != fall;
+        }
+        tk_status st = f->fn(f->ctx, ev);
+        if (st != TK_OK)
+            return st;
+    }
+    tk_event tr;
+    memset(&tr, 0, sizeof(tr));
+    tr.kind = TK_EV_TRAP;
+    tr.first = tr.last = epc;
+    tr.cause = cause;
+    tr.interrupt = interrupt;
+    return f->fn(f->ctx, &tr);
+}
+
 tk_status tk_pc_flow_finish(tk_pc_flow *f)
 {
     return flush(f, false, 0);

@@ -197,40 +197,35 @@ tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
 {
     size_t used;
     tk_status st;
-    /* Top up the carried partial frame first, byte by byte into the small buffer. */
-    while (d->ncarry && len) {
-        size_t take = sizeof(d->carry) - d->ncarry;
-        if (take > len)
-            take = len;
-        memcpy(d->carry + d->ncarry, buf, take);
-        size_t had = d->ncarry;
-        d->ncarry += take;
-        if ((st = process(d, d->carry, d->ncarry, false, &used)))
-            return st;
-        d->offset += used;
-        if (used < had) {
-            /* Not even the carried bytes were consumed: keep waiting for more data. */
-            memmove(d->carry, d->carry + used, d->ncarry - used);
-            d->ncarry -= used;
+    while (len) {
+        if (d->ncarry) {
+            /* A partial frame is pending: complete it in the carry buffer first. */
+            size_t take = sizeof(d->carry) - d->ncarry;
+            if (take > len)
+                take = len;
+            memcpy(d->carry + d->ncarry, buf, take);
+            d->ncarry += take;
             buf += take;
             len -= take;
+            if ((st = process(d, d->carry, d->ncarry, false, &used)))
+                return st;
+            if (!used && d->ncarry == sizeof(d->carry))
+                return TK_ERR_STATE; /* cannot happen: 64 bytes always hold a frame */
+            memmove(d->carry, d->carry + used, d->ncarry - used);
+            d->ncarry -= used;
+            d->offset += used;
             continue;
         }
-        size_t from_buf = used - had;
-        d->ncarry = 0;
-        buf += from_buf;
-        len -= from_buf;
-        d->offset -= 0;
+        if ((st = process(d, buf, len, false, &used)))
+            return st;
+        d->offset += used;
+        size_t rest = len - used;
+        if (rest > sizeof(d->carry))
+            return TK_ERR_STATE; /* cannot happen: process leaves less than a frame */
+        memcpy(d->carry, buf + used, rest);
+        d->ncarry = rest;
         break;
     }
-    if ((st = process(d, buf, len, false, &used)))
-        return st;
-    d->offset += used;
-    size_t rest = len - used;
-    if (rest > sizeof(d->carry))
-        return TK_ERR_STATE; /* cannot happen: process stops with < 20 bytes left */
-    memcpy(d->carry, buf + used, rest);
-    d->ncarry = rest;
     return TK_OK;
 }
 

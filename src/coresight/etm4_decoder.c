@@ -23,7 +23,29 @@ struct tk_etm4_decoder {
     bool exc_pending; /* an Exception packet waits for its return address */
     uint16_t exc_type;
     uint64_t packet_index, byte_offset;
+
+    /* Return stack (TRCCONFIGR.RS, IHI0064 §4.4.6): with it enabled the trace unit omits the
+     * target of an indirect branch that matches the address pushed by the last branch with
+     * link; the decoder keeps the same stack. */
+    bool rs_enabled, pop_pending;
+    unsigned rs_depth;
+    struct {
+        uint64_t addr;
+        uint8_t isa;
+    } rs[16];
+
+    tk_event range; /* range event template: only the range fields are ever written */
+    /* Block cache: code does not change while decoding, so the walk from an address to its
+     * next branch is remembered (direct-mapped, keyed by address). */
+    struct block {
+        uint64_t start, last;
+        uint64_t n;
+        uint8_t isa, valid;
+        tk_arm_insn br;
+    } * blocks;
 };
+
+#define NBLOCKS 8192
 
 tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, tk_event_fn fn,
                               void *ctx, tk_etm4_decoder **out)
@@ -37,12 +59,23 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
     d->mem = mem;
     d->fn = fn;
     d->ctx = ctx;
+    d->blocks = calloc(NBLOCKS, sizeof(*d->blocks));
+    if (!d->blocks) {
+        free(d);
+        return TK_ERR_NOMEM;
+    }
+    d->range.kind = TK_EV_RANGE;
+    d->range.trace_id = cfg->trace_id;
+    d->rs_enabled = (cfg->configr >> 12) & 1;
     *out = d;
     return TK_OK;
 }
 
 void tk_etm4_decoder_free(tk_etm4_decoder *d)
 {
+    if (!d)
+        return;
+    free(d->blocks);
     free(d);
 }
 
@@ -168,40 +201,97 @@ static tk_status no_code(tk_etm4_decoder *d)
 }
 
 /* One atom: execute up to and including the next branch. */
+static void rs_push(tk_etm4_decoder *d, uint64_t addr)
+{
+    if (d->rs_depth == 16) { /* full: the oldest entry is lost */
+        memmove(&d->rs[0], &d->rs[1], sizeof(d->rs[0]) * 15);
+        d->rs_depth--;
+    }
+    d->rs[d->rs_depth].addr = addr;
+    d->rs[d->rs_depth].isa = (uint8_t)d->isa;
+    d->rs_depth++;
+}
+
+/* The previous element was a taken indirect branch without an address: its target is the top
+ * of the return stack. */
+static tk_status rs_pop(tk_etm4_decoder *d)
+{
+    if (!d->pop_pending)
+        return TK_OK;
+    d->pop_pending = false;
+    if (!d->rs_depth) {
+        d->pc_valid = false;
+        return emit_error(d, TK_ERR_MISMATCH, 0, "return stack empty: indirect target unknown");
+    }
+    d->rs_depth--;
+    d->pc = d->rs[d->rs_depth].addr;
+    d->isa = (tk_arm_isa)d->rs[d->rs_depth].isa;
+    d->pc_valid = true;
+    return TK_OK;
+}
+
+static void rs_flush(tk_etm4_decoder *d)
+{
+    d->rs_depth = 0;
+    d->pop_pending = false;
+}
+
 static tk_status atom(tk_etm4_decoder *d, bool taken)
 {
+    tk_status st;
+    if (d->pop_pending && (st = rs_pop(d)))
+        return st;
     if (!d->pc_valid)
         return TK_OK; /* waiting for an address after a discontinuity */
-    tk_event ev;
-    tk_arm_insn br;
-    memset(&ev, 0, sizeof(ev));
-    tk_status st = walk(d, 0, false, &ev, &br);
-    if (st == TK_ERR_NO_CODE)
-        return no_code(d);
-    ev.kind = TK_EV_RANGE;
-    ev.taken = taken;
-    ev.indirect = br.indirect;
-    if (br.eret)
-        ev.end = TK_END_TRAP_RETURN;
-    else if (br.ret)
-        ev.end = TK_END_RETURN;
-    else if (br.link)
-        ev.end = TK_END_CALL;
-    else if (br.cond)
-        ev.end = TK_END_BRANCH;
-    else
-        ev.end = TK_END_JUMP;
-    if (!taken) {
-        d->pc = ev.last + br.size;
-        ev.next = d->pc;
-    } else if (!br.indirect) {
-        d->pc = br.target;
-        d->isa = (tk_arm_isa)br.target_isa;
-        ev.next = d->pc;
-    } else {
-        d->pc_valid = false; /* the next address packet gives the target */
+    struct block *b = &d->blocks[((d->pc >> 2) ^ (d->pc >> 15)) & (NBLOCKS - 1)];
+    if (!b->valid || b->start != d->pc || b->isa != d->isa) {
+        tk_event ev;
+        memset(&ev, 0, sizeof(ev));
+        st = walk(d, 0, false, &ev, &b->br);
+        if (st == TK_ERR_NO_CODE) {
+            b->valid = 0;
+            return no_code(d);
+        }
+        b->start = ev.first;
+        b->last = ev.last;
+        b->n = ev.ninsn;
+        b->isa = (uint8_t)d->isa;
+        b->valid = 1;
     }
-    return emit(d, &ev);
+    const tk_arm_insn *br = &b->br;
+    tk_event *ev = &d->range;
+    ev->first = b->start;
+    ev->last = b->last;
+    ev->ninsn = b->n;
+    ev->taken = taken;
+    ev->indirect = br->indirect;
+    if (br->eret)
+        ev->end = TK_END_TRAP_RETURN;
+    else if (br->ret)
+        ev->end = TK_END_RETURN;
+    else if (br->link)
+        ev->end = TK_END_CALL;
+    else if (br->cond)
+        ev->end = TK_END_BRANCH;
+    else
+        ev->end = TK_END_JUMP;
+    ev->next = 0;
+    if (taken && br->link && d->rs_enabled)
+        rs_push(d, b->last + br->size);
+    if (!taken) {
+        d->pc = b->last + br->size;
+        ev->next = d->pc;
+    } else if (!br->indirect) {
+        d->pc = br->target;
+        d->isa = (tk_arm_isa)br->target_isa;
+        ev->next = d->pc;
+    } else {
+        d->pc_valid = false; /* the next address packet (or the return stack) gives it */
+        d->pop_pending = d->rs_enabled;
+    }
+    ev->byte_offset = d->byte_offset;
+    ev->packet_index = d->packet_index;
+    return d->fn(d->ctx, ev);
 }
 
 /* Exception (§6.4.7): the instructions up to the preferred return address were executed. */
@@ -279,6 +369,7 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
     case TK_ETM4_ADDR_L_32IS1:
     case TK_ETM4_ADDR_L_64IS0:
     case TK_ETM4_ADDR_L_64IS1:
+        d->pop_pending = false; /* the address replaces the return stack entry */
         if (d->exc_pending)
             return exception(d, p);
         set_pc(d, p);
@@ -286,17 +377,21 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
     case TK_ETM4_CTXT:
         return context(d, p);
     case TK_ETM4_EXCEPT:
+        /* A taken return just before the exception got its target from the return stack. */
+        if (d->pop_pending && (st = rs_pop(d)))
+            return st;
         d->exc_pending = true;
         d->exc_type = p->exc_type;
         return TK_OK;
     case TK_ETM4_TRACE_INFO:
-    case TK_ETM4_ASYNC:
-        if (p->type == TK_ETM4_TRACE_INFO) {
-            d->pc_valid = false;
-            d->exc_pending = false;
-        }
+        /* A periodic A-Sync + Trace Info may sit between an address and the atoms that use
+         * it (the case the bugfix-exact-match snapshot records): the address stays valid. Only
+         * the packet-level compression state is reset (in the parser). */
+        d->exc_pending = false;
+        rs_flush(d);
         return TK_OK;
     case TK_ETM4_TRACE_ON:
+        rs_flush(d);
         d->pc_valid = false;
         return emit_simple(d, TK_EV_TRACE_ON, 0);
     case TK_ETM4_DISCARD:

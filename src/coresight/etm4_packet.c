@@ -41,7 +41,43 @@ struct tk_etm4_parser {
     uint64_t ts;
     bool ts_valid, seen_trace_info;
     uint32_t cc_threshold;
+
+    tk_etm4_packet pkt; /* the packet being built; zeroed once, then see clear_pkt() */
+
+    /* Atom headers (0xc0-0xff, most of any instruction trace) decoded ahead of time. */
+    struct {
+        uint8_t type, num;
+        uint32_t bits;
+    } atom[64];
 };
+
+static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
+
+static void build_atom_table(tk_etm4_parser *p)
+{
+    for (int h = 0xc0; h <= 0xff; h++) {
+        tk_etm4_packet pkt;
+        uint8_t b = (uint8_t)h;
+        memset(&pkt, 0, sizeof(pkt));
+        if (h <= 0xd4 || (h >= 0xe0 && h <= 0xf4))
+            pkt.type = TK_ETM4_ATOM_F6;
+        else if (h <= 0xd7 || h == 0xf5)
+            pkt.type = TK_ETM4_ATOM_F5;
+        else if (h <= 0xdb)
+            pkt.type = TK_ETM4_ATOM_F2;
+        else if (h <= 0xdf)
+            pkt.type = TK_ETM4_ATOM_F4;
+        else if (h <= 0xf7)
+            pkt.type = TK_ETM4_ATOM_F1;
+        else
+            pkt.type = TK_ETM4_ATOM_F3;
+        pkt_atom(&b, &pkt);
+        /* num 0 marks the reserved F5 patterns, left to the general path. */
+        p->atom[h - 0xc0].type = pkt.type;
+        p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
+        p->atom[h - 0xc0].bits = pkt.atoms;
+    }
+}
 
 tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, void *ctx,
                              tk_etm4_parser **out)
@@ -54,6 +90,7 @@ tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, vo
     p->cfg = *cfg;
     p->fn = fn;
     p->ctx = ctx;
+    build_atom_table(p);
     *out = p;
     return TK_OK;
 }
@@ -72,6 +109,15 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     p->cfg = cfg;
     p->fn = fn;
     p->ctx = ctx;
+    build_atom_table(p);
+}
+
+void tk_etm4_parser_resync(tk_etm4_parser *p)
+{
+    p->npart = 0;
+    p->synced = false;
+    p->notsync_sent = false;
+    p->zeros = 0;
 }
 
 /* ---- field helpers -------------------------------------------------------------------- */
@@ -588,6 +634,22 @@ static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt)
     return 1;
 }
 
+/* Reset the fields that are read conditionally; every other field is written by the packet
+ * types it belongs to. (A full memset per packet costs a third of the parse time.) */
+static inline void clear_pkt(tk_etm4_packet *pkt)
+{
+    pkt->err_type = 0;
+    pkt->atom_num = 0;
+    pkt->addr_bits = 0;
+    pkt->ctx_updated = 0;
+    pkt->info_sections = 0;
+    pkt->has_cc = 0;
+    pkt->has_commit = 0;
+    pkt->exc_fault_pending = 0;
+    pkt->q_has_count = 0;
+    pkt->cancel = 0;
+}
+
 /* Decode one packet from b[0..n). Returns its length, NEED_MORE, or (for error packets) the
  * number of bytes it covers with pkt->type set to an error type. State changes happen only
  * when a packet is complete. */
@@ -862,7 +924,7 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
 {
     size_t i = 0;
     tk_status st;
-    tk_etm4_packet pkt;
+    tk_etm4_packet *pkt = &p->pkt;
     while (i < n) {
         if (!p->synced) {
             size_t used;
@@ -874,26 +936,41 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         if (p->npart) {
             /* Complete a packet split across runs, one byte at a time. */
             p->part[p->npart++] = d[i++];
-            memset(&pkt, 0, sizeof(pkt));
-            int r = decode(p, p->part, p->npart, &pkt);
+            clear_pkt(pkt);
+            int r = decode(p, p->part, p->npart, pkt);
             if (r == NEED_MORE && p->npart == MAX_PKT)
-                r = bad(&pkt, (tk_etm4_pkt_type)pkt.type, MAX_PKT);
+                r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
             if (r != NEED_MORE) {
                 /* An error packet may end before the bytes gathered so far: re-feed the rest. */
                 size_t extra = p->npart - (size_t)r;
                 p->npart = 0;
-                if ((st = deliver(p, &pkt, p->part_index, r)))
+                if ((st = deliver(p, pkt, p->part_index, r)))
                     return st;
                 i -= extra < i ? extra : i;
             }
             continue;
         }
-        memset(&pkt, 0, sizeof(pkt));
-        int r = decode(p, d + i, n - i, &pkt);
+        uint8_t h = d[i];
+        if (h >= 0xc0 && p->atom[h - 0xc0].num) {
+            /* Fast path: a one-byte atom packet needs no general decoding. */
+            pkt->type = p->atom[h - 0xc0].type;
+            pkt->atom_num = p->atom[h - 0xc0].num;
+            pkt->atoms = p->atom[h - 0xc0].bits;
+            pkt->header = h;
+            pkt->size = 1;
+            pkt->trace_id = p->cfg.trace_id;
+            pkt->index = index + i;
+            if ((st = p->fn(p->ctx, pkt)))
+                return st;
+            i++;
+            continue;
+        }
+        clear_pkt(pkt);
+        int r = decode(p, d + i, n - i, pkt);
         if (r == NEED_MORE) {
             size_t rest = n - i;
             if (rest >= MAX_PKT) {
-                r = bad(&pkt, (tk_etm4_pkt_type)pkt.type, MAX_PKT);
+                r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
             } else {
                 memcpy(p->part, d + i, rest);
                 p->npart = rest;
@@ -901,7 +978,7 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
                 return TK_OK;
             }
         }
-        if ((st = deliver(p, &pkt, index + i, r)))
+        if ((st = deliver(p, pkt, index + i, r)))
             return st;
         i += (size_t)r;
     }

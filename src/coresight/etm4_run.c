@@ -35,6 +35,28 @@ static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
     return s->decoder ? tk_etm4_decoder_packet(s->decoder, pkt) : TK_OK;
 }
 
+/* A framing error loses bytes of unknown sources: every stream hunts for its next A-Sync. */
+static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, const char *msg)
+{
+    runner *r = ctx;
+    for (int id = 0; id < 128; id++)
+        if (r->s[id].parser)
+            tk_etm4_parser_resync(r->s[id].parser);
+    return r->o->on_frame_error ? r->o->on_frame_error(r->o->ctx, status, offset, msg) : TK_OK;
+}
+
+/* Packets straight to the flow decoder (no user packet callback). */
+static tk_status to_decoder(void *ctx, const tk_etm4_packet *pkt)
+{
+    return tk_etm4_decoder_packet(ctx, pkt);
+}
+
+static tk_status drop(void *ctx, const tk_etm4_packet *pkt)
+{
+    (void)ctx, (void)pkt;
+    return TK_OK;
+}
+
 static const tk_cs_mem *source_mem(const tk_cs_snapshot *ss, const tk_cs_source *src)
 {
     if (src->core >= 0 && (size_t)src->core < ss->ncores)
@@ -106,9 +128,16 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
             continue; /* two sources with one ID: the first wins */
         tk_etm4_config cfg;
         tk_etm4_config_from_source(&cfg, ss, src);
-        st = tk_etm4_parser_new(&cfg, on_packet, r, &s->parser);
-        if (!st && o->decode)
+        if (o->decode)
             st = tk_etm4_decoder_new(&cfg, source_mem(ss, src), o->on_event, o->ctx, &s->decoder);
+        /* Hand packets to their one consumer directly when there is only one: the per-packet
+         * call is a noticeable part of the cost. */
+        if (!st && o->decode && o->on_packet)
+            st = tk_etm4_parser_new(&cfg, on_packet, r, &s->parser);
+        else if (!st && o->decode)
+            st = tk_etm4_parser_new(&cfg, to_decoder, s->decoder, &s->parser);
+        else if (!st)
+            st = tk_etm4_parser_new(&cfg, o->on_packet ? o->on_packet : drop, o->ctx, &s->parser);
         nstreams++;
         raw_id = src->trace_id;
     }
@@ -129,7 +158,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
     } else if (!st) {
         tk_cs_deformatter *d;
         unsigned flags = buf->format == TK_CS_FMT_DSTREAM ? TK_CS_DEFMT_FSYNC : 0;
-        st = tk_cs_deformatter_new(flags, on_data, o->on_frame_error, r, &d);
+        st = tk_cs_deformatter_new(flags, on_data, on_frame_error, r, &d);
         if (!st) {
             st = tk_cs_deformat(d, data, len);
             if (!st)

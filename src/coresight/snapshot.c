@@ -58,13 +58,13 @@ static int parse_u64(const char *s, uint64_t *v)
     return *end ? -1 : 0;
 }
 
-/* Register key "TRCIDR0(id:0x78)" or "TRCIDR0(0x078)" or "TRCIDR0": store known ones. */
-static void set_reg(tk_cs_etm_regs *r, const char *key, uint32_t v)
+/* Register key "TRCIDR0(id:0x78)" or "TRCIDR0(0x078)" or "TRCIDR0". */
+tk_status tk_cs_etm_regs_set(tk_cs_etm_regs *r, const char *key, uint32_t v)
 {
     size_t n = strcspn(key, "(");
     char name[32];
     if (n >= sizeof(name))
-        return;
+        return TK_ERR_INVALID;
     memcpy(name, key, n);
     name[n] = 0;
     if (!strcasecmp(name, "TRCCONFIGR"))
@@ -76,9 +76,13 @@ static void set_reg(tk_cs_etm_regs *r, const char *key, uint32_t v)
     else if (!strncasecmp(name, "TRCIDR", 6)) {
         char *end;
         unsigned long i = strtoul(name + 6, &end, 10);
-        if (!*end && end != name + 6 && i < 14)
-            r->idr[i] = v;
+        if (*end || end == name + 6 || i >= 14)
+            return TK_ERR_INVALID;
+        r->idr[i] = v;
+    } else {
+        return TK_ERR_INVALID;
     }
+    return TK_OK;
 }
 
 static tk_status grow(void **arr, size_t n, size_t elem)
@@ -129,7 +133,7 @@ static tk_status load_device(tk_cs_snapshot *ss, const char *dir, const char *fi
                                  file, ini.e[i].line, ini.e[i].value);
                 goto out;
             }
-            set_reg(&s->regs, ini.e[i].key, (uint32_t)v);
+            tk_cs_etm_regs_set(&s->regs, ini.e[i].key, (uint32_t)v); /* others: not needed */
         }
         s->trace_id = s->regs.traceidr & 0x7f;
     } else {
@@ -309,4 +313,42 @@ const tk_cs_source *tk_cs_snapshot_find_id(const tk_cs_snapshot *ss, uint8_t id)
         if (ss->sources[i].trace_id == id)
             return &ss->sources[i];
     return NULL;
+}
+
+tk_status tk_cs_snapshot_from_file(const char *path, tk_cs_buffer_format format,
+                                   const tk_cs_etm_regs *regs, int id, tk_cs_snapshot **out)
+{
+    *out = NULL;
+    if (!path || !regs || id > 0x6f || (format == TK_CS_FMT_RAW && id < 0))
+        return TK_ERR_INVALID;
+    tk_cs_snapshot *ss = calloc(1, sizeof(*ss));
+    if (!ss)
+        return TK_ERR_NOMEM;
+    size_t n = id >= 0 ? 1 : 0x6f;
+    ss->sources = calloc(n, sizeof(*ss->sources));
+    ss->cores = calloc(1, sizeof(*ss->cores));
+    ss->buffers = calloc(1, sizeof(*ss->buffers));
+    if (!ss->sources || !ss->cores || !ss->buffers || !(ss->buffers[0].path = strdup(path)) ||
+        tk_cs_mem_new(&ss->cores[0].mem)) {
+        tk_cs_snapshot_free(ss);
+        return TK_ERR_NOMEM;
+    }
+    ss->nbuffers = ss->ncores = 1;
+    ss->nsources = n;
+    copy_str(ss->buffers[0].name, sizeof(ss->buffers[0].name), "trace");
+    ss->buffers[0].format = format;
+    copy_str(ss->cores[0].name, sizeof(ss->cores[0].name), "core");
+    for (size_t i = 0; i < n; i++) {
+        tk_cs_source *s = &ss->sources[i];
+        snprintf(s->name, sizeof(s->name), "ETM_%zu", i);
+        copy_str(s->type, sizeof(s->type), "ETM4");
+        s->protocol = TK_CS_PROTO_ETM4;
+        s->regs = *regs;
+        s->trace_id = (uint8_t)(id >= 0 ? id : (int)i + 1);
+        s->regs.traceidr = s->trace_id;
+        s->buffer = 0;
+        s->core = 0;
+    }
+    *out = ss;
+    return TK_OK;
 }

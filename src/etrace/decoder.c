@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "decoder_int.h"
+#include "etrace/packet_layout.h"
 
 tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn, void *ctx,
                             tk_te_decoder **out)
@@ -18,10 +19,6 @@ tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn
     if (p->s.iaddress_width == 0 || p->s.iaddress_width > 64 ||
         p->s.iaddress_lsb >= p->s.iaddress_width)
         return TK_ERR_CONFIG;
-    /* Implicit return depth: 2^return_stack_size_p, else 2^call_counter_size_p. */
-    uint32_t depth_bits = p->s.return_stack_size ? p->s.return_stack_size : p->s.call_counter_size;
-    if (depth_bits > 16)
-        return TK_ERR_CONFIG;
     tk_te_decoder *d = calloc(1, sizeof(*d));
     if (!d)
         return TK_ERR_NOMEM;
@@ -31,11 +28,16 @@ tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn
     d->ctx = ctx;
     d->xlen = tk_image_xlen(img);
     d->addr_mask = d->xlen >= 64 ? ~0ull : (1ull << d->xlen) - 1;
-    d->irstack_max = 1u << depth_bits;
-    d->irstack = calloc(d->irstack_max, sizeof(d->irstack[0]));
-    if (!d->irstack) {
-        free(d);
-        return TK_ERR_NOMEM;
+    /* The mode state machines are sized from the static attributes even when their option
+     * is off: a support packet may switch the option on. */
+    tk_status st = tk_te_irstack_init(&d->ir, p);
+    if (st == TK_OK)
+        st = tk_te_bpred_init(&d->bp, p->s.bpred_size, true);
+    if (st == TK_OK)
+        st = tk_te_jtc_init(&d->jtc, p->s.cache_size, true);
+    if (st != TK_OK) {
+        tk_te_decoder_free(d);
+        return st;
     }
     d->start_of_trace = true;
     d->stats.size = sizeof(d->stats);
@@ -47,8 +49,18 @@ void tk_te_decoder_free(tk_te_decoder *d)
 {
     if (!d)
         return;
-    free(d->irstack);
+    tk_te_irstack_free(&d->ir);
+    tk_te_bpred_free(&d->bp);
+    tk_te_jtc_free(&d->jtc);
     free(d);
+}
+
+void tk_te_decoder_set_trap_vector(tk_te_decoder *d, unsigned priv, uint64_t xtvec)
+{
+    if (!d || priv > 3)
+        return;
+    d->tvec[priv] = xtvec;
+    d->tvec_set |= (uint8_t)(1u << priv);
 }
 
 void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags)
@@ -102,9 +114,14 @@ static tk_status flush_range(tk_te_decoder *d, uint8_t end, bool taken, bool ind
     return tk_dec_emit(d, &ev);
 }
 
-tk_status tk_dec_flush(tk_te_decoder *d, uint8_t end, bool taken, uint64_t next)
+/* A synchronisation packet: the mode state machines start again, as the encoder's did when
+ * it sent the packet (branchTrace.adoc: call counter reset, predictor entries to 01, cache
+ * entries invalid). */
+static void reset_modes(tk_te_decoder *d)
 {
-    return flush_range(d, end, taken, false, next);
+    tk_te_irstack_reset(&d->ir);
+    tk_te_bpred_reset(&d->bp);
+    tk_te_jtc_reset(&d->jtc);
 }
 
 /* Forget the flow: the next format 3 sync starts it again. */
@@ -117,8 +134,10 @@ static void lose_sync(tk_te_decoder *d)
     d->trap_pending = false;
     d->branches = 0;
     d->branch_map = 0;
-    d->irstack_depth = 0;
+    d->pred_pending = 0;
+    d->fail_pending = false;
     d->last_valid = false;
+    reset_modes(d);
 }
 
 static int report_error(tk_te_decoder *d, tk_status status, const char *fmt, va_list ap)
@@ -195,10 +214,9 @@ static int process_support(tk_te_decoder *d, const tk_te_packet *pkt)
 
 /* A trap (F3SF1): end the current range where the trap happened and report it.
  * exception_address() of decoder.adoc gives the EPC for exceptions. */
-static int process_trap(tk_te_decoder *d, const tk_te_packet *pkt, bool thaddr)
+static int process_trap(tk_te_decoder *d, const tk_te_packet *pkt, bool thaddr, uint64_t addr)
 {
     int r;
-    const uint64_t addr = field_address(d, pkt->address) & d->addr_mask;
     const uint64_t handler = thaddr ? addr : 0;
     uint64_t epc = thaddr ? 0 : addr;
 
@@ -259,18 +277,38 @@ static int process_trap(tk_te_decoder *d, const tk_te_packet *pkt, bool thaddr)
     return TK_OK;
 }
 
+/* Implicit exception mode (branchTrace.adoc): the trap packet leaves the handler address
+ * out; it is the trap vector of the privilege the handler runs in (the packet's), plus
+ * 4 * cause for interrupts in vectored mode (xtvec.MODE = 1, privileged spec). */
+static int inferred_handler(tk_te_decoder *d, const tk_te_packet *pkt, uint64_t *out)
+{
+    const unsigned priv = pkt->privilege & 3u;
+    if (!((d->tvec_set >> priv) & 1u))
+        return tk_dec_fail(d, TK_ERR_CONFIG,
+                           "implicit exception: trap vector of privilege %u unknown (give the "
+                           "decoder the xtvec value)",
+                           priv);
+    const uint64_t tvec = d->tvec[priv];
+    uint64_t handler = tvec & ~3ull;
+    if ((tvec & 3u) == 1 && pkt->interrupt)
+        handler += 4u * (uint64_t)pkt->ecause;
+    *out = handler & d->addr_mask;
+    return TK_OK;
+}
+
 /* Format 3 subformat 0 or 1 (thaddr=1): the address of an instruction that retired. */
-static int process_sync_address(tk_te_decoder *d, const tk_te_packet *pkt)
+static int process_sync_address(tk_te_decoder *d, const tk_te_packet *pkt, uint64_t address)
 {
     int r;
     const bool restart = d->start_of_trace || d->trap_pending || !d->have_pc;
-    const uint64_t address = field_address(d, pkt->address) & d->addr_mask;
 
     d->inferred_address = false;
     d->address = address;
     if (pkt->subformat == TK_TE_SF_TRAP || restart) {
         d->branches = 0;
         d->branch_map = 0;
+        d->pred_pending = 0;
+        d->fail_pending = false;
     }
     const tk_bblock *b;
     if ((r = tk_dec_block(d, address, &b)) != TK_OK)
@@ -302,7 +340,7 @@ static int process_sync_address(tk_te_decoder *d, const tk_te_packet *pkt)
             return r;
     }
     d->start_of_trace = false;
-    d->irstack_depth = 0;
+    reset_modes(d);
     d->trap_pending = false;
     d->desynced = false;
     d->nosync_told = false;
@@ -325,21 +363,81 @@ static int process_format3(tk_te_decoder *d, const tk_te_packet *pkt)
     case TK_TE_SF_TRAP: {
         /* 0.029 has no thaddr: its address is always the handler. */
         const bool thaddr = d->p.spec != TK_TE_SPEC_2_0 || pkt->thaddr;
+        uint64_t addr = field_address(d, pkt->address) & d->addr_mask;
+        if (!tk_te_trap_has_address(&d->p, pkt) && (r = inferred_handler(d, pkt, &addr)) != TK_OK)
+            return r;
         if (d->p.s.nocontext == 0)
             d->context = pkt->context;
-        if ((r = process_trap(d, pkt, thaddr)) != TK_OK || !thaddr)
+        if ((r = process_trap(d, pkt, thaddr, addr)) != TK_OK || !thaddr)
             return r;
-        return process_sync_address(d, pkt);
+        return process_sync_address(d, pkt, addr);
     }
     default:
         if (d->p.s.nocontext == 0)
             d->context = pkt->context;
-        return process_sync_address(d, pkt);
+        return process_sync_address(d, pkt, field_address(d, pkt->address) & d->addr_mask);
     }
 }
 
-/* Formats 0, 1 and 2: branch map and/or address relative to the last sync. */
-static int process_branch_address(tk_te_decoder *d, const tk_te_packet *pkt)
+/* Append a packet's branch map (branches = 0: a full 31-entry map, and with stop_at_last the
+ * walk ends at the 31st branch) after the branches still pending. */
+static int take_branch_map(tk_te_decoder *d, const tk_te_packet *pkt, bool stop_at_last)
+{
+    const unsigned n = pkt->branches ? pkt->branches : 31;
+    if (stop_at_last)
+        d->stop_at_last_branch = true;
+    if (d->pred_pending || d->fail_pending)
+        return tk_dec_fail(d, TK_ERR_MISMATCH,
+                           "branch map while %llu predicted branches are not reached yet",
+                           (unsigned long long)(d->pred_pending + d->fail_pending));
+    if (d->branches + n > 63)
+        return tk_dec_fail(d, TK_ERR_MISMATCH,
+                           "%u branches left unprocessed before this packet's %u", d->branches, n);
+    const uint64_t map = pkt->branch_map & ((1ull << n) - 1);
+    d->branch_map |= map << d->branches;
+    d->branches += n;
+    return TK_OK;
+}
+
+/* Format 0 subformat 0 (payload.adoc): count + 31 branches went as the predictor said; with
+ * branch_fmt 00 (no address) the next one did not and the packet reports it; with 11 the
+ * reported address is a branch that did not either. */
+static int take_branch_count(tk_te_decoder *d, const tk_te_packet *pkt)
+{
+    if (!d->p.o.branch_prediction)
+        return tk_dec_fail(d, TK_ERR_MISMATCH,
+                           "branch count packet but branch prediction is off (ioptions)");
+    if (d->pred_pending || d->fail_pending)
+        return tk_dec_fail(d, TK_ERR_MISMATCH,
+                           "branch count while %llu predicted branches are not reached yet",
+                           (unsigned long long)(d->pred_pending + d->fail_pending));
+    d->pred_pending = pkt->branch_count + TK_TE_BCOUNT_MIN;
+    d->fail_pending = pkt->branch_fmt != 2;
+    if (pkt->branch_fmt == 0)
+        d->stop_at_last_branch = true;
+    return TK_OK;
+}
+
+/* Format 0 subformat 1: the address is the cache entry's, then an optional branch map. */
+static int take_cached_target(tk_te_decoder *d, const tk_te_packet *pkt)
+{
+    uint64_t target;
+    if (!d->p.o.jump_target_cache)
+        return tk_dec_fail(d, TK_ERR_MISMATCH,
+                           "jump target cache packet but the cache is off (ioptions)");
+    if (!tk_te_jtc_get(&d->jtc, pkt->jtc_index, &target))
+        return tk_dec_fail(d, TK_ERR_MISMATCH, "jump target cache entry %u is empty",
+                           pkt->jtc_index);
+    d->stop_at_last_branch = false;
+    d->address = target;
+    if (pkt->branches)
+        return take_branch_map(d, pkt, false);
+    return TK_OK;
+}
+
+/* Formats 0, 1 and 2: branch map and/or address relative to the last sync. full: the address
+ * is absolute (full_address option, or a 0.026 full-delta packet). */
+static int process_branch_address(tk_te_decoder *d, const tk_te_packet *pkt, bool full)
 {
     if (d->start_of_trace || !d->have_pc) {
         /* decoder.adoc: "Expecting trace to start with format 3" (or, after a trap with
@@ -353,32 +451,56 @@ static int process_branch_address(tk_te_decoder *d, const tk_te_packet *pkt)
                     "sync)",
                     pkt->format);
     }
-    if (pkt->format == TK_TE_F0)
-        return tk_dec_fail(d, TK_ERR_UNSUPPORTED,
-                           "format 0 packets (branch prediction, jump target cache) are not "
-                           "supported");
-    if (pkt->format == TK_TE_F2 || pkt->branches != 0) {
+    int r;
+    bool explicit_address = false; /* the packet carries an address field */
+    bool from_cache = false;
+    if (pkt->format == TK_TE_F0) {
+        if (pkt->subformat == TK_TE_F0_BRANCH_COUNT) {
+            if ((r = take_branch_count(d, pkt)) != TK_OK)
+                return r;
+            explicit_address = pkt->branch_fmt != 0;
+        } else {
+            if ((r = take_cached_target(d, pkt)) != TK_OK)
+                return r;
+            from_cache = true;
+        }
+    } else if (pkt->format == TK_TE_F2 || pkt->branches != 0) {
+        explicit_address = true;
+    }
+    if (explicit_address) {
         d->stop_at_last_branch = false;
         const uint64_t a = field_address(d, pkt->address);
-        d->address = (d->p.o.full_address ? a : d->address + a) & d->addr_mask;
+        d->address = (full ? a : d->address + a) & d->addr_mask;
     }
-    if (pkt->format == TK_TE_F1) {
-        const unsigned n = pkt->branches ? pkt->branches : 31;
-        d->stop_at_last_branch = pkt->branches == 0;
-        if (d->branches + n > 63)
-            return tk_dec_fail(d, TK_ERR_MISMATCH,
-                               "%u branches left unprocessed before this packet's %u", d->branches,
-                               n);
-        const uint64_t map = pkt->branch_map & ((1ull << n) - 1);
-        d->branch_map |= map << d->branches;
-        d->branches += n;
-    }
+    if (pkt->format == TK_TE_F1 && (r = take_branch_map(d, pkt, pkt->branches == 0)) != TK_OK)
+        return r;
     const tk_dec_walk w = {.address = d->address,
                            .notify = pkt->notify,
                            .updiscon = pkt->updiscon,
                            .irreport = pkt->irreport,
                            .irdepth = pkt->irdepth};
-    return tk_dec_follow(d, &w);
+    if ((r = tk_dec_follow(d, &w)) != TK_OK)
+        return r;
+    /* Jump target cache: the encoder caches every uninferable jump target it reports with
+     * an address; the walk tells which reports those were (it stopped on the jump's target,
+     * or at an address it will learn was one: "inferred"). */
+    if (explicit_address && !from_cache && d->p.o.jump_target_cache &&
+        (d->walk_uninf || d->inferred_address))
+        tk_te_jtc_insert(&d->jtc, d->address);
+    return TK_OK;
+}
+
+/* A walk that ended on the branch that failed its prediction (format 0 subformat 0) leaves
+ * that branch pending; its outcome is the opposite of the prediction, which is known now that
+ * the predictor has seen every earlier branch. Later packets' maps come after it. */
+static void settle_failed_branch(tk_te_decoder *d)
+{
+    if (!d->fail_pending || d->branches || d->pred_pending || !d->have_pc)
+        return;
+    const bool taken = !tk_te_bpred_predict(&d->bp, d->pc);
+    d->branch_map = taken ? 0 : 1;
+    d->branches = 1;
+    d->fail_pending = false;
 }
 
 static tk_status result(tk_te_decoder *d, int r)
@@ -398,7 +520,19 @@ tk_status tk_te_decoder_packet(tk_te_decoder *d, const tk_te_packet *pkt, uint64
     d->byte_offset = byte_offset;
     d->packet_index = index;
     d->stats.packets++;
-    int r = pkt->format == TK_TE_F3 ? process_format3(d, pkt) : process_branch_address(d, pkt);
+    tk_te_packet logical;
+    bool full;
+    if (d->p.spec != TK_TE_SPEC_2_0) {
+        if (tk_te_packet_from_spec(&d->p, pkt, &logical, &full) != TK_OK)
+            return result(d, warn(d, TK_ERR_UNSUPPORTED, "packet not defined by spec %s",
+                                  tk_te_spec_name(d->p.spec)));
+        pkt = &logical;
+    } else {
+        full = d->p.o.full_address;
+    }
+    settle_failed_branch(d);
+    int r =
+        pkt->format == TK_TE_F3 ? process_format3(d, pkt) : process_branch_address(d, pkt, full);
     return result(d, r);
 }
 

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "etrace/modes.h"
 #include "tracekit/te_decoder.h"
 
 /* Outcome of the internal steps: TK_OK (go on / stopped where the packet says), DEC_DESYNC
@@ -52,9 +53,18 @@ struct tk_te_decoder {
     uint64_t address;
     uint8_t privilege;
     bool have_priv;
-    uint64_t *irstack;
-    uint32_t irstack_depth;
-    uint32_t irstack_max;
+    tk_te_irstack ir; /* implicit return (shared with the encoder: etrace/modes.h) */
+
+    /* Optional modes (etrace/modes.h). Branches still to resolve come in this order: the
+     * branch_map bits, then pred_pending branches that went as predicted, then, if
+     * fail_pending, one that did not (format 0 subformat 0). */
+    tk_te_bpred bp;
+    tk_te_jtc jtc;
+    uint64_t pred_pending;
+    bool fail_pending;
+    bool walk_uninf;  /* the last walk stopped on an uninferable discontinuity's target */
+    uint64_t tvec[4]; /* trap vector CSR per privilege, for implicit exceptions */
+    uint8_t tvec_set; /* bit per privilege */
 
     /* tracekit additions */
     bool have_pc;         /* pc holds a reported instruction */
@@ -67,7 +77,8 @@ struct tk_te_decoder {
     uint64_t packet_index;
     uint64_t context;
     tk_te_decoder_stats stats;
-    tk_status stop; /* what the callback returned to stop decoding */
+    tk_status stop;    /* what the callback returned to stop decoding */
+    tk_event range_ev; /* reused for every TK_EV_RANGE of the walk (no per-block zeroing) */
     char msg[192];
 };
 
@@ -80,8 +91,12 @@ int tk_dec_fail(tk_te_decoder *d, tk_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* Emit the reached instructions range_first..pc as a range that ends with `end`. */
-tk_status tk_dec_flush(tk_te_decoder *d, uint8_t end, bool taken, uint64_t next);
+
+/* Branches not yet resolved (map bits, predicted ones, failed one). */
+static inline uint64_t tk_dec_pending(const tk_te_decoder *d)
+{
+    return d->branches + d->pred_pending + (d->fail_pending ? 1u : 0u);
+}
 
 /* decoder_walk.c */
 bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i);
@@ -107,5 +122,10 @@ typedef struct tk_dec_step {
 int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, const tk_rv_insn *prev,
                 uint64_t prev_pc, uint64_t uninf_target, const tk_dec_walk *w, bool dry,
                 tk_dec_step *out);
+
+/* decoder_raw.c: feed the packets of a raw stream from the scanner s (up to its end) as
+ * tk_te_decoder_run_raw does, counting them in *packets; raw (optional) gets the pages
+ * already read back. Shared with the parallel decoder (parallel.c). */
+tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets);
 
 #endif

@@ -9,6 +9,10 @@
 
 enum { ARRIVE_GO_ON = 0, ARRIVE_STOP = 1 };
 
+/* A walk that neither uses a branch bit nor meets an uninferable jump for this many blocks
+ * is taken as lost (only a program stuck in a branch-free loop gets there legitimately). */
+#define TK_DEC_MAX_IDLE_BLOCKS (1u << 24)
+
 static bool is_uninferable_jump(const tk_rv_insn *i)
 {
     /* JALR with rs1 != 0; c.jr and c.jalr decode as JALR with rs1 != 0. JALR with rs1 == 0
@@ -87,30 +91,43 @@ int tk_dec_insn_at(tk_te_decoder *d, uint64_t pc, tk_rv_insn *out)
                        (unsigned long long)pc);
 }
 
-/* Implicit return stack (push_return_stack / pop_return_stack). */
-static void irstack_push(tk_te_decoder *d, uint64_t link)
-{
-    if (!d->irstack_max)
-        return;
-    if (d->irstack_depth == d->irstack_max) {
-        /* drop the oldest entry */
-        memmove(d->irstack, d->irstack + 1, (d->irstack_max - 1) * sizeof(d->irstack[0]));
-        d->irstack_depth--;
-    }
-    d->irstack[d->irstack_depth++] = link;
-}
-
+/* is_implicit_return(): a return (2.0 jump classes, the same as the ingress itype 13 the
+ * encoder sees) while the tracker predicts one, unless the packet being followed reports
+ * this very return explicitly (irreport with the current depth, decoder.adoc). */
 static bool is_implicit_return(const tk_te_decoder *d, const tk_rv_insn *i, const tk_dec_walk *w)
 {
-    if (!d->p.o.implicit_return || !d->irstack_max)
+    if (!d->p.o.implicit_return || d->ir.depth == 0)
         return false;
-    /* jalr x0, x1 / c.jr x1 */
-    if (!(i->cf == TK_RV_CF_JALR && i->rs1 == 1 && i->rd == 0))
+    if (!(i->cf == TK_RV_CF_JALR && i->jclass == TK_RV_J_RETURN))
         return false;
-    /* The packet reports this return's address explicitly (decoder.adoc is_implicit_return). */
-    if (w && w->irreport && w->irdepth == d->irstack_depth)
-        return false;
-    return d->irstack_depth > 0;
+    return !(w && w->irreport && tk_te_irdepth_matches(&d->ir, &d->p, w->irdepth));
+}
+
+/* The outcome of the next branch: a branch-map bit, else a predicted branch, else the one
+ * that failed its prediction (format 0 subformat 0). The predictor learns every outcome. */
+static bool take_branch(tk_te_decoder *d, uint64_t pc, bool dry)
+{
+    bool taken;
+    if (d->branches) {
+        taken = !(d->branch_map & 1);
+        if (!dry) {
+            d->branch_map >>= 1;
+            d->branches--;
+        }
+    } else {
+        taken = tk_te_bpred_predict(&d->bp, pc);
+        if (d->pred_pending) {
+            if (!dry)
+                d->pred_pending--;
+        } else {
+            taken = !taken;
+            if (!dry)
+                d->fail_pending = false;
+        }
+    }
+    if (!dry && d->p.o.branch_prediction)
+        tk_te_bpred_update(&d->bp, pc, taken);
+    return taken;
 }
 
 int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, const tk_rv_insn *prev,
@@ -133,10 +150,10 @@ int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, cons
         /* sequentially inferable jump: auipc/lui/c.lui then jalr through the same register */
         next = tk_rv_sijump_target(prev, prev_pc, insn, d->xlen);
     } else if (is_implicit_return(d, insn, w)) {
-        next = d->irstack[d->irstack_depth - 1];
+        next = tk_te_irstack_top(&d->ir);
         out->popped = true;
         if (!dry)
-            d->irstack_depth--;
+            tk_te_irstack_pop(&d->ir);
     } else if (tk_dec_is_uninferable_discon(d, insn)) {
         if (d->stop_at_last_branch) {
             if (dry) {
@@ -151,8 +168,12 @@ int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, cons
         next = uninf_target;
         out->stop_here = true;
         out->indirect = true;
+        /* A return the tracker predicted wrongly still uses up its entry, as in the encoder
+         * (the irdepth reported was the depth before). */
+        if (!dry && d->p.o.implicit_return && insn->jclass == TK_RV_J_RETURN && d->ir.depth)
+            tk_te_irstack_pop(&d->ir);
     } else if (insn->cf == TK_RV_CF_BRANCH) {
-        if (d->branches == 0) {
+        if (tk_dec_pending(d) == 0) {
             if (dry) {
                 out->next = 0;
                 return TK_OK;
@@ -162,20 +183,18 @@ int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, cons
                                "branch)",
                                (unsigned long long)this_pc);
         }
-        out->taken = !(d->branch_map & 1);
-        if (!dry) {
-            d->branch_map >>= 1;
-            d->branches--;
-            out->consumed = true;
-        }
+        out->taken = take_branch(d, this_pc, dry);
+        out->consumed = !dry;
         if (out->taken) {
             next = this_pc + (uint64_t)insn->imm;
             out->stop_here = insn->imm == 0; /* as for jumps to themselves */
         }
     }
-    if (!dry && (insn->cf == TK_RV_CF_JAL || insn->cf == TK_RV_CF_JALR) && insn->rd == 1 &&
-        d->p.o.implicit_return)
-        irstack_push(d, this_pc + insn->len); /* is_call(): rd == x1 (c.jal/c.jalr too) */
+    /* Calls push their link, and so does a co-routine swap (reported explicitly, itype 12),
+     * as the encoder does for itypes 8, 9 and 12 (2.0 jump classes: x1 and x5 links). */
+    if (!dry && d->p.o.implicit_return && (insn->cf == TK_RV_CF_JAL || insn->cf == TK_RV_CF_JALR) &&
+        (insn->jclass == TK_RV_J_CALL || insn->jclass == TK_RV_J_SWAP))
+        tk_te_irstack_push(&d->ir, this_pc + insn->len);
     out->next = next & d->addr_mask;
     return TK_OK;
 }
@@ -186,21 +205,23 @@ static int arrive(tk_te_decoder *d, const tk_dec_walk *w, uint64_t pc, bool is_b
                   const tk_rv_insn *last, bool stop_here)
 {
     const unsigned limit = is_branch ? 1 : 0;
-    if (d->branches == 1 && is_branch && d->stop_at_last_branch) {
+    const uint64_t pending = tk_dec_pending(d);
+    if (pending == 1 && is_branch && d->stop_at_last_branch) {
         /* Reached the final branch of a map without address: its outcome is not known
          * yet, nor whether it retires. */
         d->stop_at_last_branch = false;
         return ARRIVE_STOP;
     }
     if (stop_here) {
-        if (d->branches > limit)
+        if (pending > limit)
             return tk_dec_fail(d, TK_ERR_MISMATCH,
-                               "%u unprocessed branches on reaching 0x%llx after an "
+                               "%llu unprocessed branches on reaching 0x%llx after an "
                                "uninferable jump",
-                               d->branches - limit, (unsigned long long)pc);
+                               (unsigned long long)(pending - limit), (unsigned long long)pc);
+        d->walk_uninf = true;
         return ARRIVE_STOP;
     }
-    if (pc != w->address || d->branches != limit)
+    if (pc != w->address || pending != limit)
         return ARRIVE_GO_ON;
     if (w->fmt3) {
         /* 2.0.1: a sync after a trap return may carry a new privilege. */
@@ -211,10 +232,10 @@ static int arrive(tk_te_decoder *d, const tk_dec_walk *w, uint64_t pc, bool is_b
     }
     if (d->stop_at_last_branch)
         return ARRIVE_GO_ON;
-    if (w->notify)
+    const bool depth_ok = !w->irreport || tk_te_irdepth_matches(&d->ir, &d->p, w->irdepth);
+    if (w->notify && depth_ok)
         return ARRIVE_STOP;
-    if ((!last || !tk_dec_is_uninferable_discon(d, last)) && !w->updiscon &&
-        (!w->irreport || w->irdepth == d->irstack_depth)) {
+    if ((!last || !tk_dec_is_uninferable_discon(d, last)) && !w->updiscon && depth_ok) {
         /* Reached the address, but not through an uninferable jump: this may be the first
          * of two visits (payload.adoc, "looplabel"); the next packet tells. */
         d->inferred_address = true;
@@ -309,11 +330,10 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
     const uint64_t previous_address = d->pc;
     const tk_bblock *b = NULL;
     cycle cyc;
+    uint32_t idle = 0; /* blocks since the last branch bit or uninferable jump */
     int r;
 
-    tk_event ev;
-    memset(&ev, 0, sizeof(ev));
-    ev.kind = TK_EV_RANGE;
+    d->walk_uninf = false;
     cycle_reset(&cyc, d->pc);
     for (;;) {
         if (!b && (r = tk_dec_block(d, d->pc, &b)) != TK_OK)
@@ -341,18 +361,17 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
                         inferred ? previous_address : w->address, w, false, &s);
         if (r != TK_OK)
             return r;
-        /* The event is cleared once per walk, not per block: a zero initialiser of the whole
-         * struct here compiled to "rep stosq", the most expensive instruction of the loop.
-         * The fields not set below stay zero (callbacks get it const). */
-        ev.end = s.end;
-        ev.taken = s.taken;
-        ev.indirect = s.indirect;
-        ev.first = d->range_first;
-        ev.last = b->last;
-        ev.ninsn = d->range_ninsn;
-        ev.next = s.next;
+        tk_event *ev = &d->range_ev;
+        ev->kind = TK_EV_RANGE;
+        ev->end = s.end;
+        ev->taken = s.taken;
+        ev->indirect = s.indirect;
+        ev->first = d->range_first;
+        ev->last = b->last;
+        ev->ninsn = d->range_ninsn;
+        ev->next = s.next;
         d->range_ninsn = 0;
-        if ((r = tk_dec_emit(d, &ev)) != TK_OK)
+        if ((r = tk_dec_emit(d, ev)) != TK_OK)
             return r;
         d->last_insn = b->term;
         d->last_pc = b->last;
@@ -378,6 +397,14 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             if (r != ARRIVE_GO_ON)
                 return r;
         }
+        /* Implicit returns make the path depend on the stack as well as the pc, so a pop
+         * restarts the cycle search; the step limit still ends such walks. */
+        if (s.consumed || s.stop_here)
+            idle = 0;
+        else if (++idle > TK_DEC_MAX_IDLE_BLOCKS)
+            return tk_dec_fail(d, TK_ERR_MISMATCH,
+                               "followed %u blocks from 0x%llx without using trace information",
+                               TK_DEC_MAX_IDLE_BLOCKS, (unsigned long long)previous_address);
         if (s.consumed || s.stop_here || s.popped) {
             cycle_reset(&cyc, d->pc);
         } else if (cycle_step(&cyc, d->pc)) {

@@ -8,6 +8,7 @@
 
 #include "encoder_branch_map.h"
 #include "encoder_resync.h"
+#include "encoder_return_stack.h"
 #include "tracekit/te_encoder.h"
 
 /* One instruction as the algorithm sees it. */
@@ -25,6 +26,10 @@ typedef struct te_step {
     bool addr_known; /* false for the instructions inside a multi-instruction block */
     bool notify;     /* trace-notify trigger on this instruction */
     bool sijump;
+    uint8_t size;     /* bytes of the (last) instruction */
+    bool ir_implicit; /* a return predicted by the implicit-return state */
+    bool exc;         /* itype 1 or 2 */
+    bool updiscon;    /* uninferable discontinuity (depends on the options) */
 } te_step;
 
 /* Decisions of one cycle (names of the flow chart). */
@@ -42,21 +47,29 @@ struct tk_te_encoder {
     tk_te_encoder_options o;
     tk_te_packet_fn fn;
     void *ctx;
-    te_step prev, curr, next;
+    te_step ring[3]; /* the pipe, rotated by pointer: no copies per instruction */
+    te_step *prev, *curr, *next;
     te_flags flags;
     tk_te_branch_map map;
     tk_te_resync resync;
     uint64_t last_addr; /* last address sent, for differential addresses */
     uint64_t addr_mask; /* iaddress_width - iaddress_lsb bits */
-    uint64_t packets, steps;
+    uint64_t packets;
     uint32_t updiscon_set; /* bit per itype */
     bool have_last_addr;
+    bool flags_valid;   /* flags hold the decisions of the last encoded cycle */
     bool trap_reported; /* trap reported with thaddr 0 on this cycle (trep) */
     bool started;       /* initial support packet sent */
     bool finished;
     bool trace_on;     /* trigger state */
     bool lost_pending; /* trace_lost support packet due */
     bool force_sync;   /* next traced instruction must start with a sync */
+    /* implicit return (spec-faithful mode only; the reference model has none) */
+    bool ir_on;
+    bool ir_returns_since_call;  /* a return since the last call */
+    bool ir_branch_since_return; /* a branch since the last return */
+    bool ir_before_sync;         /* the current packet reports the instruction before a format 3 */
+    tk_te_irstack irs;
 };
 
 static uint64_t mask_bits(uint32_t bits)
@@ -97,9 +110,26 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
                       (1u << TK_ITYPE_UNINF_JUMP) | (1u << TK_ITYPE_UNINF_OTHER);
     if (!p->o.implicit_return)
         e->updiscon_set |= (1u << TK_ITYPE_RETURN) | (1u << TK_ITYPE_SWAP);
-    if (!e->o.reference_quirks)
+    if (!e->o.reference_quirks) {
         e->updiscon_set |= (1u << TK_ITYPE_TRAP_RETURN) | (1u << TK_ITYPE_SWAP);
+        /* implicit return needs the 4-bit itype (calls and returns) and a counter or stack;
+         * otherwise returns stay uninferable */
+        e->ir_on = p->o.implicit_return && p->s.itype_width == 4 &&
+                   (p->s.return_stack_size > 0 || p->s.call_counter_size > 0);
+        e->updiscon_set |= 1u << TK_ITYPE_RETURN; /* unless predicted, see ir_return() */
+        if (e->ir_on) {
+            tk_status st =
+                tk_te_irstack_init(&e->irs, p->s.return_stack_size, p->s.call_counter_size);
+            if (st != TK_OK) {
+                free(e);
+                return st;
+            }
+        }
+    }
     e->trace_on = e->o.start_qualified;
+    e->prev = &e->ring[0];
+    e->curr = &e->ring[1];
+    e->next = &e->ring[2];
     *out = e;
     return TK_OK;
 }
@@ -112,6 +142,9 @@ tk_status tk_te_encoder_new(const tk_te_params *p, tk_te_packet_fn fn, void *ctx
 
 void tk_te_encoder_free(tk_te_encoder *e)
 {
+    if (!e)
+        return;
+    tk_te_irstack_free(&e->irs);
     free(e);
 }
 
@@ -140,15 +173,21 @@ static tk_status send(tk_te_encoder *e, tk_te_packet *pkt)
 
 static bool is_exc(const te_step *s)
 {
-    return s->itype == TK_ITYPE_EXCEPTION || s->itype == TK_ITYPE_INTERRUPT;
+    return s->exc;
 }
 
 static bool is_updiscon(const tk_te_encoder *e, const te_step *s)
 {
-    if (!((e->updiscon_set >> s->itype) & 1u))
-        return false;
+    (void)e;
+    return s->updiscon;
+}
+
+/* The per-step classification, done once when the step enters the pipe. */
+static void classify_step(const tk_te_encoder *e, te_step *s)
+{
+    s->exc = s->itype == TK_ITYPE_EXCEPTION || s->itype == TK_ITYPE_INTERRUPT;
     /* 2.0 sijump: a jump made inferable by the instruction before it, if enabled */
-    return !(s->sijump && e->p.o.sijump);
+    s->updiscon = ((e->updiscon_set >> s->itype) & 1u) && !(s->sijump && e->p.o.sijump);
 }
 
 static tk_status send_support(tk_te_encoder *e, bool enable, uint8_t qual)
@@ -174,7 +213,22 @@ static void fill_sync_common(const tk_te_encoder *e, tk_te_packet *pkt, const te
     pkt->context = s->context & mask_bits(tk_te_context_bits(&e->p));
 }
 
-static tk_status send_start(tk_te_encoder *e, const te_step *s)
+/* A format 3 start or trap packet: the decoder restarts with an empty return stack. */
+static void ir_sync(tk_te_encoder *e, te_step *s)
+{
+    if (!e->ir_on)
+        return;
+    tk_te_irstack_reset(&e->irs);
+    e->ir_returns_since_call = false;
+    e->ir_branch_since_return = false;
+    if (s->itype == TK_ITYPE_RETURN && s->ir_implicit) {
+        /* the return being reported cannot be inferred from an empty stack */
+        s->ir_implicit = false;
+        s->updiscon = true;
+    }
+}
+
+static tk_status send_start(tk_te_encoder *e, te_step *s)
 {
     tk_te_packet pkt;
     memset(&pkt, 0, sizeof(pkt));
@@ -185,6 +239,7 @@ static tk_status send_start(tk_te_encoder *e, const te_step *s)
     e->trap_reported = false;
     e->last_addr = s->addr;
     e->have_last_addr = true;
+    ir_sync(e, s);
     tk_status st = send(e, &pkt);
     tk_te_resync_restart(&e->resync);
     return st;
@@ -193,7 +248,7 @@ static tk_status send_start(tk_te_encoder *e, const te_step *s)
 /* F3SF1 (2.0 payload "trap"). thaddr 1: address is the handler's first instruction; thaddr
  * 0: the trap's EPC (the trap follows an updiscon, or a second trap came before the handler
  * retired); the handler then follows in a start packet. */
-static tk_status send_trap(tk_te_encoder *e, const te_step *s, const te_step *exc, bool thaddr)
+static tk_status send_trap(tk_te_encoder *e, te_step *s, const te_step *exc, bool thaddr)
 {
     tk_te_packet pkt;
     memset(&pkt, 0, sizeof(pkt));
@@ -206,10 +261,11 @@ static tk_status send_trap(tk_te_encoder *e, const te_step *s, const te_step *ex
     pkt.address = (s->addr >> e->p.s.iaddress_lsb) & e->addr_mask;
     if (!pkt.interrupt)
         pkt.tval = exc->tval & mask_bits(e->p.s.iaddress_width);
-    /* trep: the next cycle must not report this trap again */
-    e->trap_reported = !thaddr && (e->flags.prev_updiscon || e->flags.next_exception);
+    /* trep: the next cycle must not report this trap again */ e->trap_reported =
+        !thaddr && (e->flags.prev_updiscon || e->flags.next_exception);
     e->last_addr = s->addr;
     e->have_last_addr = true;
+    ir_sync(e, s);
     tk_status st = send(e, &pkt);
     tk_te_resync_restart(&e->resync);
     return st;
@@ -225,6 +281,23 @@ static tk_status send_context(tk_te_encoder *e, const te_step *s)
     pkt.branch = 0;
     e->trap_reported = false;
     return send(e, &pkt);
+}
+
+/* irreport (payload.adoc "Format 2 irreport and irdepth"): the packet reports the target of
+ * a mispredicted return, or the instruction before a format 3 when the decoder needs the
+ * stack depth to stop in the right call. */
+static bool ir_report(const tk_te_encoder *e, const te_step *s)
+{
+    if (!e->ir_on || s != e->curr)
+        return false;
+    const te_step *p = e->prev;
+    if (p->itype == TK_ITYPE_RETURN && !p->ir_implicit)
+        return true;
+    if (!e->ir_before_sync)
+        return false;
+    if (p->itype == TK_ITYPE_RETURN) /* follows a predicted return */
+        return e->irs.depth != 0;
+    return e->ir_returns_since_call && !e->ir_branch_since_return;
 }
 
 /* F1 (branches pending) or F2 with the address of s; F1 without address when the map is full
@@ -261,9 +334,11 @@ static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_addre
     if (ref_msb != field_msb)
         pkt.notify = !pkt.notify;
     pkt.updiscon = e->flags.updiscon;
-    pkt.irreport = false; /* no implicit-return stack: nothing to report */
+    pkt.irreport = ir_report(e, s);
     uint32_t dbits = tk_te_irdepth_bits(&e->p);
-    if (dbits) {
+    if (pkt.irreport) {
+        pkt.irdepth = e->irs.depth & mask_bits(dbits);
+    } else if (dbits) {
         bool tx_updiscon = (pkt.updiscon != (pkt.notify != (field_msb != 0)));
         pkt.irdepth = (e->o.irdepth_ones || tx_updiscon) ? mask_bits(dbits) : 0;
     }
@@ -275,7 +350,7 @@ static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_addre
 
 static void init_flags(tk_te_encoder *e)
 {
-    const te_step *p = &e->prev, *c = &e->curr, *n = &e->next;
+    const te_step *p = e->prev, *c = e->curr, *n = e->next;
     te_flags *f = &e->flags;
     f->notify = c->notify;
     f->prev_updiscon = is_updiscon(e, p);
@@ -306,26 +381,96 @@ static void init_flags(tk_te_encoder *e)
     f->resync_exceeded = tk_te_resync_exceeded(&e->resync);
 }
 
+/* The common cycle in which no decision of the chart can fire: the instruction and its
+ * neighbours are plain, in the same privilege and context, the resync timer is below its
+ * maximum and the branch map has room. Only the branch map changes. */
+static bool quiet_cycle(const tk_te_encoder *e)
+{
+    const te_step *p = e->prev, *c = e->curr, *n = e->next;
+    return !(p->exc | p->updiscon | c->exc | c->notify | n->exc | e->force_sync) & p->qualified &
+           n->qualified & (c->priv == p->priv) & (n->priv == c->priv) & (c->context == p->context) &
+           (n->context == c->context) & (e->resync.count < e->resync.max) &
+           !tk_te_branch_map_full(&e->map);
+}
+
+/* A return in the current cycle: implicit if the state predicts its target (the next
+ * instruction); otherwise an uninferable discontinuity, reported with irreport. */
+static void ir_return(tk_te_encoder *e)
+{
+    te_step *c = e->curr;
+    const te_step *n = e->next;
+    if (!c->retired || (c->itype != TK_ITYPE_RETURN && c->itype != TK_ITYPE_SWAP))
+        return;
+    bool hit = tk_te_irstack_pop(&e->irs, n->addr) && n->qualified && n->addr_known;
+    if (c->itype == TK_ITYPE_RETURN) {
+        c->ir_implicit = hit;
+        c->updiscon = c->updiscon && !hit; /* (a sijump return stays inferable) */
+        e->ir_returns_since_call = true;
+        e->ir_branch_since_return = false;
+    }
+}
+
+/* Calls (and the call half of a co-routine swap) push the address after them. */
+static void ir_call(tk_te_encoder *e)
+{
+    const te_step *c = e->curr;
+    if (!c->retired)
+        return;
+    if (c->itype == TK_ITYPE_UNINF_CALL || c->itype == TK_ITYPE_INF_CALL ||
+        c->itype == TK_ITYPE_SWAP) {
+        tk_te_irstack_push(&e->irs, c->addr + c->size);
+        e->ir_returns_since_call = false;
+    }
+}
+
+static tk_status encode_chain(tk_te_encoder *e, enum te_reason *why);
+
 /* One cycle for the current instruction; *why tells which packet went out. */
 static tk_status encode(tk_te_encoder *e, enum te_reason *why)
 {
-    te_step *c = &e->curr;
-    te_flags *f = &e->flags;
+    te_step *c = e->curr;
     *why = R_NONE;
     if (!c->qualified || !c->addr_known)
         return TK_OK;
-    if (c->itype == TK_ITYPE_NOT_TAKEN || c->itype == TK_ITYPE_TAKEN)
+    if (c->itype == TK_ITYPE_NOT_TAKEN || c->itype == TK_ITYPE_TAKEN) {
         tk_te_branch_map_add(&e->map, c->itype == TK_ITYPE_TAKEN);
+        e->ir_branch_since_return = true;
+    }
+    if (e->ir_on)
+        ir_return(e);
+    if (quiet_cycle(e)) {
+        if (e->ir_on)
+            ir_call(e);
+        e->flags_valid = false;
+        return TK_OK;
+    }
     init_flags(e);
+    e->flags_valid = true;
+    if (e->ir_on) {
+        const te_step *n = e->next;
+        e->ir_before_sync = n->exc || n->priv != c->priv ||
+                            (n->context != c->context && n->ctype >= 2) ||
+                            tk_te_resync_at_max(&e->resync) || !n->qualified;
+    }
+    tk_status st = encode_chain(e, why);
+    if (e->ir_on)
+        ir_call(e);
+    return st;
+}
 
+/* The decisions of the chart, in order, once the flags are known. */
+static tk_status encode_chain(tk_te_encoder *e, enum te_reason *why)
+{
+    te_step *c = e->curr;
+    te_flags *f = &e->flags;
     if (f->prev_exception) {
         *why = R_SYNC;
         e->force_sync = false;
         if (f->curr_exc_only) /* a second trap before the handler retired */
-            return send_trap(e, c, &e->prev, false);
+            return send_trap(e, c, e->prev, false);
         if (f->prev_reported) /* trap already reported with thaddr 0 */
             return send_start(e, c);
-        return send_trap(e, c, &e->prev, true);
+        return send_trap(e, c, e->prev, true);
     }
     if (f->first_qualified || f->ppccd || f->resync_exceeded) {
         *why = R_SYNC;
@@ -339,7 +484,7 @@ static tk_status encode(tk_te_encoder *e, enum te_reason *why)
         return send_branch(e, c, true);
     }
     /* the last traced instruction is reported too (chart: "next unqualified") */
-    if (f->resync_br || f->er_n || f->next_exc_only || f->ppccd_br || !e->next.qualified) {
+    if (f->resync_br || f->er_n || f->next_exc_only || f->ppccd_br || !e->next->qualified) {
         *why = R_OTHER;
         return send_branch(e, c, true);
     }
@@ -361,7 +506,7 @@ static tk_status end_qualification(tk_te_encoder *e, enum te_reason why, bool en
     tk_status st = TK_OK;
     if (why == R_NONE && e->have_last_addr) {
         why = R_OTHER;
-        st = send_branch(e, &e->curr, true);
+        st = send_branch(e, e->curr, true);
     }
     if (st == TK_OK)
         st = send_support(e, enable, why == R_UPDISCON ? TK_QUAL_ENDED_NTR : TK_QUAL_ENDED_REP);
@@ -377,12 +522,20 @@ static tk_status start(tk_te_encoder *e)
     return send_support(e, true, TK_QUAL_NO_CHANGE);
 }
 
-static tk_status push_step(tk_te_encoder *e, const te_step *s)
+/* Advance the pipe: the oldest slot becomes the new next. */
+static void rotate(tk_te_encoder *e)
 {
+    te_step *oldest = e->prev;
     e->prev = e->curr;
     e->curr = e->next;
-    e->next = *s;
-    e->steps++;
+    e->next = oldest;
+}
+
+static tk_status push_step(tk_te_encoder *e, const te_step *s)
+{
+    rotate(e);
+    *e->next = *s;
+    classify_step(e, e->next);
     if (e->lost_pending) {
         e->lost_pending = false;
         e->force_sync = true;
@@ -392,7 +545,7 @@ static tk_status push_step(tk_te_encoder *e, const te_step *s)
     }
     enum te_reason why;
     tk_status st = encode(e, &why);
-    if (st == TK_OK && e->curr.qualified && e->curr.addr_known && !e->next.qualified)
+    if (st == TK_OK && e->curr->qualified && e->curr->addr_known && !e->next->qualified)
         st = end_qualification(e, why, true);
     return st;
 }
@@ -422,7 +575,7 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
     memset(&s, 0, sizeof(s));
     if (!traced) {
         /* keep the fields of the last step so nothing but qualification changes */
-        s = e->next;
+        s = *e->next;
         s.itype = TK_ITYPE_NONE;
         s.retired = false;
         s.notify = false;
@@ -454,6 +607,7 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
         s.addr_known = true;
     }
     s.addr = b->iretire ? tk_te_block_last_addr(b) : b->iaddr;
+    s.size = (uint8_t)(2u << b->ilastsize);
     s.retired = b->iretire != 0;
     s.itype = b->itype;
     s.sijump = b->sijump;
@@ -483,24 +637,27 @@ tk_status tk_te_encoder_finish(tk_te_encoder *e)
     if (e->o.reference_quirks) {
         /* encoder_model.py: flush with the last instruction as its own successor, then report
          * it unconditionally and disable. */
-        e->prev = e->curr;
-        e->curr = e->next;
+        /* the last instruction is also its own successor */
+        rotate(e);
+        *e->next = *e->curr;
         st = encode(e, &why);
-        if (st == TK_OK && e->curr.qualified && e->have_last_addr)
-            st = send_branch(e, &e->curr, true);
+        if (st == TK_OK && e->curr->qualified && e->curr->addr_known && !e->flags_valid)
+            init_flags(e); /* the final packet carries this cycle's updiscon and notify */
+        if (st == TK_OK && e->curr->qualified && e->have_last_addr)
+            st = send_branch(e, e->curr, true);
         if (st == TK_OK)
-            st = send_support(e, false, e->curr.qualified ? TK_QUAL_ENDED_REP : 0);
+            st = send_support(e, false, e->curr->qualified ? TK_QUAL_ENDED_REP : 0);
         return st;
     }
-    if (!e->next.qualified)
+    if (!e->next->qualified)
         return send_support(e, false, TK_QUAL_NO_CHANGE);
-    te_step end = e->next;
+    te_step end = *e->next;
     end.qualified = false;
     end.itype = TK_ITYPE_NONE;
     end.retired = false;
-    e->prev = e->curr;
-    e->curr = e->next;
-    e->next = end;
+    classify_step(e, &end);
+    rotate(e);
+    *e->next = end;
     st = encode(e, &why);
     if (st == TK_OK)
         st = end_qualification(e, why, false);

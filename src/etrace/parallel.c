@@ -26,7 +26,6 @@ typedef struct piece {
     bool have_after;
     tk_status fatal;
     uint64_t packets;
-    uint64_t bad;
     tk_status first_bad;
 } piece;
 
@@ -46,47 +45,17 @@ static tk_status forward(void *ctx, const tk_event *ev)
     return pc->sink_fn(pc->sink, ev);
 }
 
-/* Feed packets from the scanner to the decoder until the scanner's end, as the serial
- * decode does: damaged packets are reported and the decoder told it lost them; a truncated
- * packet ends the stream. */
-static tk_status run_packets(tk_te_decoder *d, tk_te_scan *s, const tk_te_par_config *cfg,
-                             void *sink, piece *rep, uint64_t *count)
+/* Decode the packets of s into d (tk_dec_run_scan), sorting its outcome: a damaged packet
+ * (reported as an event) is noted in rep, anything else that is not TK_OK is fatal. */
+static tk_status run_packets(tk_te_decoder *d, tk_te_scan *s, piece *rep, uint64_t *count)
 {
-    tk_te_packet pk[BATCH];
-    uint64_t off[BATCH];
-    for (;;) {
-        size_t n;
-        while ((n = tk_te_scan_batch(s, pk, off, BATCH)) > 0) {
-            const uint64_t idx0 = s->next_index - n;
-            for (size_t i = 0; i < n; i++) {
-                tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
-                if (st != TK_OK)
-                    return st;
-            }
-            *count += n;
-        }
-        tk_diag diag;
-        tk_diag_clear(&diag);
-        tk_status st = tk_te_scan_next(s, &pk[0], &diag);
-        if (st == TK_END)
-            return TK_OK;
-        if (st == TK_OK) {
-            (*count)++;
-            if ((st = tk_te_decoder_packet(d, &pk[0], s->offset, s->index)) != TK_OK)
-                return st;
-            continue;
-        }
-        /* reported to the sink of the decoder, so it lands in order among its events */
+    tk_status st = tk_dec_run_scan(d, s, NULL, count);
+    if (st == TK_ERR_BAD_PACKET || st == TK_ERR_TRUNCATED) {
         if (rep->first_bad == TK_OK)
             rep->first_bad = st;
-        rep->bad++;
-        if (cfg->bad_packet)
-            cfg->bad_packet(cfg->ctx, sink, st, diag.message);
-        if (st != TK_ERR_BAD_PACKET)
-            return TK_OK; /* truncated: nothing follows */
-        if ((st = tk_te_decoder_lost(d, s->offset, s->index)) != TK_OK)
-            return st;
+        return TK_OK;
     }
+    return st;
 }
 
 static void *work(void *arg)
@@ -102,7 +71,8 @@ static void *work(void *arg)
     }
     tk_te_decoder_set_flags(pc->dec, w->cfg->flags);
     tk_te_scan s;
-    tk_te_scan_init(&s, w->p, w->buf, pc->end);
+    /* the decoder's own parameters: support packets change the options the codec reads */
+    tk_te_scan_init(&s, &pc->dec->p, w->buf, pc->end);
     tk_te_scan_seek(&s, pc->start, pc->first_index);
     if (pc->start > 0) {
         /* the first packet is a sync (the cut guarantees it decodes) */
@@ -121,7 +91,7 @@ static void *work(void *arg)
         pc->after = *pc->dec;
         pc->have_after = true;
     }
-    pc->fatal = run_packets(pc->dec, &s, w->cfg, pc->sink, pc, &pc->packets);
+    pc->fatal = run_packets(pc->dec, &s, pc, &pc->packets);
     return NULL;
 }
 
@@ -198,6 +168,40 @@ static bool same_options(const tk_te_options *a, const tk_te_options *b)
            a->use_rv32_isa == b->use_rv32_isa;
 }
 
+static bool same_irstack(const tk_te_irstack *a, const tk_te_irstack *b)
+{
+    if (a->cap != b->cap || a->depth != b->depth || a->counter != b->counter ||
+        a->return_since_call != b->return_since_call ||
+        a->branch_since_return != b->branch_since_return)
+        return false;
+    for (uint32_t i = 0; i < a->depth; i++)
+        if (a->addr[(a->head + i) % a->cap] != b->addr[(b->head + i) % b->cap])
+            return false;
+    return true;
+}
+
+static bool same_modes(const tk_te_decoder *a, const tk_te_decoder *b)
+{
+    /* branch predictor and jump target cache: reset by every sync, compared all the same */
+    if (a->bp.size_bits != b->bp.size_bits || a->jtc.size_bits != b->jtc.size_bits ||
+        a->pred_pending != b->pred_pending || a->fail_pending != b->fail_pending ||
+        a->walk_uninf != b->walk_uninf || a->tvec_set != b->tvec_set ||
+        memcmp(a->tvec, b->tvec, sizeof(a->tvec)) != 0)
+        return false;
+    if (a->bp.state && b->bp.state &&
+        memcmp(a->bp.state, b->bp.state, (size_t)1 << a->bp.size_bits) != 0)
+        return false;
+    if (a->jtc.valid && b->jtc.valid) {
+        const size_t n = (size_t)1 << a->jtc.size_bits;
+        for (size_t i = 0; i < n; i++)
+            if (a->jtc.valid[i] != b->jtc.valid[i] ||
+                (a->jtc.valid[i] && a->jtc.addr[i] != b->jtc.addr[i]))
+                return false;
+    }
+    return (a->bp.state == NULL) == (b->bp.state == NULL) &&
+           (a->jtc.valid == NULL) == (b->jtc.valid == NULL);
+}
+
 /* Whether the serial decoder a (after the sync) will behave like the fresh decoder b did
  * (after the same sync): all state later packets read, with a's open range ending where
  * b's starts. */
@@ -207,13 +211,10 @@ static bool same_state(const tk_te_decoder *a, const tk_te_decoder *b)
         a->stop_at_last_branch != b->stop_at_last_branch ||
         a->inferred_address != b->inferred_address || a->start_of_trace != b->start_of_trace ||
         a->address != b->address || a->privilege != b->privilege || a->have_priv != b->have_priv ||
-        a->irstack_depth != b->irstack_depth || a->have_pc != b->have_pc ||
-        a->trap_pending != b->trap_pending || a->desynced != b->desynced ||
-        a->nosync_told != b->nosync_told || a->context != b->context || a->flags != b->flags ||
-        !same_options(&a->p.o, &b->p.o))
-        return false;
-    if (a->irstack_depth &&
-        memcmp(a->irstack, b->irstack, a->irstack_depth * sizeof(a->irstack[0])) != 0)
+        a->have_pc != b->have_pc || a->trap_pending != b->trap_pending ||
+        a->desynced != b->desynced || a->nosync_told != b->nosync_told ||
+        a->context != b->context || a->flags != b->flags || !same_options(&a->p.o, &b->p.o) ||
+        !same_irstack(&a->ir, &b->ir) || !same_modes(a, b))
         return false;
     /* the instruction before pc only matters for sequentially inferable jumps */
     if (a->p.o.sijump && (a->last_valid != b->last_valid || a->last_pc != b->last_pc ||
@@ -235,7 +236,6 @@ typedef struct run {
 
 static void report_piece(run *r, const piece *pc)
 {
-    r->st.bad_packets += pc->bad;
     if (r->first_bad == TK_OK)
         r->first_bad = pc->first_bad;
 }
@@ -243,15 +243,15 @@ static void report_piece(run *r, const piece *pc)
 /* prev has decoded up to pc->start; take piece pc over, or decode it again. */
 static tk_status stitch(run *r, piece *pc)
 {
+    tk_te_decoder *a = r->prev;
     tk_te_scan s;
-    tk_te_scan_init(&s, r->p, r->buf, pc->end);
+    tk_te_scan_init(&s, &a->p, r->buf, pc->end);
     tk_te_scan_seek(&s, pc->start, pc->first_index);
     tk_te_packet k;
     tk_diag diag;
     tk_status st = tk_te_scan_next(&s, &k, &diag);
     if (st != TK_OK)
         return st == TK_END ? TK_ERR_INVALID : st;
-    tk_te_decoder *a = r->prev;
     if ((st = tk_te_decoder_packet(a, &k, s.offset, s.index)) != TK_OK)
         return st;
     if (pc->have_after && pc->fatal == TK_OK && same_state(a, &pc->after)) {
@@ -290,10 +290,9 @@ static tk_status stitch(run *r, piece *pc)
     pc->sink = NULL;
     tk_te_decoder_free(pc->dec);
     pc->dec = NULL;
-    pc->bad = 0;
     pc->first_bad = TK_OK;
     pc->packets = 1;
-    st = run_packets(a, &s, r->cfg, r->prev_piece->sink, pc, &pc->packets);
+    st = run_packets(a, &s, pc, &pc->packets);
     report_piece(r, pc);
     return st;
 }

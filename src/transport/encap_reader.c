@@ -184,7 +184,8 @@ tk_status tk_encap_reader_next(tk_encap_reader *r, tk_encap_packet *pkt, tk_diag
         pkt->timestamp = tk_bitr_get(&br, (unsigned)(8 * t_bytes));
         pkt->type = (uint32_t)tk_bitr_get(&br, r->cfg.type_bits);
         size_t start = br.pos;
-        size_t nbytes = (8 * total - start) / 8;
+        /* a length too short for the srcID remainder and type leaves no payload */
+        size_t nbytes = 8 * total > start ? (8 * total - start) / 8 : 0;
         if (nbytes == 0)
             return fail(diag, TK_ERR_BAD_PACKET, off, pkt->index,
                         "header 0x%02x: length %u leaves no payload byte after the %u-bit type", h,

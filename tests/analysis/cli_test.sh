@@ -55,6 +55,33 @@ expect 0 "$tk" report --top 5 "${in[@]}"
 grep -q "Executed $n instructions" out.txt || fail "report total: $(head -3 out.txt)"
 grep -q "main -> median" out.txt || fail "report has no main -> median call"
 
+# The same profile from the E-Trace packets, decoded: identical functions, calls, branches
+# and blocks.
+dir=$data/etrace-ref/$prog/itype3_basic
+tin=(--scf "$dir/$prog.scf" --ucf "$dir/$prog.decoder.ucf" "$dir/$prog.te_inst_raw" --quiet)
+expect 0 "$tk" profile --format json -o "$prog.trace.json" "${tin[@]}"
+python3 - "$prog.json" "$prog.trace.json" <<'PY' || fail "decoded and PC-list profiles differ"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for key in ("functions", "calls", "branches", "blocks", "hot_paths"):
+    # The decoded run also has spike's reset code at 0x1000 ([unknown]) and its call site.
+    strip = lambda rows: [r for r in rows if "[unknown]" not in json.dumps(r)]
+    if strip(a[key]) != strip(b[key]):
+        print("differ in", key)
+        sys.exit(1)
+print("decoded trace and PC list give the same profile")
+PY
+expect 0 "$tk" report --top 3 "${tin[@]}"
+grep -q "main -> median" out.txt || fail "report from the trace has no main -> median call"
+# A damaged trace: errors are named with their offset, the rest is still counted.
+# Cut inside the payload of the first packet from the middle on that has 3 bytes or more.
+half=$(( $(stat -c %s "$dir/$prog.te_inst_raw") / 2 ))
+off=$("$tk" dump --scf "$dir/$prog.scf" "$dir/$prog.te_inst_raw" | awk -v h="$half" '$1 > h && $3 >= 3 {print $1; exit}')
+[ -n "$off" ] || fail "no packet to cut in"
+head -c $((off + 2)) "$dir/$prog.te_inst_raw" > cut.te_inst_raw
+expect 0 "$tk" report --scf "$dir/$prog.scf" --ucf "$dir/$prog.decoder.ucf" --elf "$elf" cut.te_inst_raw --quiet
+grep -q "offset" err.txt || fail "truncated trace not reported: $(cat err.txt)"
+
 rc=0
 for c in callgrind folded json autofdo bolt; do
   python3 "$src/check_consumers.py" "$c" "$prog" || { r=$?; [ $r -eq 77 ] || rc=1; }

@@ -16,7 +16,7 @@ static int classify(int x)
 }
 
 static void unused_helper(void)
-{ /* NEVER: gcc puts the prologue on the opening brace's line */
+{              /* NEVER: gcc puts the prologue on the opening brace's line */
     sink = 42; /* NEVER */
 } /* NEVER */
 

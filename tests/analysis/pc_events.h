@@ -76,7 +76,7 @@ static inline tk_status pcev_emit(const uint64_t *pcs, size_t n, pcev_classify c
 /* Direct counts from a PC sequence. */
 typedef struct pcref_count {
     uint64_t key;
-    uint64_t a, b;
+    uint64_t a, b, c;
 } pcref_count;
 
 typedef struct pcref_table {

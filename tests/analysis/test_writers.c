@@ -219,6 +219,43 @@ static void test_json_and_report(void **state)
     free(t);
 }
 
+/* Two call sites to foo on one source line give one target entry with the calls summed. */
+static void test_llvm_sample_merges_call_sites(void **state)
+{
+    (void)state;
+    tk_code_view v = fake_view();
+    tk_profile *p = NULL;
+    assert_int_equal(tk_profile_new(&v, &p), TK_OK);
+    const tk_event evs[] = {
+        {.kind = TK_EV_RANGE, .first = 0x1000, .last = 0x1004, .end = TK_END_CALL},
+        {.kind = TK_EV_RANGE, .first = 0x2000, .last = 0x2008, .end = TK_END_RETURN},
+        {.kind = TK_EV_RANGE, .first = 0x1008, .last = 0x100c, .end = TK_END_CALL},
+        {.kind = TK_EV_RANGE, .first = 0x2000, .last = 0x2008, .end = TK_END_RETURN},
+        {.kind = TK_EV_RANGE, .first = 0x1010, .last = 0x1010, .end = TK_END_NONE},
+    };
+    for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+        assert_int_equal(tk_profile_event(p, &evs[i]), TK_OK);
+    assert_int_equal(tk_profile_finish(p), TK_OK);
+    tk_line_table *lt = NULL;
+    assert_int_equal(tk_line_table_new(&lt), TK_OK);
+    assert_int_equal(tk_line_table_add(lt, 0x1000, "m.c", 2, false), TK_OK);
+    assert_int_equal(tk_line_table_add(lt, 0x1010, "m.c", 3, false), TK_OK);
+    assert_int_equal(tk_line_table_add(lt, 0x1014, NULL, 0, true), TK_OK);
+    assert_int_equal(tk_line_table_add_func(lt, "main", 0x1000, 0x1014, "m.c", 1), TK_OK);
+    tk_write_options o;
+    tk_write_options_init(&o);
+    o.lines = lt;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    assert_int_equal(tk_profile_write_llvm_sample(p, m, &o), TK_OK);
+    fclose(m);
+    assert_string_equal(buf, "main:2:0\n 1: 1 foo:2\n 2: 1\n");
+    free(buf);
+    tk_line_table_free(lt);
+    tk_profile_free(p);
+}
+
 static void test_unfinished_profile_is_refused(void **state)
 {
     (void)state;
@@ -243,6 +280,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_autofdo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bolt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_and_report, setup, teardown),
+        cmocka_unit_test(test_llvm_sample_merges_call_sites),
         cmocka_unit_test(test_unfinished_profile_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,10 @@ zcat $v/towers.decoder.trace.gz > "$work/want"
 "$tk" decode "${args[@]}" $v/towers.te_inst_raw -o "$work/got" || fail "decode exit $?"
 cmp -s "$work/want" "$work/got" || fail "towers PCs differ: $(cmp "$work/want" "$work/got" 2>&1)"
 
+# 1b. the same packets from the reference .te_inst CSV (gzipped)
+"$tk" decode "${args[@]}" $v/towers.te_inst.gz -o "$work/got_csv" || fail "CSV decode exit $?"
+cmp -s "$work/want" "$work/got_csv" || fail "towers PCs from the CSV differ"
+
 # 2. counting mode prints the totals, the number of instructions among them
 n=$("$tk" decode "${args[@]}" --format count $v/towers.te_inst_raw | awk '$1 == "instructions" {print $2}')
 [ "$n" = "$(wc -l < "$work/want")" ] || fail "count $n != $(wc -l < "$work/want")"

@@ -482,6 +482,208 @@ static void test_errors_and_resync(void **state)
     teardown_rec(&r);
 }
 
+/* Recreate the decoder after changing r->p. */
+static void reopen(rec *r)
+{
+    tk_te_decoder_free(r->d);
+    assert_int_equal(tk_te_decoder_new(&r->p, r->img, on_event, r, &r->d), TK_OK);
+}
+
+/* An interrupt after A(1) retired: the EPC is the next instruction, from the code alone. */
+static void test_interrupt(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {NOP, NOP, NOP, NOP, NOP, NOP, NOP, NOP, NOP, NOP};
+    rec r;
+    setup(&r, code, 10, 1);
+    support(&r, 0, 0);
+    sync_start(&r, A(0), 1);
+    addr_pkt(&r, 0, 0, A(1), false, false); /* next is a trap: report the last retired */
+    trap(&r, A(8), 1, 7, 1);                /* machine timer interrupt, handler at 8 */
+    addr_pkt(&r, 0, 0, A(9), false, false);
+    support(&r, 1, 0);
+    const uint64_t want[] = {A(0), A(1), A(8), A(9)};
+    expect_pcs(&r, want, 4);
+    const tk_event *rg = find_event(&r, TK_EV_RANGE, 0);
+    assert_int_equal(rg->last, A(1));
+    assert_int_equal(rg->end, TK_END_TRAP);
+    assert_int_equal(rg->next, A(8));
+    const tk_event *t = find_event(&r, TK_EV_TRAP, 0);
+    assert_true(t->interrupt);
+    assert_int_equal(t->cause, 7);
+    assert_int_equal(t->first, A(2));
+    assert_int_equal(r.nerrors, 0);
+    teardown_rec(&r);
+}
+
+/* Implicit return (ioptions bit 0): the return address comes from the decoder's own stack,
+ * so only the later uninferable jump is reported. */
+static void test_implicit_return(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {
+        JAL(1u, 16),     /* 0: call 4 */
+        NOP,             /* 1: return lands here */
+        JALR(0u, 6u, 0), /* 2: -> 8 (reported) */
+        NOP,
+        NOP,             /* 3, 4: callee */
+        JALR(0u, 1u, 0), /* 5: ret (implicit) */
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+    };
+    rec r;
+    setup(&r, code, 10, 1);
+    r.p.s.return_stack_size = 2;
+    reopen(&r);
+    support(&r, 0, TK_TE_IOPT_IMPLICIT_RETURN);
+    sync_start(&r, A(0), 1);
+    addr_pkt(&r, 0, 0, A(8), false, false);
+    support(&r, 1, TK_TE_IOPT_IMPLICIT_RETURN);
+    const uint64_t want[] = {A(0), A(4), A(5), A(1), A(2), A(8)};
+    expect_pcs(&r, want, 6);
+    const tk_event *call = find_event(&r, TK_EV_RANGE, 0);
+    assert_int_equal(call->end, TK_END_CALL);
+    const tk_event *ret = find_event(&r, TK_EV_RANGE, 1);
+    assert_int_equal(ret->end, TK_END_RETURN);
+    assert_false(ret->indirect);
+    assert_int_equal(ret->next, A(1));
+    assert_int_equal(r.nerrors, 0);
+    teardown_rec(&r);
+}
+
+/* Sequentially inferable jump (sijump): auipc then jalr through the same register. */
+static void test_sijump(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {
+        (6u << 7) | 0x17u, /* 0: auipc x6, 0 */
+        JALR(0u, 6u, 32),  /* 1: -> A(0) + 32 = A(8), inferable */
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,
+        NOP,             /* 8 */
+        JALR(0u, 7u, 0), /* 9: -> 12 (reported) */
+        NOP,
+        NOP,
+        NOP, /* 12 */
+        NOP,
+    };
+    rec r;
+    setup(&r, code, 14, 1);
+    r.p.o.sijump = true;
+    reopen(&r);
+    support(&r, 0, 0);
+    sync_start(&r, A(0), 1);
+    addr_pkt(&r, 0, 0, A(12), false, false);
+    support(&r, 1, 0);
+    const uint64_t want[] = {A(0), A(1), A(8), A(9), A(12)};
+    expect_pcs(&r, want, 5);
+    assert_int_equal(r.nerrors, 0);
+    teardown_rec(&r);
+}
+
+/* The wrong program: the reported address cannot be reached without branch information. */
+static void test_unreachable_address(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {NOP, JAL(0u, -4), NOP, NOP};
+    rec r;
+    setup(&r, code, 4, 1);
+    support(&r, 0, 0);
+    sync_start(&r, A(0), 1);
+    addr_pkt(&r, 0, 0, A(3), false, false); /* 0 -> 1 -> 0 ... never reaches 3 */
+    assert_int_equal(r.nerrors, 1);
+    assert_int_equal(find_event(&r, TK_EV_ERROR, 0)->status, TK_ERR_MISMATCH);
+    teardown_rec(&r);
+}
+
+/* Robustness: random packets over random code never crash, hang or emit inconsistent
+ * ranges; the decoder reports errors and keeps going. */
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+static tk_status check_event(void *ctx, const tk_event *ev)
+{
+    uint64_t *n = ctx;
+    if (ev->kind == TK_EV_RANGE) {
+        assert_true(ev->ninsn >= 1);
+        assert_true(ev->last >= ev->first);
+        assert_true(ev->last - ev->first <= 4 * (ev->ninsn - 1));
+        n[0] += ev->ninsn;
+    } else if (ev->kind == TK_EV_ERROR) {
+        assert_non_null(ev->message);
+        n[1]++;
+    }
+    return TK_OK;
+}
+
+static void test_random_packets(void **state)
+{
+    (void)state;
+    uint64_t seed = 12345;
+    enum { WORDS = 512 };
+    uint8_t code[4 * WORDS];
+    for (size_t i = 0; i < sizeof(code); i += 4) {
+        /* mostly plain instructions, some branches, jumps and compressed ones */
+        static const uint32_t pool[] = {
+            NOP,          BEQ(1u, 2u, 8),  BNE(3u, 0u, -12), JAL(0u, 16),
+            JAL(1u, -32), JALR(0u, 5u, 0), JALR(0u, 1u, 0),  0x00010001u /* c.nop; c.nop */,
+            0x00000073u};
+        uint32_t w = pool[lcg(&seed) % (sizeof(pool) / sizeof(pool[0]))];
+        memcpy(code + i, &w, 4);
+    }
+    tk_image *img;
+    assert_int_equal(tk_image_new(TK_ARCH_RISCV, 64, &img), TK_OK);
+    assert_int_equal(tk_image_add_region(img, BASE, code, sizeof(code)), TK_OK);
+    tk_te_params p;
+    tk_te_params_init(&p);
+    p.s.iaddress_width = 64;
+    p.s.iaddress_lsb = 1;
+    p.s.return_stack_size = 3;
+    uint64_t counts[2] = {0, 0};
+    tk_te_decoder *d;
+    assert_int_equal(tk_te_decoder_new(&p, img, check_event, counts, &d), TK_OK);
+    for (uint64_t i = 0; i < 20000; i++) {
+        tk_te_packet pkt = {0};
+        pkt.format = (uint8_t)(lcg(&seed) % 4);
+        pkt.subformat = (uint8_t)(lcg(&seed) % 4);
+        pkt.branches = (uint8_t)(lcg(&seed) % 32);
+        pkt.branch_map = (uint32_t)lcg(&seed);
+        const uint64_t where = (lcg(&seed) % WORDS) * 4;
+        /* F3: an address in the code; F1/F2: a small delta either way, or full */
+        pkt.address = pkt.format == 3 ? (BASE + where) >> 1
+                                      : (uint64_t)((int64_t)(lcg(&seed) % 512) - 256) >> 1;
+        pkt.has_address = true;
+        pkt.branch = lcg(&seed) & 1;
+        pkt.notify = (lcg(&seed) % 8) == 0;
+        pkt.updiscon = (lcg(&seed) % 4) == 0;
+        pkt.irreport = (lcg(&seed) % 8) == 0;
+        pkt.irdepth = lcg(&seed) % 8;
+        pkt.privilege = (uint8_t)(lcg(&seed) % 4);
+        pkt.ecause = (uint32_t)(lcg(&seed) % 16);
+        pkt.interrupt = lcg(&seed) & 1;
+        pkt.thaddr = lcg(&seed) & 1;
+        pkt.qual_status = (uint8_t)(lcg(&seed) % 4);
+        pkt.ioptions = (uint32_t)(lcg(&seed) % 32) & ~(uint32_t)TK_TE_IOPT_FULL_ADDRESS;
+        assert_int_equal(tk_te_decoder_packet(d, &pkt, i * 3, i), TK_OK);
+    }
+    assert_int_equal(tk_te_decoder_finish(d), TK_OK);
+    print_message("random: %llu instructions, %llu errors\n", (unsigned long long)counts[0],
+                  (unsigned long long)counts[1]);
+    assert_true(counts[0] > 1000); /* the random flow did get somewhere */
+    assert_true(counts[1] > 0);
+    tk_te_decoder_free(d);
+    tk_image_free(img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +697,11 @@ int main(void)
         cmocka_unit_test(test_map_without_address),
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_errors_and_resync),
+        cmocka_unit_test(test_interrupt),
+        cmocka_unit_test(test_implicit_return),
+        cmocka_unit_test(test_sijump),
+        cmocka_unit_test(test_unreachable_address),
+        cmocka_unit_test(test_random_packets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,14 +65,6 @@ static tk_status on_event(void *ctx, const tk_event *ev)
     return TK_OK;
 }
 
-static void add_bootrom(tk_image *img)
-{
-    /* spike's reset code, which decoder_model.py adds to every image */
-    static const uint8_t code[] = {0x97, 0x02, 0x00, 0x00, 0x93, 0x85, 0x02, 0x02, 0x73, 0x25,
-                                   0x40, 0xf1, 0x83, 0xb2, 0x82, 0x01, 0x67, 0x80, 0x02, 0x00};
-    assert_int_equal(tk_image_add_region(img, 0x1000, code, sizeof(code)), TK_OK);
-}
-
 /* Decode one vector folder; returns the number of PCs compared. */
 static uint64_t check_vector(const char *dir, const char *prog)
 {
@@ -90,29 +82,18 @@ static uint64_t check_vector(const char *dir, const char *prog)
 
     golden g = {0};
     assert_int_equal(tk_image_open_elf(elf, &g.img, &diag), TK_OK);
-    add_bootrom(g.img);
+    assert_int_equal(tk_te_add_spike_reset_code(g.img, false), TK_OK);
     snprintf(path, sizeof(path), "%s/%s.decoder.trace.gz", dir, prog);
     uint8_t *want = tk_test_read_file(path, &g.want_len);
     assert_non_null(want);
     g.want = (const char *)want;
 
     snprintf(path, sizeof(path), "%s/%s.te_inst_raw", dir, prog);
-    size_t rawlen = 0;
-    uint8_t *raw = tk_test_read_file(path, &rawlen);
-    assert_non_null(raw);
-
+    tk_te_raw *raw;
+    assert_int_equal(tk_te_raw_open(path, &raw, &diag), TK_OK);
     tk_te_decoder *d;
     assert_int_equal(tk_te_decoder_new(&p, g.img, on_event, &g, &d), TK_OK);
-    uint64_t index = 0;
-    for (size_t off = 0; off < rawlen; index++) {
-        const size_t len = raw[off] & 0x1f;
-        assert_int_equal(raw[off] >> 5, 2);
-        assert_true(off + 1 + len <= rawlen);
-        tk_te_packet pkt;
-        assert_int_equal(tk_te_packet_decode(&p, raw + off + 1, len, &pkt, &diag), TK_OK);
-        assert_int_equal(tk_te_decoder_packet(d, &pkt, off, index), TK_OK);
-        off += 1 + len;
-    }
+    assert_int_equal(tk_te_decoder_run_raw(d, raw), TK_OK);
     assert_int_equal(tk_te_decoder_finish(d), TK_OK);
 
     if (g.differs)
@@ -129,7 +110,7 @@ static uint64_t check_vector(const char *dir, const char *prog)
 
     tk_te_decoder_free(d);
     tk_image_free(g.img);
-    free(raw);
+    tk_te_raw_close(raw);
     free(want);
     free(elf);
     return g.lines;

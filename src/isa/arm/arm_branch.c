@@ -31,6 +31,11 @@ static void a64(uint64_t addr, uint32_t i, tk_arm_insn *o)
         o->kind = TK_ARM_BRANCH;
         o->cond = 1;
         o->target = addr + (uint64_t)(sext(i >> 5, 14) * 4);
+    } else if ((i & 0xfffff0ff) == 0xd50330df) {
+        /* ISB: a P0 instruction in ETMv4 (IHI0064 §4.1.1), executed as a taken branch to the
+         * next instruction. */
+        o->kind = TK_ARM_BRANCH;
+        o->target = addr + 4;
     } else if ((i & 0xfe000000) == 0xd6000000) {
         /* Unconditional branch (register): opc [24:21] = BR 0, BLR 1, RET 2, ERET 4,
          * DRPS 5, and the pointer-authenticating forms BRA* 8, BLRA* 9 (RETA*, ERETA* keep
@@ -51,7 +56,10 @@ static void a32(uint64_t addr, uint32_t i, tk_arm_insn *o)
     o->size = 4;
     o->target_isa = TK_ARM_A32;
     if (cond == 0xf) {
-        if ((i & 0x0e000000) == 0x0a000000) { /* BLX (immediate): to T32 */
+        if ((i & 0xfffffff0) == 0xf57ff060) { /* ISB: P0 instruction, branch to next */
+            o->kind = TK_ARM_BRANCH;
+            o->target = addr + 4;
+        } else if ((i & 0x0e000000) == 0x0a000000) { /* BLX (immediate): to T32 */
             o->kind = TK_ARM_BRANCH;
             o->link = 1;
             o->target_isa = TK_ARM_T32;
@@ -128,6 +136,27 @@ static void t32(uint64_t addr, uint32_t hw1, uint32_t hw2, tk_arm_insn *o)
         return;
     }
     o->size = 4;
+    if (hw1 == 0xf3bf && (hw2 & 0xfff0) == 0x8f60) { /* ISB: P0 instruction */
+        o->kind = TK_ARM_BRANCH;
+        o->target = addr + 4;
+        return;
+    }
+    if ((hw1 & 0xffd0) == 0xf000 && (hw1 & 0xf) == 0xf && (hw2 & 0xf001) == 0xc001) {
+        /* Armv8.1-M LE/LETP (loop end): a conditional backward branch to the loop start. */
+        uint32_t imm = ((hw2 >> 1) & 0x3ff) << 2 | ((hw2 >> 11) & 1) << 1;
+        o->kind = TK_ARM_BRANCH;
+        o->cond = 1;
+        o->target = (addr + 4 - imm) & 0xffffffffu;
+        return;
+    }
+    if ((hw1 & 0xfff0) == 0xf040 && (hw2 & 0xf001) == 0xc001) {
+        /* Armv8.1-M WLS/WLSTP: branches forward past the loop when it runs zero times. */
+        uint32_t imm = ((hw2 >> 1) & 0x3ff) << 2 | ((hw2 >> 11) & 1) << 1;
+        o->kind = TK_ARM_BRANCH;
+        o->cond = 1;
+        o->target = (addr + 4 + imm) & 0xffffffffu;
+        return;
+    }
     if ((hw1 & 0xf800) == 0xf000 && (hw2 & 0x8000)) {
         unsigned op1 = (hw2 >> 12) & 7;
         uint32_t s = (hw1 >> 10) & 1, j1 = (hw2 >> 13) & 1, j2 = (hw2 >> 11) & 1;
@@ -141,6 +170,8 @@ static void t32(uint64_t addr, uint32_t hw1, uint32_t hw2, tk_arm_insn *o)
             o->target = (addr + 4 + (uint64_t)sext(imm, 21)) & 0xffffffffu;
             return;
         }
+        if ((op1 & 5) == 4 && (hw2 & 1))
+            return; /* BLX with H = 1: Armv8.1-M DLS / branch future (BF*), not a branch here */
         uint32_t i1 = !(j1 ^ s), i2 = !(j2 ^ s);
         uint32_t imm =
             (s << 24) | (i1 << 23) | (i2 << 22) | ((hw1 & 0x3ff) << 12) | ((hw2 & 0x7ff) << 1);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# CoreSight ETMv4 speed on bugfix-exact-match (1 MiB of formatted trace), side by side with
+# OpenCSD's trc_pkt_lister in the same run.
+#   usage: bench/coresight.sh [BUILD_DIR] [REPEAT]
+# tracekit figures: best of REPEAT runs over the buffer held in memory (`--stats`), CPU time of
+# the pipeline only. trc_pkt_lister figures: user+sys CPU time of the whole process (it has no
+# quiet mode: it formats every packet/element as text, written to /dev/null here).
+set -euo pipefail
+BUILD=${1:-build-bench}
+REPEAT=${2:-20}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+SS=${TK_TESTDATA:-$HERE/../shared/testdata}/opencsd/snapshots/bugfix-exact-match
+LISTER=${TRC_PKT_LISTER:-/usr/bin/trc_pkt_lister}
+
+if [ ! -d "$SS" ]; then
+    echo "coresight bench: snapshot $SS not found, skipped"
+    exit 0
+fi
+
+# The CoreSight commands: `tracekit dump/decode --snapshot`, or the test driver when the
+# tracekit front end of this build does not route --snapshot yet.
+TK=()
+for cand in "$BUILD/tools/tracekit" "$BUILD/tracekit"; do
+    if [ -x "$cand" ] && "$cand" dump --snapshot "$SS" --stats 1 >/dev/null 2>&1; then
+        TK=("$cand")
+        break
+    fi
+done
+if [ ${#TK[@]} -eq 0 ] && [ -x "$BUILD/tests/coresight/cs_driver" ]; then
+    TK=("$BUILD/tests/coresight/cs_driver")
+fi
+if [ ${#TK[@]} -eq 0 ]; then
+    echo "coresight bench: no tracekit binary with --snapshot support in $BUILD, skipped"
+    exit 0
+fi
+
+field() { # field NAME LINE
+    echo "$2" | awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}'
+}
+
+cpu_seconds() { # run a command, print its user+sys CPU seconds
+    local f
+    f=$(mktemp)
+    /usr/bin/time -f "%U %S" -o "$f" "$@" >/dev/null 2>&1 || true
+    awk '{printf "%.3f", $1 + $2}' "$f"
+    rm -f "$f"
+}
+
+BYTES=$(stat -c %s "$SS/cstrace.bin")
+P=$("${TK[@]}" dump --snapshot "$SS" --stats "$REPEAT")
+D=$("${TK[@]}" decode --snapshot "$SS" --stats "$REPEAT")
+
+echo "coresight: bugfix-exact-match, $BYTES bytes of trace ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+printf "  %-8s %-12s %10s %12s %s\n" "" "tool" "MB/s" "seconds" "items"
+printf "  %-8s %-12s %10s %12s %s packets\n" packets tracekit "$(field MB/s "$P")" \
+    "$(field seconds "$P")" "$(field packets "$P")"
+printf "  %-8s %-12s %10s %12s %s ranges, %s instructions (%s Minsn/s)\n" decode tracekit \
+    "$(field MB/s "$D")" "$(field seconds "$D")" "$(field ranges "$D")" \
+    "$(field instructions "$D")" "$(field Minsn/s "$D")"
+
+if [ -x "$LISTER" ] && [ -x /usr/bin/time ]; then
+    TP=$(cpu_seconds "$LISTER" -ss_dir "$SS" -logfilename /dev/null)
+    TD=$(cpu_seconds "$LISTER" -ss_dir "$SS" -decode_only -logfilename /dev/null)
+    INS=$(field instructions "$D")
+    awk -v b="$BYTES" -v tp="$TP" -v td="$TD" -v tkp="$(field seconds "$P")" \
+        -v tkd="$(field seconds "$D")" -v ins="$INS" 'BEGIN {
+        printf "  %-8s %-12s %10.1f %12.3f (%.0fx slower than tracekit)\n", "packets",
+               "trc_pkt_lister", b / tp / 1e6, tp, tp / tkp;
+        printf "  %-8s %-12s %10.1f %12.3f %.1f Minsn/s (%.0fx slower than tracekit)\n",
+               "decode", "trc_pkt_lister", b / td / 1e6, td, ins / td / 1e6, td / tkd }'
+else
+    echo "  trc_pkt_lister (libopencsd-bin) or /usr/bin/time not installed: no comparison"
+fi

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* E-Trace flow decoder fed from a reference .te_inst_raw stream, and spike's reset code
+ * that the reference flow's traces start in (VERSIONS.md C.4, C.6). */
+#include <stdio.h>
+#include <string.h>
+
+#include "decoder_int.h"
+
+/* The reader's messages read "[file: ]offset N (packet K): what"; events carry offset and
+ * index themselves, so keep only "what". */
+static const char *what_of(const char *msg)
+{
+    const char *p = strstr(msg, "(packet ");
+    if (p && (p = strstr(p, "): ")))
+        return p + 3;
+    return msg;
+}
+
+static tk_status damaged(tk_te_decoder *d, tk_status status, uint64_t offset, uint64_t index,
+                         const char *msg)
+{
+    d->byte_offset = offset;
+    d->packet_index = index;
+    snprintf(d->msg, sizeof(d->msg), "%.*s", (int)sizeof(d->msg) - 1, msg);
+    d->stats.errors++;
+    tk_event ev = {.kind = TK_EV_ERROR, .status = status, .message = d->msg, .first = d->pc};
+    tk_status st = tk_dec_emit(d, &ev);
+    if (st != TK_OK)
+        return d->stop;
+    return tk_te_decoder_lost(d, offset, index);
+}
+
+/* Resident memory must not grow with the trace: mapped pages already read are given back
+ * every this many bytes (tk_te_raw_release). */
+#define RELEASE_STEP (8u << 20)
+
+tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets)
+{
+    tk_status first = TK_OK;
+    size_t released = s->pos;
+    tk_te_packet pk[64];
+    uint64_t off[64];
+    for (;;) {
+        /* hot path: batches from the zero-copy scanner (packet_scan.c) */
+        size_t n;
+        while ((n = tk_te_scan_batch(s, pk, off, 64)) > 0) {
+            const uint64_t idx0 = s->next_index - n;
+            *packets += n;
+            for (size_t i = 0; i < n; i++) {
+                tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
+                if (st != TK_OK)
+                    return st;
+            }
+            if (raw && s->pos - released >= RELEASE_STEP) {
+                tk_te_raw_release(raw, off[0]);
+                released = off[0];
+            }
+        }
+        tk_diag diag;
+        tk_diag_clear(&diag);
+        tk_status s1 = tk_te_scan_next(s, &pk[0], &diag);
+        if (s1 == TK_END)
+            return first;
+        if (s1 == TK_OK) {
+            ++*packets;
+            if ((s1 = tk_te_decoder_packet(d, &pk[0], s->offset, s->index)) != TK_OK)
+                return s1;
+            continue;
+        }
+        tk_status st = damaged(d, s1, s->offset, s->index, what_of(diag.message));
+        if (st != TK_OK)
+            return st;
+        if (first == TK_OK)
+            first = s1;
+        if (s1 == TK_ERR_TRUNCATED)
+            return first; /* nothing follows a truncated packet */
+    }
+}
+
+tk_status tk_te_decoder_run_raw(tk_te_decoder *d, tk_te_raw *raw)
+{
+    if (!d || !raw)
+        return TK_ERR_INVALID;
+    tk_te_scan s;
+    tk_te_scan_init(&s, &d->p, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw));
+    uint64_t packets = 0;
+    return tk_dec_run_scan(d, &s, raw, &packets);
+}
+
+tk_status tk_te_add_spike_reset_code(tk_image *img, bool rv32)
+{
+    const uint32_t code[5] = {0x00000297, 0x02028593, 0xf1402573, rv32 ? 0x0182a283 : 0x0182b283,
+                              0x00028067};
+    uint8_t bytes[sizeof(code)];
+    uint8_t probe;
+    if (!img)
+        return TK_ERR_INVALID;
+    if (tk_image_read(img, 0x1000, &probe, 1) == TK_OK)
+        return TK_OK;
+    for (size_t i = 0; i < 5; i++)
+        for (size_t b = 0; b < 4; b++)
+            bytes[i * 4 + b] = (uint8_t)(code[i] >> (8 * b));
+    return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Frame deformatter (CoreSight Architecture v3.0 §D4.2): hand-built frames, FSYNC handling,
+ * errors with offsets, and streaming in small pieces on real captures. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/coresight.h"
+
+typedef struct run {
+    uint8_t id;
+    uint64_t index;
+    uint8_t data[16];
+    size_t n;
+} run;
+
+typedef struct sink {
+    run runs[4096];
+    size_t nruns;
+    uint8_t *bytes[128]; /* per-ID concatenation, for the streaming test */
+    size_t nbytes[128];
+    uint64_t err_off[16];
+    tk_status err[16];
+    size_t nerr;
+} sink;
+
+static tk_status on_data(void *ctx, uint8_t id, const uint8_t *d, size_t n, uint64_t index)
+{
+    sink *s = ctx;
+    if (s->nruns < 4096) {
+        run *r = &s->runs[s->nruns++];
+        r->id = id;
+        r->index = index;
+        r->n = n;
+        memcpy(r->data, d, n);
+    }
+    s->bytes[id] = realloc(s->bytes[id], s->nbytes[id] + n);
+    memcpy(s->bytes[id] + s->nbytes[id], d, n);
+    s->nbytes[id] += n;
+    return TK_OK;
+}
+
+static tk_status on_error(void *ctx, tk_status st, uint64_t off, const char *msg)
+{
+    sink *s = ctx;
+    (void)msg;
+    if (s->nerr < 16) {
+        s->err[s->nerr] = st;
+        s->err_off[s->nerr++] = off;
+    }
+    return TK_OK;
+}
+
+static sink *run_frames(unsigned flags, const uint8_t *buf, size_t len, size_t chunk)
+{
+    sink *s = calloc(1, sizeof(*s));
+    tk_cs_deformatter *d;
+    assert_int_equal(tk_cs_deformatter_new(flags, on_data, on_error, s, &d), TK_OK);
+    for (size_t off = 0; off < len; off += chunk)
+        assert_int_equal(tk_cs_deformat(d, buf + off, len - off < chunk ? len - off : chunk),
+                         TK_OK);
+    assert_int_equal(tk_cs_deformat_end(d), TK_OK);
+    tk_cs_deformatter_free(d);
+    return s;
+}
+
+static void free_sink(sink *s)
+{
+    for (int i = 0; i < 128; i++)
+        free(s->bytes[i]);
+    free(s);
+}
+
+/* ID 0x10 at byte 0, then data; the auxiliary byte supplies bit 0 of even data bytes. */
+static void test_single_id(void **state)
+{
+    (void)state;
+    uint8_t f[16] = {0x21, 0xa1, 0x02, 0xa3, 0x04, 0xa5, 0x06, 0xa7,
+                     0x08, 0xa9, 0x0a, 0xab, 0x0c, 0xad, 0x0e, 0x00};
+    f[15] = 0x02 | 0x80; /* byte 2 -> 0x03, byte 14 -> 0x0f */
+    sink *s = run_frames(0, f, 16, 16);
+    assert_int_equal(s->nruns, 1);
+    assert_int_equal(s->runs[0].id, 0x10);
+    assert_int_equal(s->runs[0].index, 0);
+    assert_int_equal(s->runs[0].n, 14);
+    const uint8_t want[14] = {0xa1, 0x03, 0xa3, 0x04, 0xa5, 0x06, 0xa7,
+                              0x08, 0xa9, 0x0a, 0xab, 0x0c, 0xad, 0x0f};
+    assert_memory_equal(s->runs[0].data, want, 14);
+    free_sink(s);
+}
+
+/* An ID change whose auxiliary bit is set leaves the next byte to the previous ID; the new
+ * run is attributed to the ID byte's position. */
+static void test_id_change(void **state)
+{
+    (void)state;
+    uint8_t f[32] = {0x21, 0x11, 0x12, 0x13, 0x25, 0x14, 0x22, 0x23,
+                     0x23, 0x15, 0x24, 0x25, 0x26, 0x27, 0x23, 0x00};
+    f[15] = 1 << 2; /* ID byte at 4 (ID 0x12): next byte 0x14 still belongs to ID 0x10 */
+    /* byte 8: ID 0x11 with aux bit clear: byte 9 belongs to 0x11; byte 14: ID 0x11 again. */
+    /* second frame: no ID byte, data continues for ID 0x11 */
+    const uint8_t f2[16] = {0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37,
+                            0x38, 0x39, 0x3a, 0x3b, 0x3c, 0x3d, 0x3e, 0x00};
+    memcpy(f + 16, f2, 16);
+    sink *s = run_frames(0, f, 32, 32);
+    assert_int_equal(s->nruns, 4);
+    assert_int_equal(s->runs[0].id, 0x10);
+    assert_int_equal(s->runs[0].n, 4); /* 11 12 13 14 */
+    assert_int_equal(s->runs[0].data[3], 0x14);
+    assert_int_equal(s->runs[1].id, 0x12);
+    assert_int_equal(s->runs[1].index, 4);
+    assert_int_equal(s->runs[1].n, 2); /* 22 23 */
+    assert_int_equal(s->runs[2].id, 0x11);
+    assert_int_equal(s->runs[2].index, 8);
+    assert_int_equal(s->runs[2].n, 5); /* 15 24 25 26 27 */
+    assert_int_equal(s->runs[3].id, 0x11);
+    assert_int_equal(s->runs[3].index, 16);
+    assert_int_equal(s->runs[3].n, 15);
+    free_sink(s);
+}
+
+static void test_truncated(void **state)
+{
+    (void)state;
+    uint8_t f[40];
+    memset(f, 0, sizeof(f));
+    f[0] = 0x21;
+    f[16] = 0x21;
+    sink *s = run_frames(0, f, 40, 40); /* 2 frames + 8 bytes */
+    assert_int_equal(s->nerr, 1);
+    assert_int_equal(s->err[0], TK_ERR_TRUNCATED);
+    assert_int_equal(s->err_off[0], 32);
+    assert_int_equal(s->nbytes[0x10], 28);
+    free_sink(s);
+}
+
+/* DSTREAM: bytes before the first FSYNC are skipped, FSYNCs between frames are dropped, an
+ * FSYNC start inside a frame is an error at its offset and framing resumes at the next FSYNC. */
+static void test_fsync(void **state)
+{
+    (void)state;
+    uint8_t b[128];
+    size_t n = 0;
+    b[n++] = 0x55; /* junk */
+    b[n++] = 0x66;
+    const uint8_t fs[4] = {0xff, 0xff, 0xff, 0x7f};
+    memcpy(b + n, fs, 4), n += 4;
+    for (int i = 0; i < 16; i++)
+        b[n++] = i == 0 ? 0x21 : (i == 15 ? 0 : 0x40 + i * 2);
+    memcpy(b + n, fs, 4), n += 4;
+    memcpy(b + n, fs, 4), n += 4;
+    size_t bad_frame = n;
+    for (int i = 0; i < 16; i++)
+        b[n++] = i == 6 || i == 7 ? 0xff : 0x10; /* 0xffff pair at frame offset 6 */
+    memcpy(b + n, fs, 4), n += 4;
+    size_t good = n;
+    for (int i = 0; i < 16; i++)
+        b[n++] = i == 0 ? 0x23 : (i == 15 ? 0 : 0x50);
+    sink *s = run_frames(TK_CS_DEFMT_FSYNC, b, n, n);
+    assert_int_equal(s->nerr, 1);
+    assert_int_equal(s->err_off[0], bad_frame + 6);
+    assert_int_equal(s->nbytes[0x10], 14);
+    assert_int_equal(s->nbytes[0x11], 14);
+    assert_int_equal(s->runs[0].index, 6);
+    assert_int_equal(s->runs[s->nruns - 1].index, good);
+    free_sink(s);
+}
+
+/* Feeding a real capture in small pieces gives the same per-ID streams as in one piece. */
+static void stream_same(const char *rel, unsigned flags)
+{
+    char *path = tk_test_data_path(rel);
+    size_t len;
+    uint8_t *buf = tk_test_read_file(path, &len);
+    free(path);
+    assert_non_null(buf);
+    sink *whole = run_frames(flags, buf, len, len);
+    size_t total = 0;
+    for (size_t chunk = 1; chunk <= 23; chunk += 11) {
+        sink *s = run_frames(flags, buf, len, chunk);
+        for (int id = 0; id < 128; id++) {
+            assert_int_equal(s->nbytes[id], whole->nbytes[id]);
+            if (s->nbytes[id])
+                assert_memory_equal(s->bytes[id], whole->bytes[id], s->nbytes[id]);
+            total += s->nbytes[id];
+        }
+        assert_int_equal(s->nerr, whole->nerr);
+        free_sink(s);
+    }
+    assert_true(total > 0);
+    free_sink(whole);
+    free(buf);
+}
+
+static void test_streaming(void **state)
+{
+    (void)state;
+    stream_same("opencsd/snapshots/juno_r1_1/cstrace.bin", 0);
+    stream_same("opencsd/snapshots/a55-test-tpiu/DSTREAM_0.bin", TK_CS_DEFMT_FSYNC);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_id), cmocka_unit_test(test_id_change),
+        cmocka_unit_test(test_truncated), cmocka_unit_test(test_fsync),
+        cmocka_unit_test(test_streaming),
+    };
+    if (!tk_test_data_present())
+        return TK_TEST_SKIP;
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
