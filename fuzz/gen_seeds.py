@@ -160,6 +160,8 @@ def ini_values(path):
 
 def coresight_seeds(testdata, out):
     snaps = os.path.join(testdata, "opencsd/snapshots")
+    for ini in sorted(glob.glob(os.path.join(snaps, "*/*.ini")))[:60]:
+        put(out, "fuzz_cs_ini", read(ini)[:MAX_SEED])
     for i, name in enumerate(CS_SNAPSHOTS):
         d = os.path.join(snaps, name)
         trace = ini_values(os.path.join(d, "trace.ini"))

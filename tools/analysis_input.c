@@ -8,11 +8,15 @@
 #include <unistd.h>
 
 #include "tracekit/encap.h"
+#include "tracekit/hart.h"
+#include "tracekit/riscv.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
 
 #define MAX_ERROR_LINES 20
+/* --sim without --max-insns: a program that never exits still ends. */
+#define DEFAULT_MAX_INSNS 2000000000ull
 
 const char tk_an_input_help[] =
     "input (one of):\n"
@@ -21,6 +25,10 @@ const char tk_an_input_help[] =
     "                    decoded as `tracekit decode` does; the .ucf's object-files names\n"
     "                    the ELF unless --elf is given. Also: --spec VER (2.0, 0.29),\n"
     "                    --no-bootrom, --ecall-sequential (see tracekit decode --help)\n"
+    "  --sim PROG.elf    run the program on tracekit's hart model (RV32/RV64 IMAFDC, HTIF\n"
+    "                    exit, see tracekit sim) and profile every retired instruction;\n"
+    "                    --max-insns N stops it (default 2000000000), --hart H picks the\n"
+    "                    hart; the program's console output goes to stderr\n"
     "  --elf PROG.elf --pc-trace PCS\n"
     "                    executed PCs, one hex address per line (plain or .gz), e.g. the\n"
     "                    reference decoder's .decoder.trace or `tracekit decode` output\n"
@@ -41,7 +49,22 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
         val = &in->ucf;
     else if (!strcmp(a, "--spec"))
         val = &in->spec;
-    else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
+    else if (!strcmp(a, "--sim"))
+        val = &in->sim;
+    else if (!strcmp(a, "--max-insns") || !strcmp(a, "--hart")) {
+        char *end = NULL;
+        unsigned long long v = *i + 1 < argc ? strtoull(argv[*i + 1], &end, 0) : 0;
+        if (!end || !*argv[*i + 1] || *end || (a[2] == 'h' && v > 63)) {
+            fprintf(stderr, "tracekit %s: %s needs a number\n", in->cmd, a);
+            return -1;
+        }
+        if (a[2] == 'h')
+            in->hart = (int)v;
+        else
+            in->max_insns = v;
+        ++*i;
+        return 1;
+    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
         return in->quiet = true, 1;
     else if (!strcmp(a, "--no-bootrom"))
         return in->no_bootrom = true, 1;
@@ -73,7 +96,7 @@ typedef struct relay {
     bool drawn;
     uint64_t events;
     uint64_t errors;
-    const uint64_t *pos; /* bytes consumed so far, for a percentage */
+    uint64_t pos; /* byte offset of the latest packet, for a percentage */
     uint64_t size;
     struct timespec last;
 } relay;
@@ -108,6 +131,8 @@ static tk_status relay_event(void *ctx, const tk_event *ev)
     if (ev->kind == TK_EV_ERROR)
         print_error(r, ev->byte_offset, ev->packet_index,
                     ev->message ? ev->message : tk_strerror(ev->status));
+    if (ev->byte_offset > r->pos && ev->byte_offset != UINT64_MAX)
+        r->pos = ev->byte_offset;
     if (r->progress && (++r->events & 0xffff) == 0) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -116,9 +141,9 @@ static tk_status relay_event(void *ctx, const tk_event *ev)
         if (dt >= 0.5) {
             tk_profile_totals t;
             tk_profile_get_totals(r->profile, &t);
-            if (r->pos && r->size)
+            if (r->size)
                 fprintf(stderr, "\rtracekit %s: %3.0f%% of the trace, %" PRIu64 " instructions ",
-                        r->in->cmd, 100.0 * (double)*r->pos / (double)r->size, t.insns);
+                        r->in->cmd, 100.0 * (double)r->pos / (double)r->size, t.insns);
             else
                 fprintf(stderr, "\rtracekit %s: %" PRIu64 " instructions ", r->in->cmd, t.insns);
             r->drawn = true;
@@ -151,24 +176,8 @@ static int run_pc_trace(const tk_an_input *in, tk_an_run *run, relay *r)
     return st == TK_OK ? 0 : fail(in, st, &d, in->pc_trace);
 }
 
-/* spike's reset vector at 0x1000 (VERSIONS.md C.4), which the reference traces start in:
- * auipc t0,0; addi a1,t0,32; csrr a0,mhartid; ld t0,24(t0) (lw for RV32); jr t0. */
-static tk_status add_bootrom(tk_image *img, bool rv32)
-{
-    const uint32_t code[5] = {0x00000297, 0x02028593, 0xf1402573, rv32 ? 0x0182a283 : 0x0182b283,
-                              0x00028067};
-    uint8_t bytes[sizeof(code)];
-    for (size_t i = 0; i < 5; i++)
-        for (size_t b = 0; b < 4; b++)
-            bytes[i * 4 + b] = (uint8_t)(code[i] >> (8 * b));
-    uint8_t probe;
-    if (tk_image_read(img, 0x1000, &probe, 1) == TK_OK)
-        return TK_OK;
-    return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
-}
-
-/* Every packet of the raw file to the decoder; damaged packets are reported and the decoder
- * told it lost them (it resumes at the next sync). */
+/* Every packet of the raw file to the decoder (tk_te_decoder_run_raw): damaged packets come
+ * back as error events, printed by the relay, and decoding resumes at the next sync. */
 static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *run, relay *r)
 {
     tk_diag d;
@@ -178,8 +187,6 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     tk_status st = tk_te_raw_open(in->trace, &raw, &d);
     if (st != TK_OK)
         return fail(in, st, &d, in->trace);
-    uint64_t pos = 0;
-    r->pos = &pos;
     r->size = tk_te_raw_size(raw);
     if ((st = tk_te_decoder_new(p, run->img, relay_event, r, &dec)) != TK_OK) {
         tk_te_raw_close(raw);
@@ -187,58 +194,141 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     }
     if (in->ecall_sequential)
         tk_te_decoder_set_flags(dec, TK_TE_DEC_ECALL_SEQUENTIAL);
-    for (;;) {
-        tk_te_raw_packet rp;
-        tk_diag_clear(&d);
-        st = tk_te_raw_next(raw, &rp, &d);
-        if (st == TK_END) {
-            st = TK_OK;
-            break;
-        }
-        if (st != TK_OK) {
-            /* The reader's message already names the file, offset and packet. */
-            print_line(r, d.message);
-            if (st != TK_ERR_BAD_PACKET) {
-                st = TK_OK; /* truncated: decode what came before */
-                break;
-            }
-            if ((st = tk_te_decoder_lost(dec, d.byte_offset, d.packet_index)) != TK_OK)
-                break;
-            continue;
-        }
-        pos = rp.offset;
-        tk_te_packet pkt;
-        if (rp.msg_type == TK_ENCAP_FLOW_TE_INST &&
-            tk_te_packet_decode(p, rp.payload, rp.len, &pkt, &d) == TK_OK) {
-            if ((st = tk_te_decoder_packet(dec, &pkt, rp.offset, rp.index)) != TK_OK)
-                break;
-            continue;
-        }
-        print_error(r, rp.offset, rp.index,
-                    rp.msg_type != TK_ENCAP_FLOW_TE_INST ? "not a te_inst packet"
-                    : d.message[0]                       ? d.message
-                                                         : "bad packet");
-        if ((st = tk_te_decoder_lost(dec, rp.offset, rp.index)) != TK_OK)
-            break;
-    }
-    if (st == TK_OK)
+    st = tk_te_decoder_run_raw(dec, raw);
+    /* A damaged stream was reported packet by packet; only a stop of our own is fatal. */
+    if (st != TK_ERR_NOMEM && st != TK_ERR_STATE)
         st = tk_te_decoder_finish(dec);
     tk_te_decoder_free(dec);
     tk_te_raw_close(raw);
-    r->pos = NULL;
     return st == TK_OK ? 0 : fail(in, st, NULL, in->trace);
+}
+
+typedef struct sim_feed {
+    tk_pc_flow *flow;
+    int hart;
+    unsigned xlen;
+} sim_feed;
+
+/* Where an interrupt taken after record r returns to: the next instruction in program order
+ * (E-Trace epc). Unknown for uninferable jumps: their own address stands in (it only names
+ * the call site of the handler). */
+static uint64_t interrupt_epc(const tk_hart_retire *r, unsigned xlen)
+{
+    tk_rv_insn in;
+    switch (r->itype) {
+    case TK_ITYPE_NONE:
+    case TK_ITYPE_NOT_TAKEN:
+        return r->pc + r->len;
+    case TK_ITYPE_TAKEN:
+    case TK_ITYPE_INF_CALL:
+    case TK_ITYPE_INF_JUMP:
+    case TK_ITYPE_INF_OTHER:
+        if (tk_rv_decode(r->insn, xlen, &in) == TK_OK &&
+            (in.cf == TK_RV_CF_BRANCH || in.cf == TK_RV_CF_JAL)) {
+            uint64_t t = r->pc + (uint64_t)in.imm;
+            return xlen == 32 ? t & 0xffffffffu : t;
+        }
+        return r->pc;
+    default:
+        return r->pc;
+    }
+}
+
+/* Retirement records to events: retired instructions are the flow; a faulting instruction
+ * (not retired), ecall/ebreak and interrupts are traps with the hart's own cause. */
+static tk_status sim_retire(void *ctx, const tk_hart_retire *recs, size_t n)
+{
+    sim_feed *f = ctx;
+    tk_status st = TK_OK;
+    for (size_t i = 0; i < n && st == TK_OK; i++) {
+        const tk_hart_retire *r = &recs[i];
+        if (f->hart >= 0 && r->hart != (unsigned)f->hart)
+            continue;
+        if (r->flags & TK_HART_F_RETIRED)
+            st = tk_pc_flow_pc(f->flow, r->pc);
+        if (st != TK_OK)
+            break;
+        if (r->flags & TK_HART_F_EXCEPTION)
+            st = tk_pc_flow_trap(f->flow, r->pc, (uint32_t)r->cause, false);
+        else if (r->flags & TK_HART_F_INTERRUPT)
+            st = tk_pc_flow_trap(f->flow, interrupt_epc(r, f->xlen), (uint32_t)r->cause, true);
+    }
+    return st;
+}
+
+static void sim_console(void *ctx, const char *data, size_t len)
+{
+    (void)ctx;
+    fwrite(data, 1, len, stderr);
+}
+
+static int run_sim(const tk_an_input *in, tk_an_run *run, relay *r)
+{
+    tk_sim_config cfg;
+    tk_sim_config_init(&cfg);
+    cfg.xlen = tk_image_xlen(run->img);
+    if (in->hart >= 0)
+        cfg.nharts = (unsigned)in->hart + 1;
+    tk_sim *sim = NULL;
+    tk_diag d;
+    tk_diag_clear(&d);
+    sim_feed feed = {.hart = in->hart, .xlen = cfg.xlen};
+    tk_status st = tk_sim_new(&cfg, &sim);
+    if (st == TK_OK)
+        st = tk_sim_load_image(sim, run->img, &d);
+    if (st == TK_OK)
+        st = tk_pc_flow_new(run->img, relay_event, r, &feed.flow);
+    if (st != TK_OK) {
+        tk_sim_free(sim);
+        return fail(in, st, &d, in->sim);
+    }
+    if (!in->quiet)
+        tk_sim_set_console(sim, sim_console, NULL);
+    tk_sim_set_retire(sim, sim_retire, &feed);
+    tk_sim_result res = {0};
+    uint64_t max = in->max_insns ? in->max_insns : DEFAULT_MAX_INSNS;
+    st = tk_sim_run(sim, max, &res, &d);
+    tk_status fs = tk_pc_flow_finish(feed.flow);
+    tk_pc_flow_free(feed.flow);
+    tk_sim_free(sim);
+    if (r->drawn) {
+        fputs("\r\033[K", stderr);
+        r->drawn = false;
+    }
+    if (st == TK_END) {
+        fprintf(stderr, "tracekit %s: stopped after %" PRIu64 " instructions (--max-insns)\n",
+                in->cmd, res.instructions);
+    } else if (st == TK_OK) {
+        if (res.exit_code)
+            fprintf(stderr, "tracekit %s: the program exited with code %lld\n", in->cmd,
+                    (long long)res.exit_code);
+    } else {
+        /* Unsupported instruction or device: profile what ran up to there. */
+        fprintf(stderr, "tracekit %s: the program stopped: %s\n", in->cmd,
+                d.message[0] ? d.message : tk_strerror(st));
+        if (st != TK_ERR_UNSUPPORTED && st != TK_ERR_TRAP)
+            return 1;
+    }
+    return fs == TK_OK ? 0 : fail(in, fs, NULL, in->sim);
 }
 
 static int check_input(const tk_an_input *in)
 {
     bool trace = in->trace || in->scf || in->ucf;
-    if (!trace && !in->pc_trace) {
+    int sources = trace + !!in->pc_trace + !!in->sim;
+    if (!sources) {
         fprintf(stderr, "tracekit %s: no input (try --help)\n", in->cmd);
         return 2;
     }
-    if (trace && in->pc_trace) {
-        fprintf(stderr, "tracekit %s: give either a trace (--scf, --ucf, TRACE) or --pc-trace\n",
+    if (sources > 1) {
+        fprintf(stderr,
+                "tracekit %s: give one input: a trace (--scf, --ucf, TRACE), --sim or "
+                "--pc-trace\n",
                 in->cmd);
+        return 2;
+    }
+    if (in->sim && in->elf && strcmp(in->sim, in->elf)) {
+        fprintf(stderr, "tracekit %s: --sim names the program; --elf is not needed\n", in->cmd);
         return 2;
     }
     if (trace && (!in->trace || !in->scf || !in->ucf)) {
@@ -273,9 +363,9 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
             (st = tk_te_params_validate(&p, &d)) != TK_OK)
             return fail(in, st, &d, in->ucf);
     }
-    if (in->elf) {
+    if (in->elf || in->sim) {
         free(run->elf);
-        run->elf = strdup(in->elf);
+        run->elf = strdup(in->sim ? in->sim : in->elf);
         if (!run->elf)
             return fail(in, TK_ERR_NOMEM, NULL, "elf");
     }
@@ -286,7 +376,8 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     if ((st = tk_image_open_elf(run->elf, &run->img, &d)) != TK_OK)
         return fail(in, st, &d, run->elf);
     if (in->trace && !in->no_bootrom &&
-        (st = add_bootrom(run->img, p.o.use_rv32_isa || tk_image_xlen(run->img) == 32)) != TK_OK)
+        (st = tk_te_add_spike_reset_code(run->img, p.o.use_rv32_isa ||
+                                                       tk_image_xlen(run->img) == 32)) != TK_OK)
         return fail(in, st, NULL, "reset code at 0x1000");
     tk_diag_clear(&run->lines_diag);
     if (tk_line_table_open_elf(run->elf, &run->lines, &run->lines_diag) != TK_OK)
@@ -297,7 +388,9 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
 
     relay r = {.in = in, .profile = run->profile, .progress = !in->quiet && isatty(2)};
     clock_gettime(CLOCK_MONOTONIC, &r.last);
-    rc = in->trace ? run_trace(in, &p, run, &r) : run_pc_trace(in, run, &r);
+    rc = in->trace ? run_trace(in, &p, run, &r)
+         : in->sim ? run_sim(in, run, &r)
+                   : run_pc_trace(in, run, &r);
     if (r.drawn)
         fputs("\r\033[K", stderr);
     if (rc)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Input wiring shared by `tracekit profile`, `coverage` and `report`: where the events come
- * from (an E-Trace packet file through the decoder, or an executed-PC list), the program
- * image, its DWARF lines, and the progress line. */
+ * from (an E-Trace packet file through the decoder, the hart model running the program, or
+ * an executed-PC list), the program image, its DWARF lines, and the progress line. */
 #ifndef TK_TOOLS_ANALYSIS_INPUT_H
 #define TK_TOOLS_ANALYSIS_INPUT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tracekit/analysis.h"
@@ -16,6 +17,9 @@ typedef struct tk_an_input {
     const char *pc_trace;         /* --pc-trace */
     const char *scf, *ucf, *spec; /* E-Trace parameters */
     const char *trace;            /* the te_inst packet file (positional) */
+    const char *sim;              /* --sim PROG.elf: run it on the hart model */
+    uint64_t max_insns;           /* --max-insns for --sim (0: the default limit) */
+    int hart;                     /* --hart for --sim (-1: all) */
     bool no_bootrom;              /* --no-bootrom */
     bool ecall_sequential;
     bool quiet; /* --quiet: no progress line */

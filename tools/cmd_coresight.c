@@ -136,10 +136,7 @@ static double now(void)
 /* The buffer tk_etm4_run_snapshot would pick. */
 static int pick_buffer(const tk_cs_snapshot *ss, int b)
 {
-    for (size_t i = 0; i < ss->nsources && b < 0; i++)
-        if (ss->sources[i].protocol == TK_CS_PROTO_ETM4 && ss->sources[i].buffer >= 0)
-            b = ss->sources[i].buffer;
-    return b;
+    return b >= 0 ? b : tk_cs_snapshot_default_buffer(ss);
 }
 
 static uint8_t *slurp(const char *path, size_t *len)
@@ -337,7 +334,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     }
     for (size_t i = 0; i < ss->nsources; i++) {
         const tk_cs_source *s = &ss->sources[i];
-        if (s->protocol != TK_CS_PROTO_ETM4 && (id < 0 || s->trace_id == id))
+        if (!tk_cs_protocol_is_etm4(s->protocol) && (id < 0 || s->trace_id == id))
             fprintf(stderr, "tracekit %s: skipping %s (trace ID 0x%x): %s is not decoded\n", cmd,
                     s->name, s->trace_id, tk_cs_protocol_name(s->protocol));
     }

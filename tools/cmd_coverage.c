@@ -33,7 +33,7 @@ static void usage(FILE *out)
             "\n"
             "examples:\n"
             "  tracekit coverage -o prog.info --scf prog.scf --ucf prog.ucf prog.te_inst_raw\n"
-            "  tracekit coverage -o prog.info --elf prog.elf --pc-trace prog.pcs\n"
+            "  tracekit coverage -o prog.info --sim prog.elf\n"
             "  genhtml --branch-coverage -o cov-html prog.info\n"
             "  grep -E '^(SF|DA:[0-9]+,0$)' prog.info     # the lines that never ran\n"
             "\n"
@@ -64,7 +64,7 @@ static bool want_file(void *ctx, const char *file)
 
 int tk_cmd_coverage(int argc, char **argv)
 {
-    tk_an_input in = {.cmd = "coverage"};
+    tk_an_input in = {.hart = -1, .cmd = "coverage"};
     const char *outpath = NULL, *test_name = NULL;
     file_filter filter = {.ninclude = 0};
     for (int i = 1; i < argc; i++) {

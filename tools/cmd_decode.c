@@ -12,6 +12,7 @@
 #include "tracekit/encap.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_decoder.h"
+#include "tracekit/te_filter.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
 #include "tracekit/te_parallel.h"
@@ -22,6 +23,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: tracekit decode --scf S.scf --ucf U.ucf [--elf PROG.elf] IN.te_inst_raw\n"
+            "       tracekit decode --regs REGS.txt --elf PROG.elf IN.te_inst_raw\n"
             "                       [-o OUT] [--format pcs|listing|count] [options]\n"
             "\n"
             "Reconstruct the executed instructions from E-Trace te_inst packets and the program.\n"
@@ -29,6 +31,10 @@ static void usage(FILE *out)
             "  --scf FILE        static (hardware) parameters, the reference flow's .scf\n"
             "  --ucf FILE        run-time options, the reference flow's .ucf; its object-files\n"
             "                    names the ELF (relative to the .ucf) unless --elf is given\n"
+            "  --regs FILE       the encoder's Trace Control Interface registers as read off the\n"
+            "                    chip (name=value lines: trTeControl, trTeInstFeatures, ... and\n"
+            "                    discovery parameters such as iaddress_width_p=64; mtvec= for\n"
+            "                    implicit exceptions), instead of or on top of --scf/--ucf\n"
             "  --elf FILE        the traced program\n"
             "  -o, --output FILE output file (default: standard output)\n"
             "  --format KIND     pcs: one hex PC per line, as decoder_model.py writes it\n"
@@ -39,7 +45,7 @@ static void usage(FILE *out)
             "                    the pieces stitched so the output equals the serial decode\n"
             "  --piece-size B    with --jobs: trace bytes per piece (default 1 MiB, 64 KiB\n"
             "                    for pcs and listing, whose output is held per piece)\n"
-            "  --spec VERSION    packet layout: 2.0 (default), 0.29\n"
+            "  --spec VERSION    packet layout: 2.0 (default), 0.29, 0.26\n"
             "  --no-bootrom      do not add spike's reset code at 0x1000 (added by default,\n"
             "                    as the reference decoder does, when the ELF has no code there)\n"
             "  --ecall-sequential  ecall/ebreak are not uninferable discontinuities (2025 text)\n"
@@ -303,6 +309,7 @@ int tk_cmd_decode(int argc, char **argv)
         OPT_ECALL,
         OPT_STATS,
         OPT_PIECE,
+        OPT_REGS,
     };
     static const struct option opts[] = {
         {"scf", required_argument, NULL, OPT_SCF},
@@ -316,11 +323,12 @@ int tk_cmd_decode(int argc, char **argv)
         {"stats", no_argument, NULL, OPT_STATS},
         {"jobs", required_argument, NULL, 'j'},
         {"piece-size", required_argument, NULL, OPT_PIECE},
+        {"regs", required_argument, NULL, OPT_REGS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *scf = NULL, *ucf = NULL, *elf = NULL, *outpath = NULL, *format = "pcs";
-    const char *spec = NULL;
+    const char *spec = NULL, *regs = NULL;
     bool bootrom = true, stats = false;
     unsigned flags = 0;
     unsigned long jobs = 1;
@@ -356,6 +364,9 @@ int tk_cmd_decode(int argc, char **argv)
         case OPT_STATS:
             stats = true;
             break;
+        case OPT_REGS:
+            regs = optarg;
+            break;
         case OPT_PIECE: {
             char *end = NULL;
             piece = strtoull(optarg, &end, 10);
@@ -382,8 +393,8 @@ int tk_cmd_decode(int argc, char **argv)
             return 2;
         }
     }
-    if (optind + 1 != argc || !scf || !ucf) {
-        fprintf(stderr, "tracekit decode: need --scf, --ucf and one input file\n");
+    if (optind + 1 != argc || (!regs && (!scf || !ucf)) || (!scf != !ucf)) {
+        fprintf(stderr, "tracekit decode: need --scf and --ucf, or --regs, and one input file\n");
         usage(stderr);
         return 2;
     }
@@ -412,16 +423,28 @@ int tk_cmd_decode(int argc, char **argv)
         fprintf(stderr, "tracekit decode: unknown --spec '%s'\n", spec);
         goto done;
     }
-    if ((s = tk_te_params_read_scf(&p, scf, &diag)) != TK_OK ||
-        (s = tk_te_params_read_ucf(&p, ucf, &ucf_elf, &diag)) != TK_OK ||
-        (s = tk_te_params_validate(&p, &diag)) != TK_OK) {
+    if ((scf && (s = tk_te_params_read_scf(&p, scf, &diag)) != TK_OK) ||
+        (ucf && (s = tk_te_params_read_ucf(&p, ucf, &ucf_elf, &diag)) != TK_OK)) {
+        fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
+        goto done;
+    }
+    tk_te_hw_config hw;
+    tk_te_hw_config_init(&hw, &p);
+    if (regs && (s = tk_te_regs_read(&hw, regs, &diag)) != TK_OK) {
+        fprintf(stderr, "tracekit decode: %s: %s\n", regs,
+                diag.message[0] ? diag.message : tk_strerror(s));
+        goto done;
+    }
+    p = hw.params;
+    if ((s = tk_te_params_validate(&p, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
     if (!elf)
         elf = ucf_elf;
     if (!elf) {
-        fprintf(stderr, "tracekit decode: %s names no object-files: give --elf\n", ucf);
+        fprintf(stderr, "tracekit decode: %s names no object-files: give --elf\n",
+                ucf ? ucf : regs);
         goto done;
     }
     if ((s = tk_image_open_elf(elf, &img, &diag)) != TK_OK) {
@@ -472,12 +495,14 @@ int tk_cmd_decode(int argc, char **argv)
                                                : want_pcs || want_listing ? 64u << 10
                                                                           : 1u << 20,
                                 .flags = flags,
+                                .tvec_set = hw.tvec_set,
                                 .ctx = &c,
                                 .open_image = par_open_image,
                                 .sink_new = par_sink_new,
                                 .sink_done = par_sink_done,
                                 .sink_drop = par_sink_drop,
                                 .release = par_release};
+        memcpy(cfg.tvec, hw.tvec, sizeof(cfg.tvec));
         tk_te_par_stats pst = {.size = sizeof(pst)};
         s = tk_te_decode_parallel(&p, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw), &cfg, &pst,
                                   &run);
@@ -495,6 +520,9 @@ int tk_cmd_decode(int argc, char **argv)
         if ((s = tk_te_decoder_new(&p, img, on_event, ps, &d)) != TK_OK)
             goto fail;
         tk_te_decoder_set_flags(d, flags);
+        for (unsigned priv = 0; priv < 4; priv++)
+            if ((hw.tvec_set >> priv) & 1u)
+                tk_te_decoder_set_trap_vector(d, priv, hw.tvec[priv]);
         if (csv) {
             run = run_csv(&c, &p, d, csv);
         } else {

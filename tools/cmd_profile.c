@@ -37,8 +37,7 @@ static void usage(FILE *out)
             "  tracekit profile --format callgrind -o median.callgrind \\\n"
             "      --scf $d/median.scf --ucf $d/median.decoder.ucf $d/median.te_inst_raw\n"
             "  callgrind_annotate --inclusive=yes median.callgrind\n"
-            "  tracekit profile --format folded --elf prog.elf --pc-trace prog.pcs \\\n"
-            "      | flamegraph.pl > prog.svg\n"
+            "  tracekit profile --format folded --sim prog.elf | flamegraph.pl > prog.svg\n"
             "  tracekit profile --format llvm-sample -o prog.prof --elf prog.elf --pc-trace "
             "prog.pcs\n"
             "  llvm-profdata show --sample prog.prof\n"
@@ -76,7 +75,7 @@ static uint64_t default_base(const tk_image *img)
 
 int tk_cmd_profile(int argc, char **argv)
 {
-    tk_an_input in = {.cmd = "profile"};
+    tk_an_input in = {.hart = -1, .cmd = "profile"};
     const char *format = "callgrind", *outpath = NULL, *base = NULL;
     unsigned top = 0;
     for (int i = 1; i < argc; i++) {

@@ -35,7 +35,7 @@ static void usage(FILE *out)
 
 int tk_cmd_report(int argc, char **argv)
 {
-    tk_an_input in = {.cmd = "report"};
+    tk_an_input in = {.hart = -1, .cmd = "report"};
     const char *outpath = NULL;
     unsigned top = 0;
     for (int i = 1; i < argc; i++) {

@@ -160,7 +160,8 @@ int tk_cmd_sim(int argc, char **argv)
     const char *elf = NULL, *pcs = NULL, *spike = NULL, *ingress = NULL, *scf = NULL, *ucf = NULL,
                *out = NULL;
     uint64_t max = 0, retires = 1, taken = 1, nharts = 1, hart = 0;
-    bool encode = false, quiet = false, clint = true, retired_only = false, faithful = false;
+    bool encode = false, quiet = false, clint = true, retired_only = false, faithful = false,
+         mis_trap = false;
     tk_image *img = NULL;
     tk_sim *sim = NULL;
     tk_sim_config cfg;
@@ -195,6 +196,9 @@ int tk_cmd_sim(int argc, char **argv)
             continue;
         } else if (!strcmp(a, "--spec-faithful")) {
             faithful = true;
+            continue;
+        } else if (!strcmp(a, "--misaligned-trap")) {
+            mis_trap = true;
             continue;
         } else if (!strcmp(a, "--no-clint")) {
             clint = false;
@@ -281,6 +285,7 @@ int tk_cmd_sim(int argc, char **argv)
     cfg.xlen = tk_image_xlen(img);
     cfg.nharts = (unsigned)nharts;
     cfg.clint = clint;
+    cfg.misaligned_trap = mis_trap;
     if ((st = tk_sim_new(&cfg, &sim)) != TK_OK) {
         fprintf(stderr, "tracekit sim: cannot create the hart model: %s\n", tk_strerror(st));
         goto done;

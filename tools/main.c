@@ -19,6 +19,7 @@ static const struct command commands[] = {
     {"convert", tk_cmd_convert, "convert between ingress formats (spike CSV -> encoder_input)"},
     {"profile", tk_cmd_profile, "write a profile (callgrind, folded, llvm-sample, autofdo, bolt, json)"},
     {"coverage", tk_cmd_coverage, "write line and branch coverage as lcov .info"},
+    {"stats", tk_cmd_stats, "bits per instruction of each E-Trace mode combination on programs"},
     {"report", tk_cmd_report, "print a human summary: hottest functions, call graph, branches"},
 };
 

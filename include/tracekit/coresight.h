@@ -53,14 +53,23 @@ typedef enum tk_cs_protocol {
     TK_CS_PROTO_ITM,
 } tk_cs_protocol;
 
+/* Protocols the ETMv4 packet parser and flow decoder handle: ETMv4 and ETE (its Armv9
+ * successor, a superset of the ETMv4 instruction trace packets). */
+static inline bool tk_cs_protocol_is_etm4(tk_cs_protocol p)
+{
+    return p == TK_CS_PROTO_ETM4 || p == TK_CS_PROTO_ETE;
+}
+
 /* Register values of a trace source, as found in its device .ini (0 when absent). */
 typedef struct tk_cs_etm_regs {
     uint32_t configr, traceidr, authstatus;
+    uint32_t devarch; /* TRCDEVARCH: identifies ETE and its revision */
     uint32_t idr[14]; /* TRCIDR0..TRCIDR13 */
 } tk_cs_etm_regs;
 
-/* Set a register by name (TRCCONFIGR, TRCTRACEIDR, TRCAUTHSTATUS, TRCIDR0..TRCIDR13; case does
- * not matter; anything from '(' on is ignored, as in snapshot keys). TK_ERR_INVALID if unknown. */
+/* Set a register by name (TRCCONFIGR, TRCTRACEIDR, TRCAUTHSTATUS, TRCDEVARCH, TRCIDR0..13; case
+ * does not matter; anything from '(' on is ignored, as in snapshot keys). TK_ERR_INVALID if
+ * unknown. */
 tk_status tk_cs_etm_regs_set(tk_cs_etm_regs *regs, const char *name, uint32_t value);
 
 typedef struct tk_cs_source {
@@ -102,6 +111,9 @@ void tk_cs_snapshot_free(tk_cs_snapshot *ss);
  * added to cores[0].mem (tk_cs_mem_add_file). */
 tk_status tk_cs_snapshot_from_file(const char *path, tk_cs_buffer_format format,
                                    const tk_cs_etm_regs *regs, int id, tk_cs_snapshot **out);
+/* The trace buffer decoded by default: the first (in trace.ini order) that holds an ETMv4 or
+ * ETE source; -1 if none. */
+int tk_cs_snapshot_default_buffer(const tk_cs_snapshot *ss);
 /* Trace source with this trace ID, or NULL. */
 const tk_cs_source *tk_cs_snapshot_find_id(const tk_cs_snapshot *ss, uint8_t id);
 const char *tk_cs_protocol_name(tk_cs_protocol proto);

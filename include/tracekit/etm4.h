@@ -23,10 +23,12 @@ extern "C" {
 
 typedef struct tk_etm4_config {
     uint32_t configr, idr0, idr1, idr2, idr8;
+    uint32_t devarch; /* TRCDEVARCH (ETE) */
     uint8_t trace_id;
+    bool ete;      /* an ETE trace unit (Armv9): TRCDEVARCH.ARCHVER = 5 */
     bool cortex_m; /* M-profile core: M exception numbering, v8-M function return packet */
     /* Derived (tk_etm4_config_init): */
-    uint8_t version;   /* (TRCARCHMAJ << 4) | TRCARCHMIN, e.g. 0x42 */
+    uint8_t version;   /* (TRCARCHMAJ << 4) | TRCARCHMIN, e.g. 0x42; ETE: 0x50 | revision */
     uint8_t cid_bytes; /* context ID bytes in context packets (TRCIDR2.CIDSIZE) */
     uint8_t vmid_bytes;
     uint8_t cc_bits;   /* cycle counter size (TRCIDR2.CCSIZE + 12) */
@@ -35,6 +37,7 @@ typedef struct tk_etm4_config {
     bool cond_trace;   /* conditional instruction tracing implemented and enabled */
     bool q_elements;   /* TRCIDR0.QSUPP: Q packets may appear */
     uint32_t max_spec; /* TRCIDR8.MAXSPEC */
+    bool wfx_branch;   /* TRCIDR2.WFXMODE: WFI/WFE/WFIT/WFET are P0 instructions */
 } tk_etm4_config;
 
 /* Fill the derived fields from the register values already in cfg. */
@@ -101,6 +104,20 @@ typedef enum tk_etm4_pkt_type {
     TK_ETM4_ATOM_F4,
     TK_ETM4_ATOM_F5,
     TK_ETM4_ATOM_F6,
+    /* ETE (and ETMv4.6 for the TS marker) */
+    TK_ETM4_ITE,          /* software instrumentation: value, EL */
+    TK_ETM4_TRANS_ST,     /* transaction start */
+    TK_ETM4_TRANS_COMMIT, /* transaction commit */
+    TK_ETM4_TRANS_FAIL,   /* transaction failure (an exception packet of type 0x18) */
+    TK_ETM4_PE_RESET,     /* PE reset (an exception packet of type 0) */
+    TK_ETM4_TS_MARKER,
+    TK_ETM4_SRC_ADDR_MATCH,
+    TK_ETM4_SRC_ADDR_S_IS0,
+    TK_ETM4_SRC_ADDR_S_IS1,
+    TK_ETM4_SRC_ADDR_L_32IS0,
+    TK_ETM4_SRC_ADDR_L_32IS1,
+    TK_ETM4_SRC_ADDR_L_64IS0,
+    TK_ETM4_SRC_ADDR_L_64IS1,
     TK_ETM4_PKT_TYPE_COUNT
 } tk_etm4_pkt_type;
 
@@ -159,6 +176,7 @@ typedef struct tk_etm4_packet {
     uint32_t q_count;
     uint8_t q_type;
     uint8_t q_has_count;
+    uint64_t ite_value; /* ITE payload (value holds its EL byte) */
 } tk_etm4_packet;
 
 const char *tk_etm4_pkt_name(tk_etm4_pkt_type type);

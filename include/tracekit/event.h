@@ -18,35 +18,35 @@ typedef enum tk_event_kind {
      * end says how the last instruction left the run, next is the address executed after it
      * (when known). */
     TK_EV_RANGE = 1,
-    TK_EV_TRAP,         /* exception or interrupt: cause, interrupt, addr = epc, next = handler */
-    TK_EV_PRIVILEGE,    /* privilege changed to priv */
-    TK_EV_CONTEXT,      /* context changed to context */
-    TK_EV_TRACE_ON,     /* trace (re)started at addr */
-    TK_EV_TRACE_OFF,    /* trace stopped (qualification ended) after addr */
-    TK_EV_LOST,         /* trace was lost (overflow); flow resumes at the next sync */
-    TK_EV_SYNC,         /* a synchronisation point at addr */
-    TK_EV_NOTIFY,       /* trigger notify at addr */
-    TK_EV_ERROR,        /* decode error: status, byte_offset, packet_index, message */
-    TK_EV_TIMESTAMP,    /* time */
+    TK_EV_TRAP,      /* exception or interrupt: cause, interrupt, addr = epc, next = handler */
+    TK_EV_PRIVILEGE, /* privilege changed to priv */
+    TK_EV_CONTEXT,   /* context changed to context */
+    TK_EV_TRACE_ON,  /* trace (re)started at addr */
+    TK_EV_TRACE_OFF, /* trace stopped (qualification ended) after addr */
+    TK_EV_LOST,      /* trace was lost (overflow); flow resumes at the next sync */
+    TK_EV_SYNC,      /* a synchronisation point at addr */
+    TK_EV_NOTIFY,    /* trigger notify at addr */
+    TK_EV_ERROR,     /* decode error: status, byte_offset, packet_index, message */
+    TK_EV_TIMESTAMP, /* time */
 } tk_event_kind;
 
 /* How a TK_EV_RANGE ended. */
 typedef enum tk_range_end {
-    TK_END_NONE = 0,      /* stopped without a control transfer (trace off, end of data) */
-    TK_END_BRANCH,        /* conditional branch; taken says which way */
-    TK_END_JUMP,          /* direct or indirect jump without linkage */
+    TK_END_NONE = 0, /* stopped without a control transfer (trace off, end of data) */
+    TK_END_BRANCH,   /* conditional branch; taken says which way */
+    TK_END_JUMP,     /* direct or indirect jump without linkage */
     TK_END_CALL,
     TK_END_RETURN,
-    TK_END_SWAP,          /* co-routine swap */
-    TK_END_OTHER_JUMP,    /* jump with linkage that is neither call nor swap */
-    TK_END_TRAP_RETURN,   /* xRET */
-    TK_END_TRAP,          /* exception/ecall/ebreak/interrupt: a TK_EV_TRAP follows */
+    TK_END_SWAP,        /* co-routine swap */
+    TK_END_OTHER_JUMP,  /* jump with linkage that is neither call nor swap */
+    TK_END_TRAP_RETURN, /* xRET */
+    TK_END_TRAP,        /* exception/ecall/ebreak/interrupt: a TK_EV_TRAP follows */
 } tk_range_end;
 
 typedef struct tk_event {
-    uint16_t kind; /* tk_event_kind */
-    uint8_t end;   /* tk_range_end, for TK_EV_RANGE */
-    uint8_t taken; /* branch outcome for TK_END_BRANCH */
+    uint16_t kind;    /* tk_event_kind */
+    uint8_t end;      /* tk_range_end, for TK_EV_RANGE */
+    uint8_t taken;    /* branch outcome for TK_END_BRANCH */
     uint8_t indirect; /* the jump's target came from the trace, not from the code */
     uint8_t interrupt;
     uint8_t priv;
@@ -59,10 +59,10 @@ typedef struct tk_event {
     uint64_t next;
     uint64_t context;
     uint64_t time;
-    uint64_t byte_offset;  /* in the trace, of the packet that produced the event */
+    uint64_t byte_offset; /* in the trace, of the packet that produced the event */
     uint64_t packet_index;
-    const char *message;   /* TK_EV_ERROR: valid during the callback only */
-    tk_status status;      /* TK_EV_ERROR */
+    const char *message; /* TK_EV_ERROR: valid during the callback only */
+    tk_status status;    /* TK_EV_ERROR */
 } tk_event;
 
 /* Event callback: return TK_OK to go on; any other status stops the decoder, which returns it. */

@@ -46,6 +46,9 @@ typedef struct tk_sim_config {
      * shift=0 with a 10 MHz timebase gives 100). */
     uint32_t timebase_div;
     uint32_t quantum; /* instructions per hart per scheduling slice (several harts) */
+    /* Misaligned loads/stores raise address-misaligned exceptions (spike's default) instead
+     * of being performed (QEMU's behaviour, the default). AMOs always require alignment. */
+    bool misaligned_trap;
 } tk_sim_config;
 
 /* Defaults: RV64, one hart, 256 MiB RAM at 0x80000000 and 64 MiB at 0x20000000 (where the
@@ -135,8 +138,8 @@ typedef struct tk_hart_blocks_options {
 
 void tk_hart_blocks_options_init(tk_hart_blocks_options *o);
 
-/* Called once per cycle with that cycle's blocks (n >= 1). time holds the index of the
- * block's first instruction in the hart's stream. */
+/* Called once per cycle with that cycle's blocks (n >= 1). context holds the hart id; time
+ * is 0 (as post-iss writes it). */
 typedef tk_status (*tk_hart_blocks_fn)(void *ctx, const tk_te_block *blocks, size_t n);
 
 typedef struct tk_hart_blocks tk_hart_blocks;

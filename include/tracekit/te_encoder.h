@@ -48,7 +48,6 @@ tk_status tk_te_encoder_trace_lost(tk_te_encoder *e);
 /* Number of packets emitted so far. */
 uint64_t tk_te_encoder_packets(const tk_te_encoder *e);
 
-
 tk_status tk_te_encoder_new(const tk_te_params *p, tk_te_packet_fn fn, void *ctx,
                             tk_te_encoder **out);
 /* Push one cycle's blocks (n >= 1; n > 1 only with multiple retirement).

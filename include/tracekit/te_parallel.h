@@ -34,6 +34,8 @@ typedef struct tk_te_par_config {
     unsigned jobs;      /* threads (>= 1) */
     size_t piece_bytes; /* trace bytes per piece (0: 1 MiB); cuts fall on the next sync */
     unsigned flags;     /* tk_te_decoder_set_flags */
+    uint64_t tvec[4];   /* tk_te_decoder_set_trap_vector, for privileges whose bit ... */
+    uint8_t tvec_set;   /* ... is set here */
     void *ctx;          /* passed to every callback */
     /* A program image for one thread's decoder (called on the calling thread, jobs + 1
      * times at most); freed with tk_image_free. */

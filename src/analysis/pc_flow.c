@@ -102,9 +102,10 @@ static tk_status flush(tk_pc_flow *f, bool have_next, uint64_t next)
     memset(&tr, 0, sizeof(tr));
     tr.kind = TK_EV_TRAP;
     /* ecall/ebreak trap at themselves; anything else looks like an interrupt taken before
-     * the fall-through instruction. */
+     * the fall-through instruction. After a branch the PCs do not tell where it went: the
+     * branch's own address stands for the unknown epc, so that no outcome is implied. */
     tr.interrupt = f->end != TK_END_TRAP;
-    tr.first = f->end == TK_END_TRAP ? ev->last : fall;
+    tr.first = f->end == TK_END_TRAP || f->end == TK_END_BRANCH ? ev->last : fall;
     tr.next = next;
     return f->fn(f->ctx, &tr);
 }

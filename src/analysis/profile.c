@@ -241,6 +241,7 @@ static tk_status close_run(tk_profile *p, uint64_t last)
     p->runs[i].start = p->run_start;
     p->runs[i].last = last;
     p->runs[i].count++;
+    p->runs[i].after_return += p->run_after_return;
     return TK_OK;
 }
 
@@ -319,6 +320,8 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
     } else if (!p->run_open) {
         p->run_open = true;
         p->run_start = r->first;
+        p->run_after_return =
+            p->have_prev && (p->prev_end == TK_END_RETURN || p->prev_end == TK_END_TRAP_RETURN);
     }
 
     for (uint32_t i = 0; i < r->npieces; i++) {
@@ -385,7 +388,17 @@ tk_status tk_profile_event(void *vp, const tk_event *ev)
             p->totals.interrupts++;
         /* E-Trace: an exception's epc is the trapping instruction; an interrupt's is the
          * next instruction that would have run. Either way the handler is "called" from
-         * there and xRET returns to it (or past it, for ecall). */
+         * there and xRET returns to it (or past it, for ecall). Being the next instruction
+         * in program order, epc also tells which way a branch just before went. */
+        if (p->have_prev) {
+            prof_range *pr = &p->ranges[p->prev_range];
+            if (pr->last_cond && p->prev_end != TK_END_BRANCH) {
+                if (ev->first == pr->last + pr->last_len)
+                    pr->not_taken++;
+                else if (ev->first == pr->last_target)
+                    pr->taken++;
+            }
+        }
         if ((st = flow_break(p)) != TK_OK)
             return st;
         p->action = ACT_TRAP;

@@ -20,6 +20,7 @@ struct tk_etm4_decoder {
     tk_arm_isa isa;
     tk_etm4_context c;
     bool ctx_valid;
+    uint8_t last_is;  /* IS bit of the last address: A32/T32 in AArch32 */
     bool exc_pending; /* an Exception packet waits for its return address */
     uint16_t exc_type;
     uint64_t packet_index, byte_offset;
@@ -43,9 +44,12 @@ struct tk_etm4_decoder {
         uint8_t isa, valid;
         tk_arm_insn br;
     } * blocks;
+    struct spec_queue *spec; /* only when TRCIDR8.MAXSPEC > 0 */
 };
 
 #define NBLOCKS 8192
+
+static struct spec_queue *spec_new(void);
 
 tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, tk_event_fn fn,
                               void *ctx, tk_etm4_decoder **out)
@@ -67,6 +71,11 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
     d->range.kind = TK_EV_RANGE;
     d->range.trace_id = cfg->trace_id;
     d->rs_enabled = (cfg->configr >> 12) & 1;
+    if (cfg->max_spec && !(d->spec = spec_new())) {
+        free(d->blocks);
+        free(d);
+        return TK_ERR_NOMEM;
+    }
     *out = d;
     return TK_OK;
 }
@@ -76,6 +85,7 @@ void tk_etm4_decoder_free(tk_etm4_decoder *d)
     if (!d)
         return;
     free(d->blocks);
+    free(d->spec);
     free(d);
 }
 
@@ -112,6 +122,7 @@ static void set_pc(tk_etm4_decoder *d, const tk_etm4_packet *p)
 {
     d->pc = p->addr;
     d->pc_valid = true;
+    d->last_is = p->addr_is;
     if (d->ctx_valid && d->c.sf)
         d->isa = TK_ARM_A64;
     else if (d->ctx_valid)
@@ -150,6 +161,8 @@ static tk_status walk(tk_etm4_decoder *d, uint64_t stop_at, bool to_addr, tk_eve
                 /* Fast reject: all A64 branches live in op0 = x101 (bits [28:26]). */
                 if ((i & 0x1c000000) == 0x14000000) {
                     tk_arm_classify(TK_ARM_A64, pc, b, 4, br);
+                    if (br->wfx && d->cfg.wfx_branch)
+                        br->kind = TK_ARM_BRANCH;
                     if (br->kind == TK_ARM_BRANCH && !to_addr) {
                         ev->first = d->pc;
                         ev->last = pc;
@@ -175,6 +188,8 @@ static tk_status walk(tk_etm4_decoder *d, uint64_t stop_at, bool to_addr, tk_eve
             d->pc = pc;
             return TK_ERR_NO_CODE;
         }
+        if (br->wfx && d->cfg.wfx_branch)
+            br->kind = TK_ARM_BRANCH;
         if (br->kind == TK_ARM_BRANCH && !to_addr) {
             ev->first = d->pc;
             ev->last = pc;
@@ -321,7 +336,12 @@ static tk_status exception(tk_etm4_decoder *d, const tk_etm4_packet *p)
     ev.kind = TK_EV_TRAP;
     ev.cause = d->exc_type;
     ev.first = p->addr;
-    d->pc_valid = false; /* the handler address follows */
+    /* The handler's address normally follows in its own address packet. Until then the flow
+     * continues from the preferred return address (as OpenCSD does: ete_spec_2 ends with
+     * atoms executed there after a Call exception and no further address). */
+    d->pc = p->addr;
+    d->pc_valid = true;
+    set_pc(d, p);
     return emit(d, &ev);
 }
 
@@ -331,6 +351,9 @@ static tk_status context(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return TK_OK;
     d->c = p->ctx;
     d->ctx_valid = true;
+    /* A context packet may follow the address it applies to (e.g. on an exception return
+     * to AArch32): the instruction set follows the new state. */
+    d->isa = d->c.sf ? TK_ARM_A64 : (d->last_is ? TK_ARM_T32 : TK_ARM_A32);
     tk_event ev;
     memset(&ev, 0, sizeof(ev));
     ev.kind = TK_EV_CONTEXT;
@@ -339,11 +362,110 @@ static tk_status context(tk_etm4_decoder *d, const tk_etm4_packet *p)
     return emit(d, &ev);
 }
 
-tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
+static bool is_src_addr(uint8_t t)
+{
+    return t >= TK_ETM4_SRC_ADDR_MATCH && t <= TK_ETM4_SRC_ADDR_L_64IS1;
+}
+
+/* ETE source address element: the instructions from pc up to and including the one at the
+ * source address were executed and the last one was a taken branch; its target comes from the
+ * next address (ETE §"Source address" trace mode). */
+static tk_status source_address(tk_etm4_decoder *d, const tk_etm4_packet *p)
+{
+    if (!d->pc_valid)
+        return TK_OK;
+    tk_event ev;
+    tk_arm_insn br;
+    memset(&ev, 0, sizeof(ev));
+    tk_status st = p->addr >= d->pc && p->addr - d->pc < (1u << 24)
+                       ? walk(d, p->addr, true, &ev, &br)
+                       : TK_ERR_MISMATCH;
+    if (st == TK_ERR_NO_CODE)
+        return no_code(d);
+    if (st) {
+        d->pc_valid = false;
+        return emit_error(d, TK_ERR_MISMATCH, p->addr, "source address behind the current address");
+    }
+    ev.kind = TK_EV_RANGE;
+    ev.first = ev.ninsn ? ev.first : p->addr;
+    ev.last = p->addr;
+    ev.ninsn++;
+    ev.taken = 1;
+    /* The branch at the source address: a direct one continues at its target. */
+    size_t avail;
+    const uint8_t *b = d->mem ? tk_cs_mem_ptr(d->mem, p->addr, &avail) : NULL;
+    if (b && !tk_arm_classify(d->isa, p->addr, b, avail, &br) && br.kind == TK_ARM_BRANCH &&
+        !br.indirect) {
+        ev.end = br.link ? TK_END_CALL : TK_END_JUMP;
+        if (br.link && d->rs_enabled)
+            rs_push(d, p->addr + br.size);
+        d->pc = ev.next = br.target;
+        d->isa = (tk_arm_isa)br.target_isa;
+    } else {
+        ev.end = TK_END_JUMP;
+        ev.indirect = 1;
+        d->pc_valid = false;
+        d->pop_pending = d->rs_enabled;
+    }
+    return emit(d, &ev);
+}
+
+/* Q element (§6.4.14): q_count instructions executed from pc, their branches not traced;
+ * execution then continues at the packet's address if it has one. The instructions are walked
+ * in line; a branch among them ends what can be known of the path. */
+static tk_status q_element(tk_etm4_decoder *d, const tk_etm4_packet *p)
+{
+    tk_status st = TK_OK;
+    if (d->pc_valid && p->q_has_count && p->q_count) {
+        tk_event ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.kind = TK_EV_RANGE;
+        ev.first = d->pc;
+        uint64_t pc = d->pc;
+        tk_arm_insn br;
+        for (uint32_t k = 0; k < p->q_count; k++) {
+            size_t avail;
+            const uint8_t *b = d->mem ? tk_cs_mem_ptr(d->mem, pc, &avail) : NULL;
+            if (!b || tk_arm_classify(d->isa, pc, b, avail, &br) < 0) {
+                d->pc = pc;
+                if (ev.ninsn && (st = emit(d, &ev)))
+                    return st;
+                return no_code(d);
+            }
+            ev.last = pc;
+            ev.ninsn++;
+            pc += br.size;
+            if (br.kind == TK_ARM_BRANCH && k + 1 < p->q_count)
+                break;
+        }
+        /* The instructions form one known range only if the in-line walk reaches the count
+         * without crossing a branch and ends where the Q element says execution went on:
+         * otherwise an untraced branch was taken somewhere and the path is unknown (only the
+         * count is). */
+        uint8_t qt = p->q_type;
+        bool has_addr = qt <= 2 || qt == 5 || qt == 6 || qt == 0xa || qt == 0xb;
+        bool in_line =
+            ev.ninsn == p->q_count && (br.kind == TK_ARM_BRANCH || !has_addr || p->addr == pc);
+        if (in_line) {
+            ev.end = br.kind == TK_ARM_BRANCH ? TK_END_JUMP : TK_END_NONE;
+            ev.taken = br.kind == TK_ARM_BRANCH;
+            if ((st = emit(d, &ev)))
+                return st;
+        }
+    }
+    uint8_t t = p->q_type;
+    if (t <= 2 || t == 5 || t == 6 || t == 0xa || t == 0xb)
+        set_pc(d, p);
+    else
+        d->pc_valid = false;
+    return TK_OK;
+}
+
+/* Apply one packet in trace order, as a committed element. */
+static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
 {
     tk_status st;
     d->byte_offset = p->index;
-    d->packet_index++;
     switch (p->type) {
     case TK_ETM4_ATOM_F1:
     case TK_ETM4_ATOM_F2:
@@ -376,6 +498,14 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return TK_OK;
     case TK_ETM4_CTXT:
         return context(d, p);
+    case TK_ETM4_SRC_ADDR_MATCH:
+    case TK_ETM4_SRC_ADDR_S_IS0:
+    case TK_ETM4_SRC_ADDR_S_IS1:
+    case TK_ETM4_SRC_ADDR_L_32IS0:
+    case TK_ETM4_SRC_ADDR_L_32IS1:
+    case TK_ETM4_SRC_ADDR_L_64IS0:
+    case TK_ETM4_SRC_ADDR_L_64IS1:
+        return source_address(d, p);
     case TK_ETM4_EXCEPT:
         /* A taken return just before the exception got its target from the return stack. */
         if (d->pop_pending && (st = rs_pop(d)))
@@ -408,10 +538,7 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return emit(d, &ev);
     }
     case TK_ETM4_Q:
-        /* A Q element only counts instructions; the path through them is not traced, so the
-         * flow is lost until the next address. */
-        d->pc_valid = false;
-        return emit_error(d, TK_ERR_UNSUPPORTED, d->pc, "Q element: instruction path unknown");
+        return q_element(d, p);
     case TK_ETM4_MISPREDICT:
     case TK_ETM4_CANCEL_F1:
     case TK_ETM4_CANCEL_F1_MISPRED:
@@ -437,8 +564,253 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
     }
 }
 
+/* ---- speculation (IHI0064 §4.5 "Speculative execution") ----------------------------------
+ * With TRCIDR8.MAXSPEC > 0 the trace unit may emit P0 elements (atoms, exceptions) before the
+ * instructions are known to be architecturally executed, then resolve them with Commit,
+ * Cancel and Mispredict packets. Elements are queued in trace order until committed; at most
+ * MAXSPEC P0 elements may stay uncommitted, so older ones are committed implicitly. */
+
+enum { EL_PKT, EL_ATOM, EL_EXCEPT };
+
+struct spec_elem {
+    uint8_t kind;        /* EL_* */
+    uint8_t taken;       /* EL_ATOM */
+    uint8_t p0;          /* counts as a P0 element (EL_EXCEPT once its address arrived) */
+    tk_etm4_packet pkt;  /* EL_PKT: the packet; EL_ATOM/EL_EXCEPT: the packet carrying it */
+    tk_etm4_packet addr; /* EL_EXCEPT: its return address packet */
+};
+
+#define SPEC_MAX 4096
+
+struct spec_queue {
+    struct spec_elem e[SPEC_MAX];
+    size_t head, n;  /* ring: oldest at head */
+    uint32_t depth;  /* uncommitted P0 elements queued */
+    uint32_t unseen; /* speculative P0 elements from before the last Trace Info */
+    bool exc_open;   /* newest element is an exception waiting for its address */
+};
+
+static struct spec_queue *spec_new(void)
+{
+    return calloc(1, sizeof(struct spec_queue));
+}
+
+static struct spec_elem *spec_at(struct spec_queue *q, size_t i)
+{
+    return &q->e[(q->head + i) % SPEC_MAX];
+}
+
+static tk_status spec_push(tk_etm4_decoder *d, struct spec_queue *q, uint8_t kind, bool taken,
+                           const tk_etm4_packet *p)
+{
+    if (q->n == SPEC_MAX)
+        return emit_error(d, TK_ERR_OVERFLOW, 0, "too many uncommitted trace elements");
+    struct spec_elem *e = spec_at(q, q->n++);
+    e->kind = kind;
+    e->taken = taken;
+    e->p0 = kind == EL_ATOM;
+    e->pkt = *p;
+    if (e->p0)
+        q->depth++;
+    return TK_OK;
+}
+
+/* Commit the n oldest P0 elements, applying everything queued before them. */
+static tk_status spec_commit(tk_etm4_decoder *d, struct spec_queue *q, uint32_t n)
+{
+    tk_status st;
+    while (n && q->unseen) { /* elements the decoder never saw (before its Trace Info) */
+        q->unseen--;
+        n--;
+    }
+    while (n && q->n) {
+        struct spec_elem *e = spec_at(q, 0);
+        if (e->kind == EL_EXCEPT && !e->p0)
+            break; /* its address has not arrived yet */
+        q->head = (q->head + 1) % SPEC_MAX;
+        q->n--;
+        if (e->kind == EL_ATOM) {
+            d->byte_offset = e->pkt.index;
+            st = atom(d, e->taken);
+        } else if (e->kind == EL_EXCEPT) {
+            if (!(st = apply(d, &e->pkt)))
+                st = apply(d, &e->addr);
+        } else {
+            st = apply(d, &e->pkt);
+        }
+        if (e->p0) {
+            q->depth--;
+            n--;
+        }
+        if (st)
+            return st;
+    }
+    if (n)
+        return emit_error(d, TK_ERR_MISMATCH, 0, "commit of more elements than traced");
+    return TK_OK;
+}
+
+/* Cancel the n newest P0 elements; timing elements after them are kept. */
+static tk_status spec_cancel(tk_etm4_decoder *d, struct spec_queue *q, uint32_t n)
+{
+    while (n && q->n) {
+        struct spec_elem *e = spec_at(q, q->n - 1);
+        if (e->p0 || e->kind == EL_EXCEPT) {
+            if (e->p0) {
+                q->depth--;
+                n--;
+            }
+            q->exc_open = false;
+            q->n--;
+        } else if (e->pkt.type == TK_ETM4_TIMESTAMP || e->pkt.type == TK_ETM4_EVENT) {
+            /* keep: move it below the next element to be cancelled */
+            size_t i = q->n - 1;
+            while (i > 0 && !spec_at(q, i - 1)->p0 && spec_at(q, i - 1)->kind != EL_EXCEPT)
+                i--;
+            if (i == 0)
+                break;
+            struct spec_elem keep = *e, gone = *spec_at(q, i - 1);
+            for (size_t k = q->n - 1; k > i - 1; k--)
+                *spec_at(q, k) = *spec_at(q, k - 1);
+            *spec_at(q, i - 1) = keep;
+            (void)gone;
+        } else {
+            q->n--; /* addresses and contexts of cancelled elements */
+        }
+    }
+    while (n && q->unseen) {
+        q->unseen--;
+        n--;
+    }
+    if (n)
+        return emit_error(d, TK_ERR_MISMATCH, 0, "cancel of more elements than traced");
+    return TK_OK;
+}
+
+/* The newest atom went the other way; addresses queued after it belonged to the wrong path. */
+static tk_status spec_mispredict(tk_etm4_decoder *d, struct spec_queue *q)
+{
+    for (size_t i = q->n; i > 0; i--) {
+        struct spec_elem *e = spec_at(q, i - 1);
+        if (e->kind == EL_ATOM) {
+            e->taken = !e->taken;
+            /* drop address elements between the atom and the newest end */
+            size_t w = i;
+            for (size_t r = i; r < q->n; r++) {
+                struct spec_elem *x = spec_at(q, r);
+                bool is_addr = x->kind == EL_PKT && x->pkt.addr_bits &&
+                               x->pkt.type != TK_ETM4_CTXT && x->pkt.type != TK_ETM4_TIMESTAMP;
+                if (!is_addr)
+                    *spec_at(q, w++) = *x;
+            }
+            q->n = w;
+            return TK_OK;
+        }
+    }
+    if (q->unseen)
+        return TK_OK; /* the atom was before the decoder's start */
+    return emit_error(d, TK_ERR_MISMATCH, 0, "mispredict without an atom");
+}
+
+static bool is_address(uint8_t t)
+{
+    return (t >= TK_ETM4_ADDR_CTXT_L_32IS0 && t <= TK_ETM4_ADDR_L_64IS1);
+}
+
+static tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
+{
+    struct spec_queue *q = d->spec;
+    tk_status st = TK_OK;
+    switch (p->type) {
+    case TK_ETM4_ATOM_F1:
+    case TK_ETM4_ATOM_F2:
+    case TK_ETM4_ATOM_F3:
+    case TK_ETM4_ATOM_F4:
+    case TK_ETM4_ATOM_F5:
+    case TK_ETM4_ATOM_F6:
+        for (unsigned i = 0; i < p->atom_num && !st; i++)
+            st = spec_push(d, q, EL_ATOM, (p->atoms >> i) & 1, p);
+        break;
+    case TK_ETM4_EXCEPT:
+        if (!(st = spec_push(d, q, EL_EXCEPT, false, p)))
+            q->exc_open = true;
+        break;
+    case TK_ETM4_COMMIT:
+        return spec_commit(d, q, p->commit);
+    case TK_ETM4_CANCEL_F1:
+        return spec_cancel(d, q, p->cancel);
+    case TK_ETM4_CANCEL_F1_MISPRED:
+        if (!(st = spec_cancel(d, q, p->cancel)))
+            st = spec_mispredict(d, q);
+        return st;
+    case TK_ETM4_MISPREDICT:
+    case TK_ETM4_CANCEL_F2:
+    case TK_ETM4_CANCEL_F3:
+        /* cancel, mispredict the newest remaining atom, then the packet's own atoms */
+        if (p->type != TK_ETM4_MISPREDICT)
+            st = spec_cancel(d, q, p->cancel);
+        if (!st && p->type != TK_ETM4_CANCEL_F3)
+            st = spec_mispredict(d, q);
+        for (unsigned i = 0; i < p->atom_num && !st; i++)
+            st = spec_push(d, q, EL_ATOM, (p->atoms >> i) & 1, p);
+        break;
+    case TK_ETM4_CCNT_F1:
+    case TK_ETM4_CCNT_F2:
+    case TK_ETM4_CCNT_F3:
+        if (p->has_commit)
+            return spec_commit(d, q, p->commit);
+        return TK_OK;
+    case TK_ETM4_TRACE_INFO:
+        if (!(st = spec_push(d, q, EL_PKT, false, p)))
+            q->unseen = q->n == 1 ? p->spec_depth : q->unseen;
+        break;
+    case TK_ETM4_OVERFLOW:
+    case TK_ETM4_DISCARD:
+    case TK_ETM4_BAD_SEQUENCE:
+    case TK_ETM4_RESERVED:
+    case TK_ETM4_RESERVED_CFG:
+    case TK_ETM4_INCOMPLETE_EOT:
+    case TK_ETM4_NOT_SYNC:
+        /* everything speculative is void */
+        q->n = q->depth = q->unseen = 0;
+        q->exc_open = false;
+        return apply(d, p);
+    default:
+        if (is_address(p->type) && q->exc_open) {
+            struct spec_elem *e = spec_at(q, q->n - 1);
+            if (p->type >= TK_ETM4_ADDR_CTXT_L_32IS0 && p->type <= TK_ETM4_ADDR_CTXT_L_64IS1 &&
+                (st = context(d, p)))
+                return st;
+            e->addr = *p;
+            e->p0 = 1;
+            q->depth++;
+            q->exc_open = false;
+            break;
+        }
+        st = spec_push(d, q, EL_PKT, false, p);
+        if (!st && (is_src_addr(p->type) || p->type == TK_ETM4_Q)) { /* a P0 element */
+            spec_at(q, q->n - 1)->p0 = 1;
+            q->depth++;
+        }
+        break;
+    }
+    if (!st && q->depth > d->cfg.max_spec)
+        st = spec_commit(d, q, q->depth - d->cfg.max_spec);
+    return st;
+}
+
+tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
+{
+    d->packet_index++;
+    if (!d->spec)
+        return apply(d, p);
+    return spec_packet(d, p);
+}
+
 tk_status tk_etm4_decoder_end(tk_etm4_decoder *d)
 {
-    (void)d;
+    /* Uncommitted elements at the end of trace were never confirmed as executed. */
+    if (d->spec)
+        d->spec->n = d->spec->depth = 0;
     return TK_OK;
 }

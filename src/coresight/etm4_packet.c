@@ -322,10 +322,12 @@ static int pkt_trace_info(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4
         return bad(pkt, TK_ETM4_TRACE_INFO, 5);
     if (c == NEED_MORE)
         return NEED_MORE;
-    uint8_t plctl = b[1] & 0x0f;
+    /* PLCTL: INFO [0], KEY [1], SPEC [2], CYCT [3], and in ETE WNDW [4] (commit window,
+     * parsed and ignored). */
+    uint8_t plctl = b[1] & (p->cfg.ete ? 0x1f : 0x0f);
     size_t pos = 1 + (size_t)c;
-    uint32_t vals[4] = {0, 0, 0, 0};
-    for (int s = 0; s < 4; s++) {
+    uint32_t vals[5] = {0, 0, 0, 0, 0};
+    for (int s = 0; s < 5; s++) {
         if (!(plctl & (1u << s)))
             continue;
         int l = cont_len(b + pos, n - pos, 5);
@@ -336,7 +338,7 @@ static int pkt_trace_info(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4
         vals[s] = (uint32_t)cont_val(b + pos, l);
         pos += (size_t)l;
     }
-    pkt->info_sections = plctl;
+    pkt->info_sections = plctl & 0x0f;
     pkt->info = vals[0];
     pkt->p0_key = vals[1];
     pkt->spec_depth = vals[2];
@@ -397,15 +399,23 @@ static int pkt_exception(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_
     if (n < 2)
         return NEED_MORE;
     int len = (b[1] & 0x80) ? 3 : 2;
+    unsigned type = (b[1] >> 1) & 0x1f;
+    /* ETE: PE reset (type 0) and transaction failure (type 0x18) always have a third byte. */
+    bool ete_special = p->cfg.ete && (type == 0 || type == 0x18);
+    if (ete_special)
+        len = 3;
     if ((size_t)len > n)
         return NEED_MORE;
-    pkt->exc_type = (b[1] >> 1) & 0x1f;
+    pkt->exc_type = (uint16_t)type;
     pkt->exc_addr_interp = (uint8_t)(((b[1] >> 5) & 2) | (b[1] & 1));
-    if (len == 3) {
+    if (b[1] & 0x80) {
         pkt->exc_type |= (uint16_t)((b[2] & 0x1f) << 5);
         pkt->exc_fault_pending = (b[2] >> 5) & 1;
     }
-    (void)p;
+    if (ete_special) {
+        pkt->type = type == 0x18 ? TK_ETM4_TRANS_FAIL : TK_ETM4_PE_RESET;
+        set_addr64(p, 0, 0, pkt); /* the address history restarts from 0 */
+    }
     return len;
 }
 
@@ -697,8 +707,70 @@ static int decode(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packet 
         pkt->type = TK_ETM4_EXCEPT;
         return pkt_exception(p, b, n, pkt);
     case 0x07:
+        if (p->cfg.ete) /* no Exception Return packet in ETE */
+            return reserved(pkt, TK_ETM4_RESERVED_CFG, TK_ETM4_EXCEPT_RTN);
         pkt->type = TK_ETM4_EXCEPT_RTN;
         return 1;
+    case 0x09:
+        /* ETE software instrumentation (FEAT_ITE, ETE 1.3+): EL byte, 64-bit value. */
+        if (!p->cfg.ete || (p->cfg.version & 0xf) < 3)
+            return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_RESERVED);
+        if (n < 10)
+            return NEED_MORE;
+        pkt->type = TK_ETM4_ITE;
+        pkt->value = b[1];
+        pkt->ite_value = 0;
+        for (int i = 0; i < 8; i++)
+            pkt->ite_value |= (uint64_t)b[2 + i] << (8 * i);
+        return 10;
+    case 0x0a:
+    case 0x0b:
+        if (!p->cfg.ete)
+            return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_RESERVED);
+        pkt->type = h == 0x0a ? TK_ETM4_TRANS_ST : TK_ETM4_TRANS_COMMIT;
+        return 1;
+    case 0x88:
+        if (p->cfg.version < 0x46)
+            return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_RESERVED);
+        pkt->type = TK_ETM4_TS_MARKER;
+        return 1;
+    case 0xb0:
+    case 0xb1:
+    case 0xb2:
+        if (p->cfg.version < 0x50)
+            return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_RESERVED);
+        pkt->type = TK_ETM4_SRC_ADDR_MATCH;
+        exact_match(p, h & 3, pkt);
+        return 1;
+    case 0xb4:
+    case 0xb5: {
+        if (p->cfg.version < 0x50)
+            return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_RESERVED);
+        pkt->type = h == 0xb4 ? TK_ETM4_SRC_ADDR_S_IS0 : TK_ETM4_SRC_ADDR_S_IS1;
+        int l = short_addr(p, b + 1, n - 1, h == 0xb5, pkt, false);
+        if (l == NEED_MORE)
+            return NEED_MORE;
+        short_addr(p, b + 1, n - 1, h == 0xb5, pkt, true);
+        return 1 + l;
+    }
+    case 0xb6:
+    case 0xb7:
+        if (p->cfg.version < 0x50)
+            return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_RESERVED);
+        pkt->type = h == 0xb6 ? TK_ETM4_SRC_ADDR_L_32IS0 : TK_ETM4_SRC_ADDR_L_32IS1;
+        if (n < 5)
+            return NEED_MORE;
+        set_addr32(p, (uint32_t)long_addr(b + 1, 4, h & 1), h & 1, pkt);
+        return 5;
+    case 0xb8:
+    case 0xb9:
+        if (p->cfg.version < 0x50)
+            return reserved(pkt, TK_ETM4_RESERVED, TK_ETM4_RESERVED);
+        pkt->type = h == 0xb8 ? TK_ETM4_SRC_ADDR_L_64IS0 : TK_ETM4_SRC_ADDR_L_64IS1;
+        if (n < 9)
+            return NEED_MORE;
+        set_addr64(p, long_addr(b + 1, 8, h & 1), h & 1, pkt);
+        return 9;
     case 0x0c:
     case 0x0d:
         pkt->type = TK_ETM4_CCNT_F2;

@@ -61,6 +61,19 @@ static const char *const names[TK_ETM4_PKT_TYPE_COUNT] = {
     [TK_ETM4_ATOM_F4] = "I_ATOM_F4",
     [TK_ETM4_ATOM_F5] = "I_ATOM_F5",
     [TK_ETM4_ATOM_F6] = "I_ATOM_F6",
+    [TK_ETM4_ITE] = "I_ITE",
+    [TK_ETM4_TRANS_ST] = "I_TRANS_ST",
+    [TK_ETM4_TRANS_COMMIT] = "I_TRANS_COMMIT",
+    [TK_ETM4_TRANS_FAIL] = "I_TRANS_FAIL",
+    [TK_ETM4_PE_RESET] = "I_PE_RESET",
+    [TK_ETM4_TS_MARKER] = "I_TS_MARKER",
+    [TK_ETM4_SRC_ADDR_MATCH] = "I_SRC_ADDR_MATCH",
+    [TK_ETM4_SRC_ADDR_S_IS0] = "I_SRC_ADDR_S_IS0",
+    [TK_ETM4_SRC_ADDR_S_IS1] = "I_SRC_ADDR_S_IS1",
+    [TK_ETM4_SRC_ADDR_L_32IS0] = "I_SRC_ADDR_L_32IS0",
+    [TK_ETM4_SRC_ADDR_L_32IS1] = "I_SRC_ADDR_L_32IS1",
+    [TK_ETM4_SRC_ADDR_L_64IS0] = "I_SRC_ADDR_L_64IS0",
+    [TK_ETM4_SRC_ADDR_L_64IS1] = "I_SRC_ADDR_L_64IS1",
 };
 
 const char *tk_etm4_pkt_name(tk_etm4_pkt_type type)
@@ -166,7 +179,23 @@ int tk_etm4_pkt_format(const tk_etm4_packet *p, char *buf, size_t size)
         pos = put_ctx(buf, size, pos, p);
         break;
     case TK_ETM4_ADDR_MATCH:
+    case TK_ETM4_SRC_ADDR_MATCH:
         PUT(" match=%u addr=0x%llx", p->match_idx, (unsigned long long)p->addr);
+        break;
+    case TK_ETM4_SRC_ADDR_S_IS0:
+    case TK_ETM4_SRC_ADDR_S_IS1:
+    case TK_ETM4_SRC_ADDR_L_32IS0:
+    case TK_ETM4_SRC_ADDR_L_32IS1:
+    case TK_ETM4_SRC_ADDR_L_64IS0:
+    case TK_ETM4_SRC_ADDR_L_64IS1:
+        PUT(" addr=0x%llx bits=%u", (unsigned long long)p->addr, p->addr_bits);
+        break;
+    case TK_ETM4_TRANS_FAIL:
+    case TK_ETM4_PE_RESET:
+        PUT(" type=0x%x addr_interp=%u", p->exc_type, p->exc_addr_interp);
+        break;
+    case TK_ETM4_ITE:
+        PUT(" el=%u value=0x%llx", p->value, (unsigned long long)p->ite_value);
         break;
     case TK_ETM4_ADDR_S_IS0:
     case TK_ETM4_ADDR_S_IS1:

@@ -101,9 +101,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         return TK_ERR_INVALID;
     int b = o->buffer;
     if (b < 0) {
-        for (size_t i = 0; i < ss->nsources && b < 0; i++)
-            if (ss->sources[i].protocol == TK_CS_PROTO_ETM4 && ss->sources[i].buffer >= 0)
-                b = ss->sources[i].buffer;
+        b = tk_cs_snapshot_default_buffer(ss);
         if (b < 0)
             return tk_diag_set(diag, TK_ERR_UNSUPPORTED, "snapshot has no ETMv4 trace source");
     }
@@ -119,7 +117,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
     int nstreams = 0, raw_id = -1;
     for (size_t i = 0; i < ss->nsources && !st; i++) {
         const tk_cs_source *src = &ss->sources[i];
-        if (src->buffer != b || src->protocol != TK_CS_PROTO_ETM4)
+        if (src->buffer != b || !tk_cs_protocol_is_etm4(src->protocol))
             continue;
         if (o->id >= 0 && src->trace_id != o->id)
             continue;

@@ -73,6 +73,8 @@ tk_status tk_cs_etm_regs_set(tk_cs_etm_regs *r, const char *key, uint32_t v)
         r->traceidr = v;
     else if (!strcasecmp(name, "TRCAUTHSTATUS"))
         r->authstatus = v;
+    else if (!strcasecmp(name, "TRCDEVARCH"))
+        r->devarch = v;
     else if (!strncasecmp(name, "TRCIDR", 6)) {
         char *end;
         unsigned long i = strtoul(name + 6, &end, 10);
@@ -187,6 +189,16 @@ static int find_source(const tk_cs_snapshot *ss, const char *name)
     return -1;
 }
 
+/* Line of the "name=" key that declared a buffer (its section's place in the file). */
+static unsigned buffer_line(const tk_ini *ini, const tk_cs_buffer *b)
+{
+    for (size_t i = 0; i < ini->n; i++)
+        if (!strcasecmp(ini->e[i].key, "name") && !strcmp(ini->e[i].value, b->name) &&
+            strncmp(ini->e[i].section, "device", 6))
+            return ini->e[i].line;
+    return UINT32_MAX;
+}
+
 static tk_status load_trace(tk_cs_snapshot *ss, const char *dir, const char *file, tk_diag *diag)
 {
     char *path = join(dir, file);
@@ -241,6 +253,16 @@ static tk_status load_trace(tk_cs_snapshot *ss, const char *dir, const char *fil
     free(copy);
     if (st)
         goto out;
+    /* Keep the buffers in the order their sections appear in the file: the first one is the
+     * default trace source (as for OpenCSD's trc_pkt_lister). */
+    for (size_t i = 1; i < ss->nbuffers; i++)
+        for (size_t j = i;
+             j > 0 && buffer_line(&ini, &ss->buffers[j]) < buffer_line(&ini, &ss->buffers[j - 1]);
+             j--) {
+            tk_cs_buffer t = ss->buffers[j];
+            ss->buffers[j] = ss->buffers[j - 1];
+            ss->buffers[j - 1] = t;
+        }
     for (size_t i = 0; i < ini.n; i++) {
         const tk_ini_entry *e = &ini.e[i];
         if (!strcmp(e->section, "source_buffers")) {
@@ -351,4 +373,13 @@ tk_status tk_cs_snapshot_from_file(const char *path, tk_cs_buffer_format format,
     }
     *out = ss;
     return TK_OK;
+}
+
+int tk_cs_snapshot_default_buffer(const tk_cs_snapshot *ss)
+{
+    for (size_t b = 0; b < ss->nbuffers; b++)
+        for (size_t i = 0; i < ss->nsources; i++)
+            if (ss->sources[i].buffer == (int)b && tk_cs_protocol_is_etm4(ss->sources[i].protocol))
+                return (int)b;
+    return -1;
 }

@@ -115,6 +115,7 @@ typedef struct tk_dec_step {
     bool indirect;
     bool consumed; /* a branch-map bit was used */
     bool popped;   /* the implicit return stack was popped */
+    bool inferred; /* an uninferable jump resolved without trace (sijump, implicit return) */
     uint8_t end;   /* tk_range_end */
 } tk_dec_step;
 /* next_pc() for insn at this_pc; prev/prev_pc is the instruction executed before it (NULL if

@@ -149,9 +149,11 @@ int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, cons
                tk_rv_is_sijump_pair(prev, insn)) {
         /* sequentially inferable jump: auipc/lui/c.lui then jalr through the same register */
         next = tk_rv_sijump_target(prev, prev_pc, insn, d->xlen);
+        out->inferred = true;
     } else if (is_implicit_return(d, insn, w)) {
         next = tk_te_irstack_top(&d->ir);
         out->popped = true;
+        out->inferred = true;
         if (!dry)
             tk_te_irstack_pop(&d->ir);
     } else if (tk_dec_is_uninferable_discon(d, insn)) {
@@ -169,8 +171,10 @@ int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, cons
         out->stop_here = true;
         out->indirect = true;
         /* A return the tracker predicted wrongly still uses up its entry, as in the encoder
-         * (the irdepth reported was the depth before). */
-        if (!dry && d->p.o.implicit_return && insn->jclass == TK_RV_J_RETURN && d->ir.depth)
+         * (the irdepth reported was the depth before), and a co-routine swap pops before it
+         * pushes (2.0 RAS hints). */
+        if (!dry && d->p.o.implicit_return &&
+            (insn->jclass == TK_RV_J_RETURN || insn->jclass == TK_RV_J_SWAP) && d->ir.depth)
             tk_te_irstack_pop(&d->ir);
     } else if (insn->cf == TK_RV_CF_BRANCH) {
         if (tk_dec_pending(d) == 0) {
@@ -391,7 +395,10 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             if ((r = tk_dec_block(d, d->pc, &b)) != TK_OK)
                 return r;
             const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
-            r = arrive(d, w, d->pc, br, &d->last_insn, s.stop_here);
+            /* A jump resolved without trace (sijump, implicit return) leads to its target as
+             * an inferable one would: the decoder.adoc test "last instruction not an
+             * uninferable discontinuity" is about how the address was reached. */
+            r = arrive(d, w, d->pc, br, s.inferred ? NULL : &d->last_insn, s.stop_here);
             if (r == ARRIVE_STOP)
                 return TK_OK;
             if (r != ARRIVE_GO_ON)

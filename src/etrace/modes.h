@@ -25,7 +25,7 @@
  * Calls push, returns pop (a mispredicted one too: it is reported with irreport and the
  * depth before its pop, payload.adoc "the entry number of the return that failed"),
  * synchronisation packets empty it. A co-routine swap
- * (itype 12) is reported explicitly and pushes its link like a call. */
+ * (itype 12) is reported explicitly, pops and then pushes its link like a call. */
 typedef struct tk_te_irstack {
     uint64_t *addr;
     uint32_t cap;   /* entries */

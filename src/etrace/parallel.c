@@ -70,6 +70,9 @@ static void *work(void *arg)
         return NULL;
     }
     tk_te_decoder_set_flags(pc->dec, w->cfg->flags);
+    for (unsigned priv = 0; priv < 4; priv++)
+        if ((w->cfg->tvec_set >> priv) & 1u)
+            tk_te_decoder_set_trap_vector(pc->dec, priv, w->cfg->tvec[priv]);
     tk_te_scan s;
     /* the decoder's own parameters: support packets change the options the codec reads */
     tk_te_scan_init(&s, &pc->dec->p, w->buf, pc->end);

@@ -70,22 +70,17 @@ tk_status tk_spike_next(tk_spike_reader *r, tk_spike_row *out, tk_diag *diag)
         if (v[0] != 1)
             return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
                                   "VALID is %" PRIu64 ", only valid rows (1) are supported", v[0]);
-        if (v[3] > 0xff || v[4] > 1 || v[7] > 1)
+        if (v[3] > 0xff)
             return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
-                                  "%s: value %" PRIu64 " out of range",
-                                  v[3] > 0xff ? "PRIVILEGE"
-                                  : v[4] > 1  ? "EXCEPTION"
-                                              : "INTERRUPT",
-                                  v[3] > 0xff ? v[3]
-                                  : v[4] > 1  ? v[4]
-                                              : v[7]);
+                                  "PRIVILEGE: value %" PRIx64 " out of range", v[3]);
         out->address = v[1];
         out->insn = v[2];
         out->privilege = (uint8_t)v[3];
-        out->exception = (uint8_t)v[4];
+        /* post-iss reads the flags with %d and tests them as booleans */
+        out->exception = v[4] != 0;
         out->ecause = v[5];
         out->tval = v[6];
-        out->interrupt = (uint8_t)v[7];
+        out->interrupt = v[7] != 0;
         return TK_OK;
     }
 }

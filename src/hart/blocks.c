@@ -115,7 +115,6 @@ static void to_block(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k,
     k->ilastsize = r->len == 4 ? 1 : 0;
     k->priv = r->priv;
     k->context = r->hart;
-    k->time = b->n;
 }
 
 static tk_status emit(tk_hart_blocks *b, const tk_te_block *k)

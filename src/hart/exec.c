@@ -85,6 +85,12 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
     const uint64_t amask = h->amask;
     const bool rv32 = h->xlen == 32;
     const unsigned shm = h->xlen - 1;
+    /* all-ones when misaligned accesses trap, else 0 (QEMU performs them) */
+    const uint64_t align = s->cfg.misaligned_trap ? UINT64_MAX : 0;
+    /* fast-path state kept in registers; it changes only through traps (refreshed below)
+     * and through CSR writes and xRET, which end the slice */
+    uint64_t fbase = h->fast_base, flimit = h->fast_limit;
+    bool ffetch = h->fast_fetch;
     const uint64_t base_exec = h->executed;
     uint64_t pc = h->pc;
     uint64_t n = 0;
@@ -105,9 +111,9 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
 #define EA() ((X(d->rs1) + (uint64_t)(int64_t)d->imm) & amask)
 #define LOAD(T, nb, dst)                                                                           \
     do {                                                                                           \
-        uint64_t a_ = EA(), o_ = a_ - h->fast_base;                                                \
+        uint64_t a_ = EA(), o_ = a_ - fbase;                                                       \
         T t_;                                                                                      \
-        if (TK_LIKELY(o_ < h->fast_limit && !(a_ & ((nb)-1u)))) {                                  \
+        if (TK_LIKELY(o_ < flimit && !(a_ & ((nb)-1u) & align))) {                                 \
             memcpy(&t_, mem + o_, nb);                                                             \
         } else {                                                                                   \
             uint64_t v_ = 0;                                                                       \
@@ -122,8 +128,8 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
     } while (0)
 #define STORE(nb, val)                                                                             \
     do {                                                                                           \
-        uint64_t a_ = EA(), o_ = a_ - h->fast_base, v_ = (val);                                    \
-        if (TK_LIKELY(o_ < h->fast_limit && !(a_ & ((nb)-1u)))) {                                  \
+        uint64_t a_ = EA(), o_ = a_ - fbase, v_ = (val);                                           \
+        if (TK_LIKELY(o_ < flimit && !(a_ & ((nb)-1u) & align))) {                                 \
             memcpy(mem + o_, &v_, nb);                                                             \
             if (TK_UNLIKELY(pflags[o_ >> PAGE_SHIFT])) {                                           \
                 if (pflags[o_ >> PAGE_SHIFT] & PF_CODE)                                            \
@@ -158,7 +164,7 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             off = pc - page_pc;
         }
         d = &slots[off >> 1];
-        if (TK_UNLIKELY(d->op == OP_UNDECODED || !h->fast_fetch)) {
+        if (TK_UNLIKELY(d->op == OP_UNDECODED || !ffetch)) {
             uint64_t bad = pc;
             if (!h->fast_fetch && !tk__pmp_ok(h, pc, 2, 4, h->priv)) {
                 n++;
@@ -798,6 +804,10 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
         }
         SYNC();
         tk__trap(s, h, cause, false, tval, pc);
+        /* the privilege may have changed: refresh the fast-path bounds */
+        fbase = h->fast_base;
+        flimit = h->fast_limit;
+        ffetch = h->fast_fetch;
         pc = h->pc;
         X(0) = 0;
     }

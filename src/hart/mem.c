@@ -156,7 +156,7 @@ int tk__mem_load(tk_sim *s, hart *h, uint64_t addr, unsigned n, uint64_t *v)
     ram *r = tk__sim_ram(s, addr, n);
     bool hit = false;
     int cause;
-    if (addr & (n - 1))
+    if ((addr & (n - 1)) && s->cfg.misaligned_trap)
         return 4 + 1;
     if (!tk__pmp_ok(h, addr, n, 1, data_priv(h)))
         return 5 + 1;
@@ -177,7 +177,7 @@ int tk__mem_store(tk_sim *s, hart *h, uint64_t addr, unsigned n, uint64_t v)
     ram *r = tk__sim_ram(s, addr, n);
     bool hit = false;
     int cause;
-    if (addr & (n - 1))
+    if ((addr & (n - 1)) && s->cfg.misaligned_trap)
         return 6 + 1;
     if (!tk__pmp_ok(h, addr, n, 2, data_priv(h)))
         return 7 + 1;

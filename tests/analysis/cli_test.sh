@@ -82,8 +82,18 @@ head -c $((off + 2)) "$dir/$prog.te_inst_raw" > cut.te_inst_raw
 expect 0 "$tk" report --scf "$dir/$prog.scf" --ucf "$dir/$prog.decoder.ucf" --elf "$elf" cut.te_inst_raw --quiet
 grep -q "offset" err.txt || fail "truncated trace not reported: $(cat err.txt)"
 
+# Progress: a line redrawn on a terminal (script(1) gives one), nothing when stderr is a file.
+bench=$(dirname "$tk")/../examples/bench.elf
+if command -v script >/dev/null && [ -f "$bench" ]; then
+  script -qec "'$tk' report --top 1 --sim '$bench' -o /dev/null" /dev/null > tty.txt
+  grep -aq $'\rtracekit report: [0-9]* instructions' tty.txt || fail "no progress line on a terminal"
+  "$tk" report --top 1 --sim "$bench" -o /dev/null 2> notty.txt
+  ! grep -aq "instructions $" notty.txt || fail "progress line written to a file"
+fi
+
 rc=0
 for c in callgrind folded json autofdo bolt; do
   python3 "$src/check_consumers.py" "$c" "$prog" || { r=$?; [ $r -eq 77 ] || rc=1; }
 done
+python3 "$src/check_consumers.py" perf2bolt "$prog" "$elf" 5 || { r=$?; [ $r -eq 77 ] || rc=1; }
 exit $rc

@@ -190,6 +190,39 @@ static void test_opaque_range_and_state(void **state)
     tk_profile_free(p);
 }
 
+/* Regression (timer example, hart vs decoded trace): an interrupt right after a branch whose
+ * range did not state the outcome; the trap's epc, the next instruction in program order,
+ * does. */
+static void test_trap_epc_tells_branch_outcome(void **state)
+{
+    (void)state;
+    tk_code_view v = fake_view();
+    tk_profile *p = NULL;
+    assert_int_equal(tk_profile_new(&v, &p), TK_OK);
+    const tk_event evs[] = {
+        {.kind = TK_EV_RANGE, .first = 0x1008, .last = 0x100c, .end = TK_END_NONE},
+        {.kind = TK_EV_TRAP, .first = 0x1004, .interrupt = 1}, /* bnez's target */
+        {.kind = TK_EV_RANGE, .first = 0x3000, .last = 0x3004, .end = TK_END_TRAP_RETURN},
+        {.kind = TK_EV_RANGE, .first = 0x1004, .last = 0x1004, .end = TK_END_NONE},
+        {.kind = TK_EV_RANGE, .first = 0x2002, .last = 0x2002, .end = TK_END_NONE},
+        {.kind = TK_EV_TRAP, .first = 0x2006, .interrupt = 1}, /* beqz's fall-through */
+        {.kind = TK_EV_RANGE, .first = 0x3000, .last = 0x3004, .end = TK_END_TRAP_RETURN},
+        {.kind = TK_EV_RANGE, .first = 0x2000, .last = 0x2002, .end = TK_END_NONE},
+        {.kind = TK_EV_TRAP, .first = 0x3000, .interrupt = 1}, /* neither: unknown */
+    };
+    for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+        assert_int_equal(tk_profile_event(p, &evs[i]), TK_OK);
+    assert_int_equal(tk_profile_finish(p), TK_OK);
+    assert_int_equal(tk_profile_branch_count(p), 2);
+    assert_int_equal(tk_profile_branch(p, 0)->addr, 0x100c);
+    assert_int_equal(tk_profile_branch(p, 0)->taken, 1);
+    assert_int_equal(tk_profile_branch(p, 0)->not_taken, 0);
+    assert_int_equal(tk_profile_branch(p, 1)->addr, 0x2002);
+    assert_int_equal(tk_profile_branch(p, 1)->taken, 0);
+    assert_int_equal(tk_profile_branch(p, 1)->not_taken, 1);
+    tk_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_interrupt_is_a_trap_call),
         cmocka_unit_test(test_runs_join_fall_through),
         cmocka_unit_test(test_opaque_range_and_state),
+        cmocka_unit_test(test_trap_epc_tells_branch_outcome),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,16 +76,6 @@ static void count_direct(tk_image *img, const uint64_t *pcs, size_t n, ref_count
     }
 }
 
-/* spike's reset code at 0x1000, where the reference traces start (VERSIONS.md C.4). */
-static void add_bootrom(tk_image *img)
-{
-    static const uint8_t code[] = {0x97, 0x02, 0x00, 0x00, 0x93, 0x85, 0x02, 0x02, 0x73, 0x25,
-                                   0x40, 0xf1, 0x83, 0xb2, 0x82, 0x01, 0x67, 0x80, 0x02, 0x00};
-    uint8_t probe;
-    if (tk_image_read(img, 0x1000, &probe, 1) != TK_OK)
-        assert_int_equal(tk_image_add_region(img, 0x1000, code, sizeof(code)), TK_OK);
-}
-
 /* The packets of dir/prog.te_inst_raw through the decoder into the profile. */
 static void decode_into(tk_image *img, const char *dir, const char *prog, tk_profile *p)
 {
@@ -103,12 +93,7 @@ static void decode_into(tk_image *img, const char *dir, const char *prog, tk_pro
     assert_int_equal(tk_te_raw_open(path, &raw, &d), TK_OK);
     tk_te_decoder *dec = NULL;
     assert_int_equal(tk_te_decoder_new(&params, img, tk_profile_event, p, &dec), TK_OK);
-    tk_te_raw_packet rp;
-    while (tk_te_raw_next(raw, &rp, &d) == TK_OK) {
-        tk_te_packet pkt;
-        assert_int_equal(tk_te_packet_decode(&params, rp.payload, rp.len, &pkt, &d), TK_OK);
-        assert_int_equal(tk_te_decoder_packet(dec, &pkt, rp.offset, rp.index), TK_OK);
-    }
+    assert_int_equal(tk_te_decoder_run_raw(dec, raw), TK_OK);
     assert_int_equal(tk_te_decoder_finish(dec), TK_OK);
     tk_te_decoder_free(dec);
     tk_te_raw_close(raw);
@@ -125,8 +110,8 @@ static void check_program(const char *prog, const char *setting, bool decode)
     tk_diag diag;
     tk_diag_clear(&diag);
     assert_int_equal(tk_image_open_elf(elf, &img, &diag), TK_OK);
-    if (decode)
-        add_bootrom(img);
+    if (decode) /* the reference traces start in spike's reset code at 0x1000 */
+        assert_int_equal(tk_te_add_spike_reset_code(img, false), TK_OK);
     size_t n = 0;
     uint64_t *pcs = ref_read_pcs(trace, &n);
     assert_non_null(pcs);

@@ -166,7 +166,7 @@ typedef struct totals {
 static double now(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t); /* CPU time: the machine may be shared */
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -261,7 +261,7 @@ static void test_golden_vectors(void **state)
     free(root);
     assert_true(t.vectors >= 20);
     printf("golden: %llu vectors identical; encoder speed %.1f M instructions/s "
-           "(%llu instructions in %.3f s, including packet encoding)\n",
+           "(%llu instructions in %.3f s of CPU time, including packet encoding)\n",
            (unsigned long long)t.vectors, t.seconds > 0 ? (double)t.insns / t.seconds / 1e6 : 0.0,
            (unsigned long long)t.insns, t.seconds);
 }

@@ -268,7 +268,8 @@ static void test_spike_errors(void **state)
     expect_spike_error("VALID,ADDRESS,INSN,PRIVILEGE,EXCEPTION,ECAUSE,TVAL,INTERRUPT\n"
                        "1,1000,29g,3,0,0,0,0\n",
                        2, "INSN");
-    expect_spike_error("1,1000,297,3,2,0,0,0\n", 1, "EXCEPTION");
+    expect_spike_error("1,1000,297,103,0,0,0,0\n", 1, "PRIVILEGE");
+    expect_spike_error("1,1000,297,3,-1,0,0,0\n", 1, "EXCEPTION");
 }
 
 static void test_spike_round_trip(void **state)

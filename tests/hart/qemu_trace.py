@@ -13,6 +13,7 @@ usage: qemu_trace.py ELF OUT.pcs [--max N] [--machine none|virt] [--console FILE
 Exit status: 0 when the program exited (its code is printed) or the cap was reached,
 77 when QEMU is absent, 1 on errors."""
 import argparse
+import array
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 
@@ -126,45 +128,49 @@ class Rsp:
             raise IOError("cannot write 0x%x: %s" % (addr, r))
 
 
-TRACE = re.compile(rb"^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/")
 STOPPED = re.compile(rb"^Stopped execution of TB chain before 0x[0-9a-f]+ \[([0-9a-f]+)\]")
 REWOUND = re.compile(rb"^cpu_io_recompile: rewound execution of TB to ([0-9a-f]+)")
 
 
-def pcs_from_log(path, cap, stops):
-    """PCs of the instructions that ran. A store that hit the watchpoint was logged once when
-    it was abandoned and once when it ran: drop the first of each such pair."""
-    pcs = []
+class LogReader(threading.Thread):
+    """Reads QEMU's exec log from a FIFO as it is written (no log file on disk) and keeps the
+    PCs of the blocks that ran."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.path = path
+        self.pcs = array.array("Q")
+
+    def run(self):
+        pcs = self.pcs
+        rest = b""
+        with open(self.path, "rb", buffering=0) as f:
+            while True:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    break
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    if line.startswith(b"Trace "):
+                        pcs.append(int(line.split(b"/", 2)[1], 16))
+                        continue
+                    m = STOPPED.match(line) or REWOUND.match(line)
+                    if m and pcs and pcs[-1] == int(m.group(1), 16):
+                        pcs.pop()  # logged, then not run (or run again as an I/O block)
+
+
+def drop_watch_repeats(pcs, stops):
+    """A store that hit the watchpoint was logged once when it was abandoned and once when it
+    ran: drop the first of each such pair."""
+    out = array.array("Q")
     k = 0
-    with open(path, "rb") as f:
-        for line in f:
-            m = TRACE.match(line)
-            if m:
-                pc = int(m.group(1), 16)
-                if k < len(stops) and pc == stops[k] and pcs and pcs[-1] == pc:
-                    k += 1
-                    continue
-                pcs.append(pc)
-                continue
-            m = STOPPED.match(line) or REWOUND.match(line)
-            if m and pcs and pcs[-1] == int(m.group(1), 16):
-                pcs.pop()  # logged, then not run (or run again as an I/O block)
-    if cap:
-        pcs = pcs[:cap]
-    return pcs
-
-
-def count_trace_lines(path, state):
-    """Incrementally count "Trace" lines of the growing log."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(state["off"])
-            chunk = f.read()
-    except OSError:
-        return state["n"]
-    state["off"] += len(chunk)
-    state["n"] += chunk.count(b"\nTrace ")
-    return state["n"]
+    for pc in pcs:
+        if k < len(stops) and pc == stops[k] and out and out[-1] == pc:
+            k += 1
+            continue
+        out.append(pc)
+    return out
 
 
 def main():
@@ -185,7 +191,10 @@ def main():
     tohost, fromhost = syms.get("tohost"), syms.get("fromhost")
     tmp = tempfile.mkdtemp(prefix="tk-qemu-")
     sock = os.path.join(tmp, "gdb.sock")
-    log = os.path.join(tmp, "exec.log")
+    log = os.path.join(tmp, "exec.fifo")
+    os.mkfifo(log)
+    reader = LogReader(log)
+    reader.start()
     if a.machine == "none":
         # RAM from address 0 up to past 0x80000000 (+ room for stacks above the image)
         machine = ["-M", "none", "-m", "2100M" if xlen == 32 else "2304M"]
@@ -214,14 +223,13 @@ def main():
             r = rsp.cmd("Z2,%x,8" % tohost)
             if r != "OK":
                 raise RuntimeError("watchpoint on tohost refused: %r" % r)
-        state = {"off": 0, "n": 0}
         started = time.time()
         rsp.send("c")
         while True:
             try:
                 reply = rsp.recv()
             except socket.timeout:
-                if a.max and count_trace_lines(log, state) >= a.max + 16:
+                if a.max and len(reader.pcs) >= a.max + 16:
                     capped = True
                     break
                 if time.time() - started > a.timeout:
@@ -276,10 +284,12 @@ def main():
         except subprocess.TimeoutExpired:
             proc.terminate()
             proc.wait(timeout=10)
-    pcs = pcs_from_log(log, a.max, stops)
+    reader.join(timeout=60)
+    pcs = drop_watch_repeats(reader.pcs, stops)
+    if a.max:
+        pcs = pcs[:a.max]
     with open(a.out, "w") as f:
-        for pc in pcs:
-            f.write("%x\n" % pc)
+        f.write("".join("%x\n" % pc for pc in pcs))
     if a.console:
         with open(a.console, "wb") as f:
             f.write(bytes(console))

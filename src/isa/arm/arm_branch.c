@@ -31,6 +31,14 @@ static void a64(uint64_t addr, uint32_t i, tk_arm_insn *o)
         o->kind = TK_ARM_BRANCH;
         o->cond = 1;
         o->target = addr + (uint64_t)(sext(i >> 5, 14) * 4);
+    } else if ((i & 0xffffffdf) == 0xd503205f || (i & 0xffffffc0) == 0xd5031000) {
+        /* WFE, WFI (CRm=0, op2 = 2/3) and WFET, WFIT (FEAT_WFxT, op2 = 0/1 with Rd) */
+        o->wfx = 1;
+        o->target = addr + 4;
+    } else if ((i & 0xffffffe0) == 0xd5233060) {
+        /* TSTART (FEAT_TME): a P0 instruction in ETE; execution continues in line. */
+        o->kind = TK_ARM_BRANCH;
+        o->target = addr + 4;
     } else if ((i & 0xfffff0ff) == 0xd50330df) {
         /* ISB: a P0 instruction in ETMv4 (IHI0064 §4.1.1), executed as a taken branch to the
          * next instruction. */
@@ -41,6 +49,8 @@ static void a64(uint64_t addr, uint32_t i, tk_arm_insn *o)
          * DRPS 5, and the pointer-authenticating forms BRA* 8, BLRA* 9 (RETA*, ERETA* keep
          * opc 2 and 4). */
         unsigned opc = (i >> 21) & 0xf;
+        if (opc != 0 && opc != 1 && opc != 2 && opc != 4 && opc != 5 && opc != 8 && opc != 9)
+            return; /* unallocated */
         o->kind = TK_ARM_BRANCH;
         o->indirect = 1;
         o->link = opc == 1 || opc == 9;

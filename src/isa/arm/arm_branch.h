@@ -27,6 +27,8 @@ typedef struct tk_arm_insn {
     uint8_t link;       /* writes a return address (call) */
     uint8_t ret;        /* function return (RET, BX LR, POP {..pc}) */
     uint8_t eret;       /* exception return */
+    uint8_t wfx;        /* WFI/WFE/WFIT/WFET: a P0 instruction when TRCIDR2.WFXMODE is set (then
+                         * like a taken branch to the next instruction), else not a branch */
     uint8_t target_isa; /* ISA at a direct target (BLX immediate switches A32 <-> T32) */
     uint64_t target;    /* direct branches: the target address */
 } tk_arm_insn;

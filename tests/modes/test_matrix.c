@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Round trip of every golden program under a matrix of modes, spec layouts, predictor and
+ * cache sizes and retirement widths: the decoded PCs must be exactly the executed ones. */
+#include "modes_pipe.h"
+
+typedef struct combo {
+    tk_te_spec spec;
+    bool full, sijump, iexc, ir, bp, jtc;
+    unsigned rss, ccs, bpred, cache, group;
+} combo;
+
+static void make_setting(mp_setting *s, const combo *c)
+{
+    memset(s, 0, sizeof(*s));
+    tk_te_params_init(&s->p);
+    s->p.spec = c->spec;
+    s->p.s.iaddress_width = 64;
+    s->p.s.iaddress_lsb = 1;
+    s->p.s.itype_width = 4;
+    s->p.s.sijump = c->sijump;
+    s->p.s.return_stack_size = c->rss;
+    s->p.s.call_counter_size = c->ccs;
+    s->p.s.bpred_size = c->bpred;
+    s->p.s.cache_size = c->cache;
+    s->p.s.f0s_width = (c->bp && c->jtc) ? 1 : 0;
+    s->p.o.full_address = c->full;
+    s->p.o.sijump = c->sijump;
+    s->p.o.implicit_except = c->iexc;
+    s->p.o.implicit_return = c->ir;
+    s->p.o.branch_prediction = c->bp;
+    s->p.o.jump_target_cache = c->jtc;
+    s->p.o.resync_max = 2;
+    s->p.ioptions_width = 6;
+    tk_te_encoder_options_init(&s->eo);
+    s->eo.reference_quirks = false;
+    s->eo.irdepth_ones = false;
+    if (c->group) {
+        s->group_insns = c->group;
+        s->group_blocks = 2;
+    }
+}
+
+static void name_of(const combo *c, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "spec %s%s%s%s%s%s%s ras%u cc%u bp%u jtc%u grp%u", tk_te_spec_name(c->spec),
+             c->full ? " full" : "", c->sijump ? " sijump" : "", c->iexc ? " iexc" : "",
+             c->ir ? " ir" : "", c->bp ? " bp" : "", c->jtc ? " jtc" : "", c->rss, c->ccs, c->bpred,
+             c->cache, c->group);
+}
+
+static void run_combo(const mp_prog *g, const combo *c)
+{
+    mp_setting s;
+    make_setting(&s, c);
+    char name[160];
+    name_of(c, name, sizeof(name));
+    mp_result r;
+    mp_roundtrip(g, &s, &r);
+    mp_expect_exact(g, name, &s, &r);
+    if (getenv("TK_MATRIX_VERBOSE"))
+        print_message("%-28s %-52s %7llu PCs, %6llu packets, %.3f bits/instr\n", g->name, name,
+                      (unsigned long long)r.pcs, (unsigned long long)r.packets,
+                      (double)r.payload_bits / (double)r.pcs);
+}
+
+static void test_baseline_specs(void **state)
+{
+    (void)state;
+    static const char *const progs[] = {"test_discon_branch_exception", "towers", "median"};
+    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+        mp_prog g;
+        if (!mp_load(&g, progs[i]))
+            fail_msg("%s: program or trace missing", progs[i]);
+        for (int spec = 0; spec < 3; spec++)
+            for (int full = 0; full < 2; full++)
+                for (unsigned grp = 0; grp <= 4; grp += 4) {
+                    combo c = {.spec = (tk_te_spec)spec, .full = full, .group = grp};
+                    run_combo(&g, &c);
+                }
+        mp_free(&g);
+    }
+}
+
+int main(void)
+{
+    if (!tk_test_data_present())
+        return TK_TEST_SKIP;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_baseline_specs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
