@@ -124,4 +124,9 @@ int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, cons
                 uint64_t prev_pc, uint64_t uninf_target, const tk_dec_walk *w, bool dry,
                 tk_dec_step *out);
 
+/* decoder_raw.c: feed the packets of a raw stream from the scanner s (up to its end) as
+ * tk_te_decoder_run_raw does, counting them in *packets; raw (optional) gets the pages
+ * already read back. Shared with the parallel decoder (parallel.c). */
+tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets);
+
 #endif
