@@ -282,14 +282,15 @@ static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
                                               : pkt->format + 1u;
     r->fmt[slot]++;
     r->packets++;
-    tk_te_packet wire;
-    tk_status st = tk_te_packet_to_spec(x->p, pkt, &wire);
-    if (st == TK_ERR_UNSUPPORTED && x->p->spec == TK_TE_SPEC_0_26 && slot == 5) {
-        /* 0.026: a separate te_support message of 16 bits */
+    /* the encoder hands over its spec's layout; 0.026's support packet is a separate
+     * te_support message of 16 bits */
+    if (x->p->spec == TK_TE_SPEC_0_26 && slot == 5) {
         r->raw_bytes += 2;
         r->payload_bytes += 2;
         return x->d ? tk_te_decoder_packet(x->d, pkt, r->raw_bytes, r->packets - 1) : TK_OK;
     }
+    const tk_te_packet wire = *pkt;
+    tk_status st = TK_OK;
     uint8_t buf[TK_TE_MAX_PAYLOAD];
     size_t len;
     if (st == TK_OK)

@@ -173,21 +173,22 @@ static tk_status mp_on_packet(void *ctx, const tk_te_packet *pkt)
         r->ended_rep += pkt->qual_status == TK_QUAL_ENDED_REP;
         r->ended_ntr += pkt->qual_status == TK_QUAL_ENDED_NTR;
     }
-    tk_te_packet wire, back;
-    tk_status st = tk_te_packet_to_spec(p, pkt, &wire);
-    if (st == TK_ERR_UNSUPPORTED && p->spec == TK_TE_SPEC_0_26 && pkt->format == TK_TE_F3 &&
+    if (getenv("TK_MODES_DEBUG")) {
+        char line[256];
+        tk_te_packet_format(p, pkt, line, sizeof(line));
+        print_message("  packet %llu: %s\n", (unsigned long long)r->packets, line);
+    }
+    /* The encoder hands over the spec's own layout; 0.026's support packet is not a te_inst */
+    if (p->spec == TK_TE_SPEC_0_26 && pkt->format == TK_TE_F3 &&
         pkt->subformat == TK_TE_SF_SUPPORT) {
         r->packets++;
         r->bytes += 2;
         r->payload_bits += 16;
         return tk_te_decoder_packet(x->d, pkt, r->bytes, r->packets - 1);
     }
-    if (st != TK_OK) {
-        print_message("  packet not expressible in spec %s (format %u.%u)\n",
-                      tk_te_spec_name(p->spec), pkt->format, pkt->subformat);
-        x->codec_error = st;
-        return st;
-    }
+    const tk_te_packet wire = *pkt;
+    tk_te_packet back;
+    tk_status st;
     uint8_t buf[TK_TE_MAX_PAYLOAD];
     size_t len;
     tk_diag diag;

@@ -81,12 +81,52 @@ static void test_baseline_specs(void **state)
     }
 }
 
+/* Every combination of the optional modes on the small programs. */
+static void test_modes_full_matrix(void **state)
+{
+    (void)state;
+    static const char *const progs[] = {"test_discon_branch_exception", "vvadd", "median",
+                                        "towers"};
+    static const unsigned irs[][2] = {{0, 0}, {2, 0}, {6, 0}, {0, 3}}; /* stack, counter */
+    static const unsigned bps[] = {0, 2, 12};
+    static const unsigned jtcs[] = {0, 2, 8};
+    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+        mp_prog g;
+        if (!mp_load(&g, progs[i]))
+            fail_msg("%s: program or trace missing", progs[i]);
+        unsigned n = 0;
+        for (int spec = 0; spec < 2; spec++)
+            for (size_t a = 0; a < 4; a++)
+                for (size_t b = 0; b < 3; b++)
+                    for (size_t j = 0; j < 3; j++)
+                        for (unsigned grp = 0; grp <= 3; grp += 3) {
+                            combo c = {.spec = (tk_te_spec)spec,
+                                       .ir = irs[a][0] || irs[a][1],
+                                       .rss = irs[a][0],
+                                       .ccs = irs[a][1],
+                                       .bp = bps[b] != 0,
+                                       .bpred = bps[b],
+                                       .jtc = jtcs[j] != 0,
+                                       .cache = jtcs[j],
+                                       .sijump = (a + b + j) % 2 == 1,
+                                       .iexc = (a + j) % 2 == 0,
+                                       .full = (a + b) % 3 == 2,
+                                       .group = grp};
+                            run_combo(&g, &c);
+                            n++;
+                        }
+        print_message("%-28s %u combinations exact\n", progs[i], n);
+        mp_free(&g);
+    }
+}
+
 int main(void)
 {
     if (!tk_test_data_present())
         return TK_TEST_SKIP;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_baseline_specs),
+        cmocka_unit_test(test_modes_full_matrix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
