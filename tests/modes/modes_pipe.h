@@ -23,14 +23,17 @@ typedef struct mp_prog {
     tk_image *img;
     tk_spike_row *rows;
     size_t nrows;
+    /* or ingress blocks made elsewhere (the hart model's): one instruction each */
+    tk_te_block *blocks;
+    size_t nblocks;
     uint64_t *pcs; /* retired PCs, as compare_pc_trace.py counts them */
     size_t npcs;
-    uint64_t tvec; /* machine trap vector (first handler seen), for implicit exceptions */
-    bool have_tvec;
+    uint64_t tvec[4]; /* trap vectors per privilege, for implicit exceptions */
+    uint8_t tvec_set;
 } mp_prog;
 
 /* Returns false (test skipped) if the program's files are absent. */
-static bool mp_load(mp_prog *g, const char *name)
+static inline bool mp_load(mp_prog *g, const char *name)
 {
     memset(g, 0, sizeof(*g));
     g->name = name;
@@ -66,9 +69,9 @@ static bool mp_load(mp_prog *g, const char *name)
             g->pcs = realloc(g->pcs, cap * sizeof(*g->pcs));
         }
         g->rows[g->nrows++] = row;
-        if (after_trap && !g->have_tvec) {
-            g->tvec = row.address;
-            g->have_tvec = true;
+        if (after_trap && !(g->tvec_set & 8u)) {
+            g->tvec[3] = row.address; /* the golden programs trap to machine mode only */
+            g->tvec_set |= 8u;
         }
         after_trap = row.exception || row.interrupt;
         if (!row.exception || row.insn == 0x73 || row.insn == 0x100073)
@@ -79,11 +82,12 @@ static bool mp_load(mp_prog *g, const char *name)
     return true;
 }
 
-static void mp_free(mp_prog *g)
+static inline void mp_free(mp_prog *g)
 {
     if (g->img)
         tk_image_free(g->img);
     free(g->rows);
+    free(g->blocks);
     free(g->pcs);
     memset(g, 0, sizeof(*g));
 }
@@ -119,7 +123,7 @@ typedef struct mp_run {
     tk_status codec_error;
 } mp_run;
 
-static tk_status mp_on_event(void *ctx, const tk_event *ev)
+static inline tk_status mp_on_event(void *ctx, const tk_event *ev)
 {
     mp_run *x = ctx;
     if (ev->kind == TK_EV_ERROR) {
@@ -151,7 +155,7 @@ static tk_status mp_on_event(void *ctx, const tk_event *ev)
     return TK_OK;
 }
 
-static unsigned mp_format_slot(const tk_te_packet *pkt)
+static inline unsigned mp_format_slot(const tk_te_packet *pkt)
 {
     if (pkt->format == TK_TE_F0)
         return pkt->subformat == TK_TE_F0_BRANCH_COUNT ? 0 : 1;
@@ -163,7 +167,7 @@ static unsigned mp_format_slot(const tk_te_packet *pkt)
 /* Encoder output: the spec's layout, as bytes, parsed back, into the decoder. 0.026's
  * support packets are a separate te_support message (not a te_inst): they go to the decoder
  * as they are and count 2 bytes (msg_type, control_code, support fields: 16 bits). */
-static tk_status mp_on_packet(void *ctx, const tk_te_packet *pkt)
+static inline tk_status mp_on_packet(void *ctx, const tk_te_packet *pkt)
 {
     mp_run *x = ctx;
     const tk_te_params *p = &x->s->p;
@@ -216,7 +220,7 @@ typedef struct mp_stages {
     tk_te_block *cyc;
 } mp_stages;
 
-static tk_status mp_to_grouper(mp_stages *sg, const tk_te_block *b)
+static inline tk_status mp_to_grouper(mp_stages *sg, const tk_te_block *b)
 {
     if (!sg->grp)
         return tk_te_encoder_push(sg->e, b, 1);
@@ -225,7 +229,7 @@ static tk_status mp_to_grouper(mp_stages *sg, const tk_te_block *b)
     return n ? tk_te_encoder_push(sg->e, sg->cyc, n) : TK_OK;
 }
 
-static tk_status mp_to_filter(mp_stages *sg, const tk_te_block *b)
+static inline tk_status mp_to_filter(mp_stages *sg, const tk_te_block *b)
 {
     if (!sg->flt)
         return mp_to_grouper(sg, b);
@@ -236,15 +240,16 @@ static tk_status mp_to_filter(mp_stages *sg, const tk_te_block *b)
 }
 
 /* Run g through setting s. Fails the test on an API error; the caller checks r. */
-static void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result *r)
+static inline void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result *r)
 {
     memset(r, 0, sizeof(*r));
     mp_run x = {.s = s, .img = g->img, .r = r};
     x.want = s->want ? s->want : g->pcs;
     x.nwant = s->want ? s->nwant : g->npcs;
     assert_int_equal(tk_te_decoder_new(&s->p, g->img, mp_on_event, &x, &x.d), TK_OK);
-    if (g->have_tvec)
-        tk_te_decoder_set_trap_vector(x.d, 3, g->tvec);
+    for (unsigned priv = 0; priv < 4; priv++)
+        if ((g->tvec_set >> priv) & 1u)
+            tk_te_decoder_set_trap_vector(x.d, priv, g->tvec[priv]);
     tk_te_encoder *e;
     assert_int_equal(tk_te_encoder_new_opts(&s->p, &s->eo, mp_on_packet, &x, &e), TK_OK);
     tk_spike_conv_options co = {.reference_quirks = s->eo.reference_quirks};
@@ -264,6 +269,8 @@ static void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result *r)
     tk_te_block b;
     bool ready;
     size_t n;
+    for (size_t i = 0; i < g->nblocks && st == TK_OK; i++)
+        st = mp_to_filter(&sg, &g->blocks[i]);
     for (size_t i = 0; i < g->nrows && st == TK_OK; i++) {
         assert_int_equal(tk_spike_conv_push(conv, &g->rows[i], &b, &ready, &diag), TK_OK);
         if (ready)
@@ -297,8 +304,8 @@ static void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result *r)
 }
 
 /* The round trip must give back exactly the expected PCs, without decoder errors. */
-static void mp_expect_exact(const mp_prog *g, const char *what, const mp_setting *s,
-                            const mp_result *r)
+static inline void mp_expect_exact(const mp_prog *g, const char *what, const mp_setting *s,
+                                   const mp_result *r)
 {
     const size_t n = s->want ? s->nwant : g->npcs;
     if (r->differs)
