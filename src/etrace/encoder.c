@@ -350,27 +350,36 @@ static void jump_target_cache(tk_te_encoder *e, const te_step *s, tk_te_packet *
     uint32_t index;
     if (use_index && target && !pkt->updiscon && !pkt->notify &&
         tk_te_jtc_lookup(&e->jtc, s->addr, &index)) {
-        pkt->format = TK_TE_F0;
-        pkt->subformat = TK_TE_F0_JTC;
-        pkt->jtc_index = index;
-        pkt->has_address = false;
-        pkt->address = 0;
-        pkt->notify = pkt->updiscon = false;
-        if (!pkt->irreport) {
+        tk_te_packet c = *pkt;
+        c.format = TK_TE_F0;
+        c.subformat = TK_TE_F0_JTC;
+        c.jtc_index = index;
+        c.has_address = false;
+        c.address = 0;
+        if (!c.irreport) {
             /* irdepth copies the bit irreport is relative to: branch_map[MSB] or
              * branches[MSB] (it compresses away) */
             const uint32_t dbits = tk_te_irdepth_bits(&e->p);
-            unsigned prev = (pkt->branches >> 4) & 1u;
-            if (pkt->branches) {
-                unsigned bm = pkt->branches == 1   ? 1
-                              : pkt->branches < 4  ? 3
-                              : pkt->branches < 8  ? 7
-                              : pkt->branches < 16 ? 15
-                                                   : 31;
-                prev = (pkt->branch_map >> (bm - 1)) & 1u;
+            unsigned prev = (c.branches >> 4) & 1u;
+            if (c.branches) {
+                unsigned bm = c.branches == 1   ? 1
+                              : c.branches < 4  ? 3
+                              : c.branches < 8  ? 7
+                              : c.branches < 16 ? 15
+                                                : 31;
+                prev = (c.branch_map >> (bm - 1)) & 1u;
             }
-            pkt->irdepth = prev ? mask_bits(dbits) : 0;
+            c.irdepth = prev ? mask_bits(dbits) : 0;
         }
+        /* "the encoder may still choose to output the differential address using format 1
+         * or 2 if the resulting packet is shorter" (payload.adoc): a small difference can
+         * take fewer bytes than a large index. Both name the same cached address. */
+        uint8_t buf[TK_TE_MAX_PAYLOAD];
+        size_t with_index, with_address;
+        if (tk_te_packet_encode(&e->p, &c, buf, sizeof(buf), &with_index) == TK_OK &&
+            (tk_te_packet_encode(&e->p, pkt, buf, sizeof(buf), &with_address) != TK_OK ||
+             with_index <= with_address))
+            *pkt = c;
         return;
     }
     if (target || !pkt->notify)
