@@ -75,3 +75,8 @@ printf 'iaddress_width_p=64\niaddress_lsb_p=1\nitype_width_p=4\ntrTeControl=0x10
     -o "$out/got.pcs"
 cmp -s "$out/all.pcs" "$out/got.pcs" || { echo "FAIL: spec 0.26"; exit 1; }
 echo "ok   spec 0.26 baseline: exact"
+# the same register dump on the hart model: sim --encode --regs
+"$tk" sim "$elf" --quiet --encode --regs "$out/filtered.regs" -o "$out/sim.te_inst_raw" 2> /dev/null
+"$tk" decode --regs "$out/filtered.regs" --elf "$elf" "$out/sim.te_inst_raw" -o "$out/got.pcs"
+cmp -s "$out/range.pcs" "$out/got.pcs" || { echo "FAIL: sim --regs"; exit 1; }
+echo "ok   sim --encode --regs, Proc_1 only: exact"
