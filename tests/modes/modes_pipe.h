@@ -106,6 +106,7 @@ typedef struct mp_result {
     uint64_t packets, bytes, payload_bits;
     uint64_t per_format[6]; /* F0SF0, F0SF1, F1, F2, F3, support */
     uint64_t ended_rep, ended_ntr;
+    uint64_t notify; /* packets with the notify flag */
     uint64_t pcs;
     uint64_t errors;
     bool differs;
@@ -173,6 +174,7 @@ static inline tk_status mp_on_packet(void *ctx, const tk_te_packet *pkt)
     const tk_te_params *p = &x->s->p;
     mp_result *r = x->r;
     r->per_format[mp_format_slot(pkt)]++;
+    r->notify += pkt->format != TK_TE_F3 && pkt->notify;
     if (pkt->format == TK_TE_F3 && pkt->subformat == TK_TE_SF_SUPPORT) {
         r->ended_rep += pkt->qual_status == TK_QUAL_ENDED_REP;
         r->ended_ntr += pkt->qual_status == TK_QUAL_ENDED_NTR;
