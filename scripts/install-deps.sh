@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config libelf-dev libdw-dev zlib1g-dev libcmocka-dev
       gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc
-      libopencsd-bin lcov valgrind clang gdb-multiarch python3)
+      libopencsd-bin lcov valgrind clang libclang-rt-14-dev llvm python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

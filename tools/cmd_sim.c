@@ -53,7 +53,7 @@ struct sink {
     tk_te_encoder *enc;
     int hart;
     bool retired_only;
-    uint64_t packets, bytes, retired;
+    uint64_t packets, bytes;
     char buf[1 << 16];
     size_t blen;
 };
@@ -95,9 +95,6 @@ static tk_status on_retire(void *ctx, const tk_hart_retire *r, size_t n)
 {
     struct sink *k = ctx;
     tk_status st = TK_OK;
-    for (size_t i = 0; i < n; i++)
-        if (r[i].flags & TK_HART_F_RETIRED)
-            k->retired++;
     if (k->pcs && (st = write_pcs(k, r, n)) != TK_OK)
         return st;
     if (k->spike)
@@ -360,9 +357,8 @@ int tk_cmd_sim(int argc, char **argv)
         fprintf(stderr, "tracekit sim: %s: %s\n", tk_strerror(st), diag.message);
         rc = (st == TK_ERR_UNSUPPORTED || st == TK_ERR_TRAP) ? 3 : 2;
     }
-    fprintf(stderr, "%llu instructions executed", (unsigned long long)res.instructions);
-    if (pcs || spike || ingress || encode)
-        fprintf(stderr, " (%llu retired)", (unsigned long long)k->retired);
+    fprintf(stderr, "%llu instructions retired, %llu executed", (unsigned long long)res.retired,
+            (unsigned long long)res.instructions);
     fprintf(stderr, " in %.3f s (%.1f M instructions/s)\n", secs,
             secs > 0 ? (double)res.instructions / secs / 1e6 : 0.0);
     if (encode)

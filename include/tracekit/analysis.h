@@ -215,6 +215,8 @@ const tk_prof_edge *tk_profile_edge(const tk_profile *p, size_t i);
 typedef struct tk_prof_run {
     uint64_t start, last;
     uint64_t count;
+    uint64_t after_return; /* of count, the runs entered by a return (or xRET): they start
+                            * after a call, inside a block as post-link tools see it */
 } tk_prof_run;
 size_t tk_profile_run_count(const tk_profile *p);
 const tk_prof_run *tk_profile_run(const tk_profile *p, size_t i);

@@ -113,6 +113,8 @@ typedef struct tk_sim_result {
     bool exited;           /* the program exited through HTIF */
     int64_t exit_code;     /* valid if exited */
     uint64_t instructions; /* executed instructions (all harts, faulting ones included) */
+    uint64_t retired;      /* of which completed (not trapping: ecall/ebreak excluded, as
+                              minstret counts) */
 } tk_sim_result;
 
 /* Run until the program exits, max_insns instructions were executed (0 = no limit: returns

@@ -6,8 +6,9 @@
  *    instruction addresses, offsets from the binary's base as with --use-offset), then a
  *    count of branches, "source->target:count" lines;
  *  - BOLT's pre-aggregated profile (perf2bolt --pa): "B from to count mispredicts" per taken
- *    branch and "F start end count" per fall-through run, hex addresses (offsets from the
- *    load address, which is 0 for a non-PIE executable). */
+ *    branch, "F start end count" per fall-through run and "f start end count" for a run
+ *    entered by a return, hex addresses (offsets from the load address, which is 0 for a
+ *    non-PIE executable). */
 #include <inttypes.h>
 
 #include "profile_internal.h"
@@ -57,8 +58,16 @@ tk_status tk_profile_write_bolt(const tk_profile *p, FILE *out, const tk_write_o
             fprintf(out, "B %" PRIx64 " %" PRIx64 " %" PRIu64 " 0\n", rel(e->from, base),
                     rel(e->to, base), e->count);
     }
-    for (size_t i = 0; i < p->nruns; i++)
-        fprintf(out, "F %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", rel(p->runs[i].start, base),
-                rel(p->runs[i].last, base), p->runs[i].count);
+    /* "f": a fall-through entered from outside the function (a return landing after its
+     * call), which BOLT must not take for a jump to a block start. */
+    for (size_t i = 0; i < p->nruns; i++) {
+        const tk_prof_run *r = &p->runs[i];
+        if (r->count > r->after_return)
+            fprintf(out, "F %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", rel(r->start, base),
+                    rel(r->last, base), r->count - r->after_return);
+        if (r->after_return)
+            fprintf(out, "f %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", rel(r->start, base),
+                    rel(r->last, base), r->after_return);
+    }
     return tk_out_status(out);
 }

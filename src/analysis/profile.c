@@ -241,6 +241,7 @@ static tk_status close_run(tk_profile *p, uint64_t last)
     p->runs[i].start = p->run_start;
     p->runs[i].last = last;
     p->runs[i].count++;
+    p->runs[i].after_return += p->run_after_return;
     return TK_OK;
 }
 
@@ -319,6 +320,8 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
     } else if (!p->run_open) {
         p->run_open = true;
         p->run_start = r->first;
+        p->run_after_return =
+            p->have_prev && (p->prev_end == TK_END_RETURN || p->prev_end == TK_END_TRAP_RETURN);
     }
 
     for (uint32_t i = 0; i < r->npieces; i++) {

@@ -97,6 +97,7 @@ struct tk_profile {
     uint64_t trap_site;        /* ACT_TRAP: epc */
     uint64_t prev_last_opaque; /* last address of the previous range when it was opaque */
     bool run_open;
+    bool run_after_return; /* the open run was entered by a return */
     uint64_t run_start;
     bool have_context;
     uint64_t context;

@@ -93,15 +93,15 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
     bool ffetch = h->fast_fetch;
     const uint64_t base_exec = h->executed;
     uint64_t pc = h->pc;
-    uint64_t n = 0;
-    uint64_t page_pc = 1; /* odd: no page yet */
+    uint64_t left = budget; /* instructions still allowed in this slice */
+    uint64_t page_pc = 1;   /* odd: no page yet */
     hinsn *slots = NULL;
     uint64_t cause = 0, tval = 0;
     uint8_t ipriv = h->priv;
     const hinsn *d = NULL;
 
-#define SYNC() (h->executed = base_exec + n)
-#define END_SLICE() (budget = n)
+#define SYNC() (h->executed = base_exec + (budget - left))
+#define END_SLICE() (budget -= left, left = 0)
 #define EXC(c, t)                                                                                  \
     do {                                                                                           \
         cause = (c);                                                                               \
@@ -151,35 +151,32 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
         }                                                                                          \
     } while (0)
 
-    while (n < budget) {
+    while (left) {
         uint64_t npc, off = pc - page_pc;
         if (TK_UNLIKELY(off >= PAGE_SIZE)) {
             slots = fetch_page(s, pc, &page_pc, &cr);
             if (!slots) {
                 page_pc = 1;
-                n++;
+                left--;
                 d = NULL;
                 EXC(1, pc);
             }
             off = pc - page_pc;
+            if (!ffetch) {
+                /* PMP applies to fetches: check this one and make the next miss too */
+                page_pc = 1;
+                if (!tk__pmp_ok(h, pc, 2, 4, h->priv)) {
+                    left--;
+                    d = NULL;
+                    EXC(1, pc);
+                }
+            }
         }
         d = &slots[off >> 1];
-        if (TK_UNLIKELY(d->op == OP_UNDECODED || !ffetch)) {
-            uint64_t bad = pc;
-            if (!h->fast_fetch && !tk__pmp_ok(h, pc, 2, 4, h->priv)) {
-                n++;
-                d = NULL;
-                EXC(1, pc);
-            }
-            if (d->op == OP_UNDECODED && decode_slot(s, h, cr, pc, (hinsn *)d, &bad)) {
-                n++;
-                d = NULL;
-                EXC(1, bad);
-            }
-        }
-        n++;
+        left--;
         if (trace)
             ipriv = h->priv;
+    dispatch:
         npc = pc + d->len;
         switch (d->op) {
         case OP_LUI:
@@ -481,7 +478,7 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             c = tk__csr_op(s, h, (unsigned)d->imm & 0xfffu, k, src, wr, !(k == 0 && d->rd == 0),
                            &old);
             if (c < 0) {
-                n--;
+                left++;
                 stop_unsupported(s, h, pc, d->raw, d->len, "virtual memory (satp) not modelled");
                 goto out;
             }
@@ -589,7 +586,7 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
         case OP_FP: {
             int c = tk__fp_exec(h, d);
             if (c < 0) {
-                n--;
+                left++;
                 stop_unsupported(s, h, pc, d->raw, d->len,
                                  "rounding mode RMM on FP arithmetic not modelled");
                 goto out;
@@ -739,9 +736,18 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             break;
         case OP_ILLEGAL:
             EXC(2, d->raw);
+        case OP_UNDECODED: {
+            /* first execution of this slot: decode it, then dispatch again */
+            uint64_t bad = pc;
+            if (decode_slot(s, h, cr, pc, (hinsn *)d, &bad)) {
+                d = NULL;
+                EXC(1, bad);
+            }
+            goto dispatch;
+        }
         case OP_UNSUPPORTED:
         default:
-            n--;
+            left++;
             stop_unsupported(s, h, pc, d->raw, d->len, "unsupported instruction");
             goto out;
         fix32:
@@ -812,9 +818,9 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
         X(0) = 0;
     }
 out:
-    h->executed = base_exec + n;
+    h->executed = base_exec + (budget - left);
     h->pc = pc;
-    return n;
+    return budget - left;
 #undef SYNC
 #undef END_SLICE
 #undef EXC

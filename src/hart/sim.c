@@ -298,6 +298,9 @@ tk_status tk_sim_run(tk_sim *s, uint64_t max_insns, tk_sim_result *res, tk_diag 
         res->exited = s->exited;
         res->exit_code = s->exit_code;
         res->instructions = total_executed(s);
+        res->retired = 0;
+        for (unsigned i = 0; i < s->nharts; i++)
+            res->retired += s->harts[i].executed - s->harts[i].faulted;
     }
     if (s->cb_status != TK_OK)
         return s->cb_status;

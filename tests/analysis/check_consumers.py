@@ -3,9 +3,10 @@
 """Feed tracekit's analysis outputs to the tools that read them, and check each file's
 grammar and internal consistency.
 
-usage: check_consumers.py CHECK PREFIX
-  CHECK is one of genhtml, callgrind, llvm-sample, folded, json, autofdo, bolt;
-  PREFIX.{info,callgrind,llvm-sample,folded,json,autofdo,bolt} are the files.
+usage: check_consumers.py CHECK PREFIX [ELF [MAX_MISMATCH%]]
+  CHECK is one of genhtml, callgrind, llvm-sample, folded, json, autofdo, bolt, perf2bolt;
+  PREFIX.{info,callgrind,llvm-sample,folded,json,autofdo,bolt} are the files; perf2bolt
+  also needs the program's ELF.
 Exit 0 on success, 1 on failure, 77 when the tool a check needs is not installed.
 """
 import json
@@ -106,16 +107,23 @@ def check_callgrind(prefix):
     print("callgrind_annotate read %d Ir" % summary)
 
 
-def check_llvm_sample(prefix):
-    tool = shutil.which("llvm-profdata")
+def find_llvm_tool(name):
+    """NAME, /usr/lib/llvm-<version>/bin/NAME or NAME-<version>, newest first. The real
+    name matters: perf2bolt is llvm-bolt looking at how it was called."""
+    tool = shutil.which(name)
+    for v in range(25, 10, -1):
+        if tool:
+            break
+        path = "/usr/lib/llvm-%d/bin/%s" % (v, name)
+        tool = path if os.access(path, os.X_OK) else shutil.which("%s-%d" % (name, v))
     if not tool:
-        for v in range(25, 10, -1):
-            tool = shutil.which("llvm-profdata-%d" % v)
-            if tool:
-                break
-    if not tool:
-        print("SKIP: llvm-profdata is not installed")
+        print("SKIP: %s is not installed" % name)
         sys.exit(SKIP)
+    return tool
+
+
+def check_llvm_sample(prefix):
+    tool = find_llvm_tool("llvm-profdata")
     path = prefix + ".llvm-sample"
     heads = {}
     with open(path) as f:
@@ -197,12 +205,36 @@ def check_bolt(prefix):
     n = 0
     with open(path) as f:
         for k, line in enumerate(f, 1):
-            if not re.match(r"^(B [0-9a-f]+ [0-9a-f]+ \d+ \d+|F [0-9a-f]+ [0-9a-f]+ \d+)\n$", line):
+            if not re.match(r"^(B [0-9a-f]+ [0-9a-f]+ \d+ \d+|[Ff] [0-9a-f]+ [0-9a-f]+ \d+)\n$", line):
                 fail("%s:%d: not BOLT pre-aggregated format: %r" % (path, k, line))
             n += 1
     if not n:
         fail("empty " + path)
     print("bolt pre-aggregated profile: %d records" % n)
+
+
+def check_perf2bolt(prefix, elf, max_mismatch="100"):
+    """BOLT's profile aggregator reads every record of the pre-aggregated file. BOLT cannot
+    disassemble every RISC-V instruction and gives hand-written assembly without symbol
+    sizes no CFG, so traces there "mismatch"; MAX_MISMATCH (percent) bounds the share of
+    such traces for compiler-generated programs."""
+    tool = find_llvm_tool("perf2bolt")
+    path = prefix + ".bolt"
+    with open(path) as f:
+        records = sum(1 for _ in f)
+    with tempfile.TemporaryDirectory() as d:
+        out = run([tool, "--pa", "-p", path, "-o", os.path.join(d, "p.fdata"), elf])
+        m = re.search(r"read (\d+) aggregated LBR entries", out)
+        if not m or int(m.group(1)) != records:
+            fail("perf2bolt did not read the %d records:\n%s" % (records, out[-3000:]))
+        m = re.search(r"wrote (\d+) objects", out)
+        if not m or int(m.group(1)) == 0:
+            fail("perf2bolt wrote no profile:\n" + out[-3000:])
+        m = re.search(r"traces mismatching disassembled function contents: \d+ \(([\d.]+)%\)", out)
+        share = float(m.group(1)) if m else 0.0
+        if share > float(max_mismatch):
+            fail("perf2bolt: %.1f%% of the traces do not match the code:\n%s" % (share, out))
+    print("perf2bolt read %d records, %.1f%% of the traces outside its CFGs" % (records, share))
 
 
 CHECKS = {
@@ -213,10 +245,11 @@ CHECKS = {
     "json": check_json,
     "autofdo": check_autofdo,
     "bolt": check_bolt,
+    "perf2bolt": check_perf2bolt,
 }
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in CHECKS:
+    if len(sys.argv) not in (3, 4, 5) or sys.argv[1] not in CHECKS:
         print(__doc__)
         sys.exit(2)
-    CHECKS[sys.argv[1]](sys.argv[2])
+    CHECKS[sys.argv[1]](*sys.argv[2:])

@@ -95,4 +95,5 @@ rc=0
 for c in callgrind folded json autofdo bolt; do
   python3 "$src/check_consumers.py" "$c" "$prog" || { r=$?; [ $r -eq 77 ] || rc=1; }
 done
+python3 "$src/check_consumers.py" perf2bolt "$prog" "$elf" 5 || { r=$?; [ $r -eq 77 ] || rc=1; }
 exit $rc

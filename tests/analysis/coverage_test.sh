@@ -24,13 +24,15 @@ riscv64-unknown-elf-gcc -O0 -g -march=rv64gc -mabi=lp64d -mcmodel=medany -ffrees
   -o cov_sim.elf "$ex/crt0.S" "$ex/trap.S" "$ex/htif.c" "$PWD/cov_prog.c"
 "$tk" coverage -o cov_sim.info --test-name cov_prog --sim cov_sim.elf --quiet
 python3 "$src/check_never.py" cov_prog.c cov_sim.info
-for f in callgrind llvm-sample folded json; do
+for f in callgrind llvm-sample folded json bolt; do
   "$tk" profile --format "$f" -o "cov_sim.$f" --sim cov_sim.elf --quiet
 done
 cp cov_sim.info cov_sim.info.keep
 rc=0
-for c in genhtml callgrind llvm-sample folded json; do
-  python3 "$src/check_consumers.py" "$c" cov_sim || { r=$?; [ $r -eq 77 ] || rc=1; }
+for c in genhtml callgrind llvm-sample folded json bolt "perf2bolt cov_sim cov_sim.elf"; do
+  set -- $c
+  [ $# -gt 1 ] || set -- "$c" cov_sim
+  python3 "$src/check_consumers.py" "$@" || { r=$?; [ $r -eq 77 ] || rc=1; }
 done
 
 # --- on QEMU, from its executed PCs ---
