@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "legacy_cmds.h"
 #include "tracekit/encap.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_decoder.h"
@@ -118,6 +119,9 @@ static bool ends_with(const char *s, const char *tail)
 
 int tk_cmd_decode(int argc, char **argv)
 {
+    if (tk_legacy_wanted(argc, argv)) /* nibble / RLE trace (legacy_cmds.c) */
+        return tk_legacy_cmd_decode(argc, argv);
+    argc = tk_legacy_strip_etrace(argc, argv);
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--snapshot"))
             return tk_cmd_decode_snapshot(argc, argv);

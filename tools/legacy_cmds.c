@@ -49,6 +49,23 @@ bool tk_legacy_wanted(int argc, char **argv)
     return f && (!strcmp(f, "nibble") || !strcmp(f, "rle"));
 }
 
+int tk_legacy_strip_etrace(int argc, char **argv)
+{
+    int w = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--trace-format") && i + 1 < argc && !strcmp(argv[i + 1], "etrace")) {
+            i++;
+            continue;
+        }
+        if (!strcmp(argv[i], "--trace-format=etrace"))
+            continue;
+        argv[w++] = argv[i];
+    }
+    if (w < argc)
+        argv[w] = NULL;
+    return w;
+}
+
 static bool parse_u64(const char *s, uint64_t *v)
 {
     char *end;
@@ -198,6 +215,10 @@ typedef struct enc {
     uint64_t retired;
     tk_pc_flow *flow; /* reference events (--events) */
     FILE *events;
+    tk_pc_flow *blind; /* events from the PCs alone (--events-pcs-only) */
+    FILE *bevents;
+    tk_nibble_params np;
+    FILE *acc; /* the accesses a nibble data trace must give back (--accesses) */
 } enc;
 
 static tk_status enc_push(enc *e, const tk_hart_retire *r, size_t n)
@@ -220,6 +241,7 @@ static tk_status enc_new(enc *e, const lopts *o, unsigned xlen, int hart, tk_dia
         tk_nibble_params p = o->np;
         p.xlen = xlen;
         p.hart = hart;
+        e->np = p;
         if ((st = tk_nibble_params_validate(&p, diag)) != TK_OK)
             return st;
         return tk_nibble_encoder_new(&p, &e->ne);
@@ -237,6 +259,7 @@ static void enc_free(enc *e)
     tk_nibble_encoder_free(e->ne);
     tk_rle_encoder_free(e->re);
     tk_pc_flow_free(e->flow);
+    tk_pc_flow_free(e->blind);
 }
 
 static tk_status enc_write(enc *e, const char *out, tk_diag *diag)
@@ -266,16 +289,16 @@ static void enc_report(enc *e, uint64_t insns)
                 "rle trace: %" PRIu64 " pairs of %u bits, %.3f bits/instruction; %" PRIu64
                 " clocks, retirement throttled %" PRIu64 " times (%" PRIu64
                 " clocks), queue at most %u of %u, %" PRIu64 " idle TRACECLKs\n",
-                s.pairs, tk_rle_pair_bits(&e->rp),
-                (double)s.pairs * tk_rle_pair_bits(&e->rp) / den, s.clocks, s.throttle_events,
-                s.throttled_clocks, s.max_fill, e->rp.depth, s.idle_pairs);
+                s.pairs, tk_rle_pair_bits(&e->rp), (double)s.pairs * tk_rle_pair_bits(&e->rp) / den,
+                s.clocks, s.throttle_events, s.throttled_clocks, s.max_fill, e->rp.depth,
+                s.idle_pairs);
     }
 }
 
 /* ---- event lines (--format events; sim --events) ---- */
 
-static const char *const END_NAMES[] = {"none",  "branch", "jump",        "call",       "return",
-                                        "swap",  "other",  "trap-return", "trap"};
+static const char *const END_NAMES[] = {"none", "branch", "jump",        "call", "return",
+                                        "swap", "other",  "trap-return", "trap"};
 
 static tk_status print_event(FILE *out, const tk_event *ev)
 {
@@ -310,6 +333,40 @@ static tk_status flow_event(void *ctx, const tk_event *ev)
 
 /* ---- sim ---- */
 
+/* What a nibble data trace under the options must give back for this record's access:
+ * the seed's emit rules, written out independently of the encoder. */
+static int expected_access(const enc *e, const tk_hart_retire *x)
+{
+    const uint32_t em = e->np.emit;
+    const bool csr = x->mflags & TK_HART_M_CSR;
+    int r = 0;
+    for (int k = 0; k < 2 && r >= 0; k++) {
+        const bool load = k == 0;
+        if (!(x->mflags & (load ? TK_HART_M_LOAD : TK_HART_M_STORE)))
+            continue;
+        const uint64_t data = load ? x->mrdata : x->mwdata;
+        const bool want_data = em & (load ? TK_NIB_LOAD_DATA : TK_NIB_STORE_DATA);
+        if (csr) {
+            if ((em & TK_NIB_CSR) && want_data)
+                r = fprintf(e->acc, "%s data %" PRIx64 "\n", load ? "load" : "store", data);
+            continue;
+        }
+        if (e->np.region_hi && (x->maddr < e->np.region_lo || x->maddr >= e->np.region_hi))
+            continue;
+        const bool want_addr = em & (load ? TK_NIB_LOAD_ADDR : TK_NIB_STORE_ADDR);
+        if (!want_addr && !want_data)
+            continue;
+        r = fprintf(e->acc, "%s", load ? "load" : "store");
+        if (r >= 0 && want_addr)
+            r = fprintf(e->acc, " addr %" PRIx64, x->maddr);
+        if (r >= 0 && want_data)
+            r = fprintf(e->acc, " data %" PRIx64, data);
+        if (r >= 0)
+            r = fprintf(e->acc, "\n");
+    }
+    return r;
+}
+
 static tk_status sim_retire(void *ctx, const tk_hart_retire *r, size_t n)
 {
     enc *e = ctx;
@@ -321,6 +378,11 @@ static tk_status sim_retire(void *ctx, const tk_hart_retire *r, size_t n)
         if (x->flags & TK_HART_F_RETIRED) {
             e->retired++;
             if (e->pcs && fprintf(e->pcs, "%" PRIx64 "\n", x->pc) < 0)
+                return TK_ERR_IO;
+            if (e->blind && (st = tk_pc_flow_pc(e->blind, x->pc)) != TK_OK)
+                return st;
+            if (e->acc && x->mflags && !(x->flags & TK_HART_F_EXCEPTION) &&
+                expected_access(e, x) < 0)
                 return TK_ERR_IO;
         }
         if (e->flow) {
@@ -348,6 +410,10 @@ static void sim_usage(FILE *out)
             "  --pcs FILE           also write the retired PCs of the traced hart\n"
             "  --events FILE        also write the exact events of the execution (as\n"
             "                       'decode --format events' prints them)\n"
+            "  --events-pcs-only FILE  the same from the retired PCs alone (what a trace\n"
+            "                       without trap causes can give back)\n"
+            "  --accesses FILE      the data accesses a nibble data trace under the options\n"
+            "                       must give back (as 'decode --accesses' prints them)\n"
             "  --harts N, --hart H  harts in the model, the one traced (default 1, 0)\n"
             "  --quiet              do not echo the program's console output\n"
             "%s"
@@ -366,7 +432,8 @@ int tk_legacy_cmd_sim(int argc, char **argv)
 {
     lopts o;
     lopts_init(&o);
-    const char *elf = NULL, *out = NULL, *pcs = NULL, *events = NULL;
+    const char *elf = NULL, *out = NULL, *pcs = NULL, *events = NULL, *bevents = NULL,
+               *accesses = NULL;
     uint64_t max = 0, nharts = 1, hart = 0;
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
@@ -399,6 +466,10 @@ int tk_legacy_cmd_sim(int argc, char **argv)
             pcs = v;
         else if (ok && !strcmp(a, "--events"))
             events = v;
+        else if (ok && !strcmp(a, "--events-pcs-only"))
+            bevents = v;
+        else if (ok && !strcmp(a, "--accesses"))
+            accesses = v;
         else if (ok && !strcmp(a, "--max-insns"))
             ok = parse_u64(v, &max);
         else if (ok && !strcmp(a, "--harts"))
@@ -429,15 +500,18 @@ int tk_legacy_cmd_sim(int argc, char **argv)
     memset(&e, 0, sizeof(e));
     tk_status st = tk_image_open_elf(elf, &img, &diag);
     if (st != TK_OK) {
-        fprintf(stderr, "tracekit sim: %s: %s\n", elf, diag.message[0] ? diag.message : tk_strerror(st));
+        fprintf(stderr, "tracekit sim: %s: %s\n", elf,
+                diag.message[0] ? diag.message : tk_strerror(st));
         goto done;
     }
     tk_sim_config cfg;
     tk_sim_config_init(&cfg);
     cfg.xlen = tk_image_xlen(img);
     cfg.nharts = (unsigned)nharts;
-    if ((st = tk_sim_new(&cfg, &sim)) != TK_OK || (st = tk_sim_load_image(sim, img, &diag)) != TK_OK) {
-        fprintf(stderr, "tracekit sim: %s: %s\n", elf, diag.message[0] ? diag.message : tk_strerror(st));
+    if ((st = tk_sim_new(&cfg, &sim)) != TK_OK ||
+        (st = tk_sim_load_image(sim, img, &diag)) != TK_OK) {
+        fprintf(stderr, "tracekit sim: %s: %s\n", elf,
+                diag.message[0] ? diag.message : tk_strerror(st));
         goto done;
     }
     if (!quiet)
@@ -455,6 +529,17 @@ int tk_legacy_cmd_sim(int argc, char **argv)
         fprintf(stderr, "tracekit sim: cannot write %s\n", events);
         goto done;
     }
+    if (bevents && (!(e.bevents = fopen(bevents, "w")) ||
+                    tk_pc_flow_new(img, flow_event, e.bevents, &e.blind) != TK_OK)) {
+        fprintf(stderr, "tracekit sim: cannot write %s\n", bevents);
+        goto done;
+    }
+    if (accesses && !(e.acc = fopen(accesses, "w"))) {
+        fprintf(stderr, "tracekit sim: cannot write %s\n", accesses);
+        goto done;
+    }
+    /* data trace needs the hart model to report loads, stores and CSR accesses */
+    tk_sim_set_mem_trace(sim, o.format == FMT_NIBBLE && (o.np.emit & TK_NIB_DATA_MASK));
     tk_sim_set_retire(sim, sim_retire, &e);
     tk_sim_result res;
     st = tk_sim_run(sim, max, &res, &diag);
@@ -466,6 +551,7 @@ int tk_legacy_cmd_sim(int argc, char **argv)
     fflush(stdout);
     if ((st = enc_finish(&e, true, tk_sim_get_pc(sim, (unsigned)hart))) != TK_OK ||
         (e.flow && (st = tk_pc_flow_finish(e.flow)) != TK_OK) ||
+        (e.blind && (st = tk_pc_flow_finish(e.blind)) != TK_OK) ||
         (st = enc_write(&e, out, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit sim: %s\n", diag.message[0] ? diag.message : tk_strerror(st));
         goto done;
@@ -480,6 +566,10 @@ done:
     if (e.pcs && fclose(e.pcs) != 0)
         rc = 2;
     if (e.events && fclose(e.events) != 0)
+        rc = 2;
+    if (e.bevents && fclose(e.bevents) != 0)
+        rc = 2;
+    if (e.acc && fclose(e.acc) != 0)
         rc = 2;
     enc_free(&e);
     tk_sim_free(sim);
@@ -736,13 +826,14 @@ int tk_legacy_cmd_decode(int argc, char **argv)
                           (want_pcs && t.params.compressed);
     if (need_elf && !elf) {
         fprintf(stderr, "tracekit decode: %s needs --elf (%s)\n", in,
-                o.format == FMT_RLE                ? "run lengths count instructions of the program"
+                o.format == FMT_RLE               ? "run lengths count instructions of the program"
                 : (t.params.emit & TK_NIB_BRANCH) ? "branch trace follows the program"
-                                                   : "instruction lengths of compressed code");
+                                                  : "instruction lengths of compressed code");
         goto done;
     }
     if (elf && (st = tk_image_open_elf(elf, &img, &diag)) != TK_OK) {
-        fprintf(stderr, "tracekit decode: %s: %s\n", elf, diag.message[0] ? diag.message : tk_strerror(st));
+        fprintf(stderr, "tracekit decode: %s: %s\n", elf,
+                diag.message[0] ? diag.message : tk_strerror(st));
         goto done;
     }
     c.out = stdout;
@@ -773,7 +864,8 @@ int tk_legacy_cmd_decode(int argc, char **argv)
     }
     uint64_t nins = 0;
     if (o.format == FMT_NIBBLE) {
-        if ((st = tk_nibble_decoder_new(&t.params, img, dec_event, &c, dec_access, &c, &nd)) != TK_OK)
+        if ((st = tk_nibble_decoder_new(&t.params, img, dec_event, &c, dec_access, &c, &nd)) !=
+            TK_OK)
             goto fail;
         st = tk_nibble_decoder_run(nd, &t);
         tk_nibble_decoder_stats ds;
@@ -789,7 +881,8 @@ int tk_legacy_cmd_decode(int argc, char **argv)
     } else {
         st = tk_rle_decode(&rp, img, pairs, npairs, dec_event, &c, &nins);
         if (stats)
-            fprintf(stderr, "tracekit decode: %zu pairs, %" PRIu64 " instructions, %" PRIu64 " errors\n",
+            fprintf(stderr,
+                    "tracekit decode: %zu pairs, %" PRIu64 " instructions, %" PRIu64 " errors\n",
                     npairs, nins, c.errors);
     }
     if (st == TK_OK && pcs)
@@ -822,9 +915,9 @@ done:
 /* ---- dump ---- */
 
 static const char *const HEADER_NAMES[16] = {
-    "Nop",        "PC",        "BranchTaken", "BranchNotTaken", "TraceEnabled", "TraceDisabled",
-    "Privilege",  "ChangeHart", "LoadAddr",   "StoreAddr",      "LoadData",     "StoreData",
-    "Timestamp",  "Reserved",  "TrapCause",   "Custom"};
+    "Nop",       "PC",         "BranchTaken", "BranchNotTaken", "TraceEnabled", "TraceDisabled",
+    "Privilege", "ChangeHart", "LoadAddr",    "StoreAddr",      "LoadData",     "StoreData",
+    "Timestamp", "Reserved",   "TrapCause",   "Custom"};
 
 typedef struct dump_ctx {
     FILE *out;
@@ -842,10 +935,9 @@ static tk_status dump_seq(void *ctx, const tk_nibble_seq *s)
     int r = fprintf(d->out, "%08" PRIx64 "%s %s", at, s->sync_point ? "*" : " ",
                     HEADER_NAMES[s->header & 15]);
     if (r >= 0 && (s->header == TK_NIB_H_TRACE_ON || s->header == TK_NIB_H_PRIV))
-        r = s->header == TK_NIB_H_PRIV
-                ? fprintf(d->out, " interrupt=%u prv=%u ie=%u", s->arg >> 3, (s->arg >> 1) & 3u,
-                          s->arg & 1u)
-                : fprintf(d->out, " version=%u", s->arg);
+        r = s->header == TK_NIB_H_PRIV ? fprintf(d->out, " interrupt=%u prv=%u ie=%u", s->arg >> 3,
+                                                 (s->arg >> 1) & 3u, s->arg & 1u)
+                                       : fprintf(d->out, " version=%u", s->arg);
     else if (r >= 0 && s->nnibbles)
         r = fprintf(d->out, " %0*" PRIx64 " (%u nibbles)", s->nnibbles, s->raw, s->nnibbles);
     if (r >= 0)
@@ -919,12 +1011,14 @@ int tk_legacy_cmd_dump(int argc, char **argv)
     if (t.wrapped) {
         d.ring = 8ull * t.params.buffer_words;
         const uint64_t wp = t.total_nibbles % d.ring;
-        d.base = (wp + t.params.buffer_words - 1) / t.params.buffer_words * t.params.buffer_words % d.ring;
+        d.base = (wp + t.params.buffer_words - 1) / t.params.buffer_words * t.params.buffer_words %
+                 d.ring;
     }
     st = tk_nibble_scan(&t, dump_seq, &d, &diag);
     tk_nibble_trace_free(&t);
     if (st != TK_OK) {
-        fprintf(stderr, "tracekit dump: %s: %s\n", in, diag.message[0] ? diag.message : tk_strerror(st));
+        fprintf(stderr, "tracekit dump: %s: %s\n", in,
+                diag.message[0] ? diag.message : tk_strerror(st));
         return 1;
     }
     return 0;

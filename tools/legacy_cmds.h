@@ -9,6 +9,10 @@
 /* Does argv ask for --trace-format nibble|rle (also --trace-format=...)? */
 bool tk_legacy_wanted(int argc, char **argv);
 
+/* Remove "--trace-format etrace" (the default) so that the E-Trace parsers never see it;
+ * returns the new argc. */
+int tk_legacy_strip_etrace(int argc, char **argv);
+
 int tk_legacy_cmd_sim(int argc, char **argv);
 int tk_legacy_cmd_encode(int argc, char **argv);
 int tk_legacy_cmd_decode(int argc, char **argv);

@@ -99,17 +99,17 @@ enum {
 #define TK_NIB_MIN_BUFFER_WORDS 256u
 
 typedef struct tk_nibble_params {
-    size_t size;            /* sizeof(tk_nibble_params) */
-    unsigned xlen;          /* 32 or 64 */
-    bool compressed;        /* C extension: PC values hold bits XLEN-1:1, else XLEN-1:2 */
-    uint32_t emit;          /* TK_NIB_*; at least one of TK_NIB_PC, TK_NIB_BRANCH */
-    uint32_t buffer_words;  /* trace buffer size in 32-bit words: a multiple of 8, at least
-                             * TK_NIB_MIN_BUFFER_WORDS; a sync point every buffer_words / 8 */
-    bool wrap;              /* circular buffer: only the last buffer_words words are kept */
-    uint64_t region_lo;     /* data trace: only accesses with region_lo <= addr < region_hi */
-    uint64_t region_hi;     /* (0: every address) */
+    size_t size;               /* sizeof(tk_nibble_params) */
+    unsigned xlen;             /* 32 or 64 */
+    bool compressed;           /* C extension: PC values hold bits XLEN-1:1, else XLEN-1:2 */
+    uint32_t emit;             /* TK_NIB_*; at least one of TK_NIB_PC, TK_NIB_BRANCH */
+    uint32_t buffer_words;     /* trace buffer size in 32-bit words: a multiple of 8, at least
+                                * TK_NIB_MIN_BUFFER_WORDS; a sync point every buffer_words / 8 */
+    bool wrap;                 /* circular buffer: only the last buffer_words words are kept */
+    uint64_t region_lo;        /* data trace: only accesses with region_lo <= addr < region_hi */
+    uint64_t region_hi;        /* (0: every address) */
     uint64_t timestamp_period; /* with TK_NIB_TIMESTAMP (0 is taken as 1000) */
-    int hart;               /* trace only this hart (-1: the first record's) */
+    int hart;                  /* trace only this hart (-1: the first record's) */
 } tk_nibble_params;
 
 /* Defaults: RV64 with C, PC and branch off, emit TK_NIB_BRANCH, 4096 words, no wrap. */
@@ -138,7 +138,7 @@ typedef struct tk_nibble_encoder tk_nibble_encoder;
 typedef struct tk_nibble_stats {
     uint64_t records;      /* retirement records seen (of the traced hart) */
     uint64_t retired;      /* instructions retired */
-    uint64_t accesses;     /* data accesses traced */
+    uint64_t accesses;     /* data accesses traced (in the region, with a traced field) */
     uint64_t nibbles;      /* nibbles written, padding included */
     uint64_t nop_nibbles;  /* Nop padding before sync points */
     uint64_t data_nibbles; /* nibbles of Load/Store Address/Data sequences */
@@ -147,10 +147,11 @@ typedef struct tk_nibble_stats {
 
 tk_status tk_nibble_encoder_new(const tk_nibble_params *p, tk_nibble_encoder **out);
 void tk_nibble_encoder_free(tk_nibble_encoder *e);
-/* Records in execution order, with the accesses they made (acc may be NULL). Records of
- * other harts than the traced one are skipped. Errors: TK_ERR_NOMEM, TK_ERR_STATE after
- * finish, TK_ERR_INVALID (a PC that the PC format cannot hold, an access index out of
- * range). */
+/* Records in execution order, with the accesses they made: those the hart model put in
+ * the records (maddr, mflags...: tk_sim_set_mem_trace) and those in acc (may be NULL).
+ * Records of other harts than the traced one are skipped. Errors: TK_ERR_NOMEM,
+ * TK_ERR_STATE after finish, TK_ERR_INVALID (a PC that the PC format cannot hold, an
+ * access index out of range), TK_ERR_OVERFLOW (too many accesses for one record). */
 tk_status tk_nibble_encoder_push(tk_nibble_encoder *e, const tk_hart_retire *recs, size_t n,
                                  const tk_access *acc, size_t nacc);
 /* tk_hart_retire_fn adapter (no accesses): pass the encoder as ctx. */
@@ -165,19 +166,18 @@ void tk_nibble_encoder_get_stats(const tk_nibble_encoder *e, tk_nibble_stats *ou
 
 /* One sequence of the stream, for dumps. */
 typedef struct tk_nibble_seq {
-    uint64_t offset;   /* nibble offset in the stream (from the first decoded nibble) */
-    uint8_t header;    /* TK_NIB_H_* */
-    uint8_t nnibbles;  /* value nibbles (0: no value sequence) */
-    uint8_t arg;       /* the single packet after Trace Enabled / Privilege Level */
-    bool sync_point;   /* the sequence starts at a synchronisation point */
-    uint64_t raw;      /* the value nibbles as sent */
+    uint64_t offset;  /* nibble offset in the stream (from the first decoded nibble) */
+    uint8_t header;   /* TK_NIB_H_* */
+    uint8_t nnibbles; /* value nibbles (0: no value sequence) */
+    uint8_t arg;      /* the single packet after Trace Enabled / Privilege Level */
+    bool sync_point;  /* the sequence starts at a synchronisation point */
+    uint64_t raw;     /* the value nibbles as sent */
 } tk_nibble_seq;
 typedef tk_status (*tk_nibble_seq_fn)(void *ctx, const tk_nibble_seq *s);
 /* Split a trace into sequences (from the right sync point when wrapped); Nops are
  * reported too. Errors: TK_ERR_TRUNCATED at a cut sequence, TK_ERR_BAD_PACKET for the
  * reserved header. */
-tk_status tk_nibble_scan(const tk_nibble_trace *t, tk_nibble_seq_fn fn, void *ctx,
-                         tk_diag *diag);
+tk_status tk_nibble_scan(const tk_nibble_trace *t, tk_nibble_seq_fn fn, void *ctx, tk_diag *diag);
 
 typedef struct tk_nibble_decoder tk_nibble_decoder;
 typedef struct tk_nibble_decoder_stats {
@@ -189,9 +189,8 @@ typedef struct tk_nibble_decoder_stats {
  * last and next addresses but ninsn is only known for 4-byte-only code (compressed false,
  * else 0) and every transfer is a TK_END_JUMP. afn (may be NULL) receives the accesses.
  * Errors: TK_ERR_CONFIG (branch trace without img), TK_ERR_NOMEM. */
-tk_status tk_nibble_decoder_new(const tk_nibble_params *p, tk_image *img, tk_event_fn fn,
-                                void *ctx, tk_access_fn afn, void *actx,
-                                tk_nibble_decoder **out);
+tk_status tk_nibble_decoder_new(const tk_nibble_params *p, tk_image *img, tk_event_fn fn, void *ctx,
+                                tk_access_fn afn, void *actx, tk_nibble_decoder **out);
 void tk_nibble_decoder_free(tk_nibble_decoder *d);
 /* Decode a whole buffer. Mismatches and bad sequences become TK_EV_ERROR events and the
  * decoder waits for the next sync point; the callback's error stops it and is returned. */
@@ -201,10 +200,10 @@ void tk_nibble_decoder_get_stats(const tk_nibble_decoder *d, tk_nibble_decoder_s
 /* ---- Am29460 run-length trace (seed 003) ------------------------------------------------ */
 
 typedef struct tk_rle_params {
-    size_t size;       /* sizeof(tk_rle_params) */
-    unsigned xlen;     /* 32 or 64: TRACEADDR holds address bits XLEN-1:1 */
-    unsigned run_bits; /* TRACERUN width, 1..32 (default 8) */
-    unsigned depth;    /* queue entries between the reorder buffer and the pins (>= 1) */
+    size_t size;           /* sizeof(tk_rle_params) */
+    unsigned xlen;         /* 32 or 64: TRACEADDR holds address bits XLEN-1:1 */
+    unsigned run_bits;     /* TRACERUN width, 1..32 (default 8) */
+    unsigned depth;        /* queue entries between the reorder buffer and the pins (>= 1) */
     unsigned retire_width; /* instructions the core retires per clock (default 2) */
     unsigned trace_div;    /* core clocks per TRACECLK: one pair leaves per TRACECLK */
     int hart;              /* trace only this hart (-1: the first record's) */
@@ -219,11 +218,11 @@ typedef struct tk_rle_pair {
 } tk_rle_pair;
 
 typedef struct tk_rle_stats {
-    uint64_t retired;         /* instructions retired */
-    uint64_t pairs;           /* pairs queued (redirect, run and split pairs) */
-    uint64_t zero_runs;       /* pairs with TRACERUN 0 (redirects without retirement) */
-    uint64_t clocks;          /* core clocks of the retirement model */
-    uint64_t idle_pairs;      /* TRACECLKs with an empty queue (TRACERUN 0, TRACEADDR kept) */
+    uint64_t retired;          /* instructions retired */
+    uint64_t pairs;            /* pairs queued (redirect, run and split pairs) */
+    uint64_t zero_runs;        /* pairs with TRACERUN 0 (redirects without retirement) */
+    uint64_t clocks;           /* core clocks of the retirement model */
+    uint64_t idle_pairs;       /* TRACECLKs with an empty queue (TRACERUN 0, TRACEADDR kept) */
     uint64_t throttled_clocks; /* clocks retirement waited for a queue entry */
     uint64_t throttle_events;  /* times retirement had to wait */
     uint32_t max_fill;         /* highest queue occupancy */

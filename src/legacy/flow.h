@@ -28,7 +28,7 @@ typedef struct lg_flow {
     uint32_t trace_id;
     uint64_t pc; /* next instruction to account for */
     bool have_pc;
-    bool open;   /* ev is a range being built (its last instruction is not a transfer) */
+    bool open; /* ev is a range being built (its last instruction is not a transfer) */
     tk_event ev;
     uint64_t instructions; /* reported in ranges */
     uint64_t traps;
@@ -47,8 +47,7 @@ void lg_flow_add(lg_flow *f, uint64_t first, uint64_t last, uint64_t k);
 /* End the open range with a transfer and report it; pc becomes next. */
 tk_status lg_flow_end(lg_flow *f, uint8_t end, bool taken, uint64_t next);
 /* Report a trap at epc going to handler (0: unknown) and continue there. */
-tk_status lg_flow_trap(lg_flow *f, uint64_t epc, uint64_t handler, uint32_t cause,
-                       bool interrupt);
+tk_status lg_flow_trap(lg_flow *f, uint64_t epc, uint64_t handler, uint32_t cause, bool interrupt);
 /* The range end of a control-flow instruction (tk_pc_flow's classification). */
 uint8_t lg_end_of(const tk_rv_insn *in);
 /* Direct target of a branch or jal at pc. */

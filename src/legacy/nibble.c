@@ -30,8 +30,7 @@ tk_status tk_nibble_params_validate(const tk_nibble_params *p, tk_diag *diag)
         return tk_diag_set(diag, TK_ERR_CONFIG,
                            "nibble trace: emit PC values or branches (or both)");
     if (p->emit & ~0xffu)
-        return tk_diag_set(diag, TK_ERR_CONFIG, "nibble trace: unknown emit bits 0x%x",
-                           p->emit);
+        return tk_diag_set(diag, TK_ERR_CONFIG, "nibble trace: unknown emit bits 0x%x", p->emit);
     if (p->buffer_words < TK_NIB_MIN_BUFFER_WORDS || p->buffer_words % 8)
         return tk_diag_set(diag, TK_ERR_CONFIG,
                            "nibble trace: buffer of %u words (a multiple of 8, at least %u)",
@@ -240,11 +239,10 @@ tk_status tk_nibble_scan(const tk_nibble_trace *t, tk_nibble_seq_fn fn, void *ct
         if (st == TK_END)
             return TK_OK;
         if (st != TK_OK) {
-            tk_status e = tk_diag_set(diag, st, "nibble %llu: %s",
-                                      (unsigned long long)(r.start + s.offset) %
-                                          (r.ring ? r.ring : ~0ull),
-                                      st == TK_ERR_TRUNCATED ? "sequence cut by the end"
-                                                             : "reserved header");
+            tk_status e =
+                tk_diag_set(diag, st, "nibble %llu: %s",
+                            (unsigned long long)(r.start + s.offset) % (r.ring ? r.ring : ~0ull),
+                            st == TK_ERR_TRUNCATED ? "sequence cut by the end" : "reserved header");
             if (diag)
                 diag->byte_offset = ((r.start + s.offset) % (r.ring ? r.ring : ~0ull)) / 2;
             return e;

@@ -42,8 +42,8 @@ struct tk_nibble_decoder {
     tk_nibble_decoder_stats st;
 };
 
-tk_status tk_nibble_decoder_new(const tk_nibble_params *p, tk_image *img, tk_event_fn fn,
-                                void *ctx, tk_access_fn afn, void *actx, tk_nibble_decoder **out)
+tk_status tk_nibble_decoder_new(const tk_nibble_params *p, tk_image *img, tk_event_fn fn, void *ctx,
+                                tk_access_fn afn, void *actx, tk_nibble_decoder **out)
 {
     if (!p || !fn || !out)
         return TK_ERR_INVALID;
@@ -452,8 +452,8 @@ tk_status tk_nibble_decoder_run(tk_nibble_decoder *d, const tk_nibble_trace *t)
         if (st == TK_END)
             break;
         if (st != TK_OK) {
-            const char *msg = st == TK_ERR_TRUNCATED ? "sequence cut by the end of the trace"
-                                                     : "reserved header";
+            const char *msg =
+                st == TK_ERR_TRUNCATED ? "sequence cut by the end of the trace" : "reserved header";
             d->f.offset = ((d->rd.start + s.offset) % (d->rd.ring ? d->rd.ring : ~0ull)) / 2;
             if ((st = fail(d, st == TK_ERR_TRUNCATED ? TK_ERR_TRUNCATED : TK_ERR_BAD_PACKET,
                            msg)) != TK_OK)

@@ -28,7 +28,9 @@ typedef struct regs {
 typedef struct group {
     uint8_t n[GROUP_MAX];
     unsigned len;
+    bool overflow; /* more than GROUP_MAX nibbles (too many accesses for one record) */
     uint64_t data_nibbles;
+    uint64_t naccess;
 } group;
 
 struct tk_nibble_encoder {
@@ -113,6 +115,8 @@ static void g_put(group *g, unsigned v)
 {
     if (g->len < GROUP_MAX)
         g->n[g->len++] = (uint8_t)(v & 15u);
+    else
+        g->overflow = true;
 }
 
 static void g_seq(group *g, unsigned header, uint64_t v, unsigned n)
@@ -193,6 +197,8 @@ static void g_access(tk_nibble_encoder *e, regs *r, group *g, const tk_access *a
         break;
     }
     g->data_nibbles += g->len - start;
+    if (g->len > start)
+        g->naccess++;
 }
 
 /* What a group is made from. */
@@ -259,6 +265,21 @@ static void g_record(tk_nibble_encoder *e, regs *r, group *g, const src *s)
                 break;
             }
         }
+        if (rec->mflags && (e->p.emit & TK_NIB_DATA_MASK)) {
+            /* the access the hart model reported in the record (tk_sim_set_mem_trace) */
+            const bool csr = rec->mflags & TK_HART_M_CSR;
+            tk_access a = {.addr = rec->maddr, .size = rec->msize, .hart = rec->hart};
+            if (rec->mflags & TK_HART_M_LOAD) {
+                a.kind = csr ? TK_ACC_CSR_READ : TK_ACC_LOAD;
+                a.data = rec->mrdata;
+                g_access(e, r, g, &a);
+            }
+            if (rec->mflags & TK_HART_M_STORE) {
+                a.kind = csr ? TK_ACC_CSR_WRITE : TK_ACC_STORE;
+                a.data = rec->mwdata;
+                g_access(e, r, g, &a);
+            }
+        }
         for (size_t i = 0; i < s->nacc; i++)
             g_access(e, r, g, &s->acc[i]);
         if (rec->flags & TK_HART_F_INTERRUPT)
@@ -272,7 +293,9 @@ static void g_record(tk_nibble_encoder *e, regs *r, group *g, const src *s)
 static void build(tk_nibble_encoder *e, regs *r, group *g, const src *s)
 {
     g->len = 0;
+    g->overflow = false;
     g->data_nibbles = 0;
+    g->naccess = 0;
     switch (s->kind) {
     case SRC_RECORD:
         g_record(e, r, g, s);
@@ -299,7 +322,26 @@ static tk_status write_group(tk_nibble_encoder *e, const group *g)
             return st;
     }
     e->st.data_nibbles += g->data_nibbles;
+    e->st.accesses += g->naccess;
     return TK_OK;
+}
+
+/* The resync at a sync point (docs/formats.md): Trace Enabled, version 0, Change Hart, the
+ * full PC x; the value registers start over. */
+static tk_status resync(tk_nibble_encoder *e, uint64_t x)
+{
+    group rs;
+    memset(&rs, 0, sizeof(rs));
+    const uint64_t hart = (uint64_t)(e->hart < 0 ? 0 : e->hart);
+    memset(&e->r, 0, sizeof(e->r));
+    g_put(&rs, TK_NIB_H_TRACE_ON);
+    g_put(&rs, 0); /* version of the trace data */
+    g_seq(&rs, TK_NIB_H_HART, hart, nib_count_zero(hart));
+    g_pc(e, &e->r, &rs, x);
+    tk_status st = write_group(e, &rs);
+    e->next_sync += e->seg;
+    e->st.syncs++;
+    return st;
 }
 
 /* Write the group of s; x is the address of the next instruction not yet accounted for
@@ -310,6 +352,8 @@ static tk_status commit(tk_nibble_encoder *e, const src *s, uint64_t x)
     regs w = e->r;
     tk_status st;
     build(e, &w, &g, s);
+    if (g.overflow)
+        return TK_ERR_OVERFLOW;
     if (g.len == 0)
         return TK_OK;
     if (e->pos + g.len > e->next_sync)
@@ -319,17 +363,8 @@ static tk_status commit(tk_nibble_encoder *e, const src *s, uint64_t x)
             e->st.nop_nibbles++;
         }
     if (e->pos == e->next_sync) {
-        group rs = {.len = 0};
-        memset(&e->r, 0, sizeof(e->r));
-        g_put(&rs, TK_NIB_H_TRACE_ON);
-        g_put(&rs, 0); /* version of the trace data */
-        g_seq(&rs, TK_NIB_H_HART, (uint64_t)(e->hart < 0 ? 0 : e->hart),
-              nib_count_zero((uint64_t)(e->hart < 0 ? 0 : e->hart)));
-        g_pc(e, &e->r, &rs, x);
-        if ((st = write_group(e, &rs)) != TK_OK)
+        if ((st = resync(e, x)) != TK_OK)
             return st;
-        e->next_sync += e->seg;
-        e->st.syncs++;
         w = e->r;
         build(e, &w, &g, s);
     }
@@ -383,6 +418,9 @@ tk_status tk_nibble_encoder_push(tk_nibble_encoder *e, const tk_hart_retire *rec
         if (mine) {
             if ((st = check_pc(e, r->pc)) != TK_OK)
                 return st;
+            /* the trace starts where the first record is: resync at the first sync point */
+            if (!e->have_pend && e->pos == 0 && (st = resync(e, r->pc)) != TK_OK)
+                return st;
             e->pend = *r;
             e->have_pend = true;
             e->npacc = 0;
@@ -400,7 +438,6 @@ tk_status tk_nibble_encoder_push(tk_nibble_encoder *e, const tk_hart_retire *rec
                 e->cap_pacc = cap;
             }
             e->pacc[e->npacc++] = acc[k];
-            e->st.accesses++;
         }
         if (k < nacc && acc[k].rec < i)
             return TK_ERR_INVALID; /* accesses out of record order */

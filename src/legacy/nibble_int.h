@@ -67,8 +67,8 @@ static inline uint64_t nib_expand_sext(uint64_t raw, unsigned n)
 /* Does a header carry a value sequence / a single argument packet? */
 static inline bool nib_has_value(unsigned h)
 {
-    return h == TK_NIB_H_PC || h == TK_NIB_H_HART || (h >= TK_NIB_H_LOAD_ADDR && h <= TK_NIB_H_TIMESTAMP) ||
-           h == TK_NIB_H_CAUSE;
+    return h == TK_NIB_H_PC || h == TK_NIB_H_HART ||
+           (h >= TK_NIB_H_LOAD_ADDR && h <= TK_NIB_H_TIMESTAMP) || h == TK_NIB_H_CAUSE;
 }
 static inline bool nib_has_arg(unsigned h)
 {

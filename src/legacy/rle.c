@@ -306,8 +306,7 @@ tk_status tk_rle_read_file(const char *path, tk_rle_params *p, tk_rle_pair **pai
     uint8_t h[HEADER_BYTES];
     if (fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, MAGIC, 8) != 0) {
         fclose(f);
-        return tk_diag_set(diag, TK_ERR_FORMAT, "%s: not a tracekit RLE trace (no TKRLE001)",
-                           path);
+        return tk_diag_set(diag, TK_ERR_FORMAT, "%s: not a tracekit RLE trace (no TKRLE001)", path);
     }
     tk_rle_params_init(p);
     p->xlen = get32(h + 8);
@@ -329,10 +328,9 @@ tk_status tk_rle_read_file(const char *path, tk_rle_params *p, tk_rle_pair **pai
         if (fread(b, 1, nb, f) != nb) {
             fclose(f);
             free(a);
-            tk_status st = tk_diag_set(diag, TK_ERR_TRUNCATED,
-                                       "%s: truncated in pair %llu (byte %llu)", path,
-                                       (unsigned long long)i,
-                                       (unsigned long long)(HEADER_BYTES + i * nb));
+            tk_status st =
+                tk_diag_set(diag, TK_ERR_TRUNCATED, "%s: truncated in pair %llu (byte %llu)", path,
+                            (unsigned long long)i, (unsigned long long)(HEADER_BYTES + i * nb));
             if (diag)
                 diag->byte_offset = HEADER_BYTES + i * nb;
             return st;
