@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "legacy_cmds.h"
 #include "tracekit/encap.h"
 #include "tracekit/te_encoder.h"
 #include "tracekit/te_filter.h"
@@ -224,6 +225,9 @@ done:
 
 int tk_cmd_encode(int argc, char **argv)
 {
+    if (tk_legacy_wanted(argc, argv)) /* nibble / RLE trace (legacy_cmds.c) */
+        return tk_legacy_cmd_encode(argc, argv);
+    argc = tk_legacy_strip_etrace(argc, argv);
     static const struct option opts[] = {
         {"scf", required_argument, NULL, 's'},
         {"ucf", required_argument, NULL, 'u'},

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "legacy_cmds.h"
 #include "tracekit/hart.h"
 #include "tracekit/image.h"
 #include "tracekit/te_encoder.h"
@@ -169,6 +170,9 @@ static bool parse_u64(const char *s, uint64_t *v)
 
 int tk_cmd_sim(int argc, char **argv)
 {
+    if (tk_legacy_wanted(argc, argv)) /* nibble / RLE trace (legacy_cmds.c) */
+        return tk_legacy_cmd_sim(argc, argv);
+    argc = tk_legacy_strip_etrace(argc, argv);
     const char *elf = NULL, *pcs = NULL, *spike = NULL, *ingress = NULL, *scf = NULL, *ucf = NULL,
                *out = NULL, *regs = NULL;
     tk_te_hw_config hw;
