@@ -38,13 +38,17 @@ struct tk_etm4_decoder {
     tk_event range; /* range event template: only the range fields are ever written */
     /* Block cache: code does not change while decoding, so the walk from an address to its
      * next branch is remembered (direct-mapped, keyed by address). */
-    struct block {
-        uint64_t start, last;
-        uint64_t n;
-        uint8_t isa, valid;
-        tk_arm_insn br;
-    } * blocks;
+    struct block *blocks;
     struct spec_queue *spec; /* only when TRCIDR8.MAXSPEC > 0 */
+};
+
+/* A basic block ending in a branch, with everything an atom needs precomputed. */
+struct block {
+    uint64_t start, last, n;
+    uint64_t fall;   /* address after the branch (not taken) */
+    uint64_t target; /* direct branch target (taken) */
+    uint8_t isa, target_isa, valid;
+    uint8_t indirect, link, end; /* end: tk_range_end of the range */
 };
 
 #define NBLOCKS 8192
@@ -251,62 +255,92 @@ static void rs_flush(tk_etm4_decoder *d)
     d->pop_pending = false;
 }
 
-static tk_status atom(tk_etm4_decoder *d, bool taken)
+/* The block starting at the current pc (walked once, then cached), or NULL when code is
+ * missing there. */
+static struct block *block_at(tk_etm4_decoder *d)
+{
+    struct block *b = &d->blocks[((d->pc >> 2) ^ (d->pc >> 15)) & (NBLOCKS - 1)];
+    if (b->valid && b->start == d->pc && b->isa == d->isa)
+        return b;
+    tk_event ev;
+    tk_arm_insn br;
+    memset(&ev, 0, sizeof(ev));
+    if (walk(d, 0, false, &ev, &br) == TK_ERR_NO_CODE) {
+        b->valid = 0;
+        return NULL;
+    }
+    b->start = ev.first;
+    b->last = ev.last;
+    b->n = ev.ninsn;
+    b->isa = (uint8_t)d->isa;
+    b->valid = 1;
+    b->fall = ev.last + br.size;
+    b->target = br.target;
+    b->target_isa = br.target_isa;
+    b->indirect = br.indirect;
+    b->link = br.link;
+    if (br.eret)
+        b->end = TK_END_TRAP_RETURN;
+    else if (br.ret)
+        b->end = TK_END_RETURN;
+    else if (br.link)
+        b->end = TK_END_CALL;
+    else if (br.cond)
+        b->end = TK_END_BRANCH;
+    else
+        b->end = TK_END_JUMP;
+    return b;
+}
+
+/* num atoms (bit i of bits = atom i, 1 = E): each executes up to and including the next
+ * branch, taken or not. */
+static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
 {
     tk_status st;
-    if (d->pop_pending && (st = rs_pop(d)))
-        return st;
-    if (!d->pc_valid)
-        return TK_OK; /* waiting for an address after a discontinuity */
-    struct block *b = &d->blocks[((d->pc >> 2) ^ (d->pc >> 15)) & (NBLOCKS - 1)];
-    if (!b->valid || b->start != d->pc || b->isa != d->isa) {
-        tk_event ev;
-        memset(&ev, 0, sizeof(ev));
-        st = walk(d, 0, false, &ev, &b->br);
-        if (st == TK_ERR_NO_CODE) {
-            b->valid = 0;
-            return no_code(d);
-        }
-        b->start = ev.first;
-        b->last = ev.last;
-        b->n = ev.ninsn;
-        b->isa = (uint8_t)d->isa;
-        b->valid = 1;
-    }
-    const tk_arm_insn *br = &b->br;
     tk_event *ev = &d->range;
-    ev->first = b->start;
-    ev->last = b->last;
-    ev->ninsn = b->n;
-    ev->taken = taken;
-    ev->indirect = br->indirect;
-    if (br->eret)
-        ev->end = TK_END_TRAP_RETURN;
-    else if (br->ret)
-        ev->end = TK_END_RETURN;
-    else if (br->link)
-        ev->end = TK_END_CALL;
-    else if (br->cond)
-        ev->end = TK_END_BRANCH;
-    else
-        ev->end = TK_END_JUMP;
-    ev->next = 0;
-    if (taken && br->link && d->rs_enabled)
-        rs_push(d, b->last + br->size);
-    if (!taken) {
-        d->pc = b->last + br->size;
-        ev->next = d->pc;
-    } else if (!br->indirect) {
-        d->pc = br->target;
-        d->isa = (tk_arm_isa)br->target_isa;
-        ev->next = d->pc;
-    } else {
-        d->pc_valid = false; /* the next address packet (or the return stack) gives it */
-        d->pop_pending = d->rs_enabled;
-    }
     ev->byte_offset = d->byte_offset;
     ev->packet_index = d->packet_index;
-    return d->fn(d->ctx, ev);
+    for (unsigned i = 0; i < num; i++, bits >>= 1) {
+        if (d->pop_pending && (st = rs_pop(d)))
+            return st;
+        if (!d->pc_valid)
+            continue; /* waiting for an address after a discontinuity */
+        const struct block *b = block_at(d);
+        if (!b) {
+            if ((st = no_code(d)))
+                return st;
+            continue;
+        }
+        bool taken = bits & 1;
+        ev->first = b->start;
+        ev->last = b->last;
+        ev->ninsn = b->n;
+        ev->taken = taken;
+        ev->indirect = b->indirect;
+        ev->end = b->end;
+        if (!taken) {
+            d->pc = ev->next = b->fall;
+        } else {
+            if (b->link && d->rs_enabled)
+                rs_push(d, b->fall);
+            if (!b->indirect) {
+                d->pc = ev->next = b->target;
+                d->isa = (tk_arm_isa)b->target_isa;
+            } else {
+                ev->next = 0;
+                d->pc_valid = false; /* the next address packet (or the return stack) gives it */
+                d->pop_pending = d->rs_enabled;
+            }
+        }
+        if ((st = d->fn(d->ctx, ev)))
+            return st;
+    }
+    return TK_OK;
+}
+
+static tk_status atom(tk_etm4_decoder *d, bool taken)
+{
+    return atoms(d, taken, 1);
 }
 
 /* Exception (§6.4.7): the instructions up to the preferred return address were executed. */
@@ -473,10 +507,7 @@ static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
     case TK_ETM4_ATOM_F4:
     case TK_ETM4_ATOM_F5:
     case TK_ETM4_ATOM_F6:
-        for (unsigned i = 0; i < p->atom_num; i++)
-            if ((st = atom(d, (p->atoms >> i) & 1)))
-                return st;
-        return TK_OK;
+        return atoms(d, p->atoms, p->atom_num);
     case TK_ETM4_ADDR_CTXT_L_32IS0:
     case TK_ETM4_ADDR_CTXT_L_32IS1:
     case TK_ETM4_ADDR_CTXT_L_64IS0:
