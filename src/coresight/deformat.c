@@ -59,18 +59,29 @@ static bool valid_id(uint8_t id)
     return id != 0 && id < 0x70;
 }
 
-/* Little-endian 64-bit load/store, whatever the host (compilers turn these into one move). */
+/* Little-endian 64-bit load/store (one move on little-endian hosts). */
 static uint64_t load64(const uint8_t *p)
 {
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
-           (uint64_t)p[7] << 56;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+#endif
 }
 
 static void store64(uint8_t *p, uint64_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8);
+#else
     for (int i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 
 /* Auxiliary bits k..k+3 spread to bit 0 of bytes 0, 2, 4 and 6 of a little-endian word. */

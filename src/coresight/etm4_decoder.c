@@ -833,8 +833,14 @@ static tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
 tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
 {
     d->packet_index++;
-    if (!d->spec)
+    if (!d->spec) {
+        /* Atoms are most packets: straight to the atom loop. */
+        if (p->type >= TK_ETM4_ATOM_F1 && p->type <= TK_ETM4_ATOM_F6) {
+            d->byte_offset = p->index;
+            return atoms(d, p->atoms, p->atom_num);
+        }
         return apply(d, p);
+    }
     return spec_packet(d, p);
 }
 
