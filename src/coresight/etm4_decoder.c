@@ -42,16 +42,26 @@ struct tk_etm4_decoder {
     struct spec_queue *spec; /* only when TRCIDR8.MAXSPEC > 0 */
 };
 
+#if defined(__GNUC__)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define NOINLINE __attribute__((noinline))
+#else
+#define UNLIKELY(x) (x)
+#define NOINLINE
+#endif
+
 /* A basic block ending in a branch, with everything an atom needs precomputed. */
 struct block {
     uint64_t start, last, n;
     uint64_t fall;   /* address after the branch (not taken) */
     uint64_t target; /* direct branch target (taken) */
-    uint8_t isa, target_isa, valid;
+    uint8_t isa, target_isa;
     uint8_t indirect, link, end; /* end: tk_range_end of the range */
 };
 
 #define NBLOCKS 8192
+/* start of an empty cache slot: odd, so never the address of an instruction */
+#define NO_BLOCK 1u
 
 static struct spec_queue *spec_new(void);
 
@@ -72,6 +82,8 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
         free(d);
         return TK_ERR_NOMEM;
     }
+    for (size_t i = 0; i < NBLOCKS; i++)
+        d->blocks[i].start = NO_BLOCK;
     d->range.kind = TK_EV_RANGE;
     d->range.trace_id = cfg->trace_id;
     d->rs_enabled = (cfg->configr >> 12) & 1;
@@ -255,25 +267,27 @@ static void rs_flush(tk_etm4_decoder *d)
     d->pop_pending = false;
 }
 
-/* The block starting at the current pc (walked once, then cached), or NULL when code is
- * missing there. */
-static struct block *block_at(tk_etm4_decoder *d)
+static size_t block_slot(uint64_t pc)
 {
-    struct block *b = &d->blocks[((d->pc >> 2) ^ (d->pc >> 15)) & (NBLOCKS - 1)];
-    if (b->valid && b->start == d->pc && b->isa == d->isa)
-        return b;
+    return ((pc >> 2) ^ (pc >> 15)) & (NBLOCKS - 1);
+}
+
+/* Walk the block starting at the current pc into its cache slot. Returns NULL when code is
+ * missing there. */
+static struct block *block_fill(tk_etm4_decoder *d)
+{
+    struct block *b = &d->blocks[block_slot(d->pc)];
     tk_event ev;
     tk_arm_insn br;
     memset(&ev, 0, sizeof(ev));
     if (walk(d, 0, false, &ev, &br) == TK_ERR_NO_CODE) {
-        b->valid = 0;
+        b->start = NO_BLOCK;
         return NULL;
     }
     b->start = ev.first;
     b->last = ev.last;
     b->n = ev.ninsn;
     b->isa = (uint8_t)d->isa;
-    b->valid = 1;
     b->fall = ev.last + br.size;
     b->target = br.target;
     b->target_isa = br.target_isa;
@@ -293,35 +307,42 @@ static struct block *block_at(tk_etm4_decoder *d)
 }
 
 /* num atoms (bit i of bits = atom i, 1 = E): each executes up to and including the next
- * branch, taken or not. */
+ * branch, taken or not. The common case (a cached block, a direct branch or a not-taken one)
+ * keeps pc and instruction set in registers. */
 static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
 {
     tk_status st;
     tk_event *ev = &d->range;
+    const tk_event_fn fn = d->fn;
+    void *const ctx = d->ctx;
+    const struct block *const blocks = d->blocks;
     ev->byte_offset = d->byte_offset;
     ev->packet_index = d->packet_index;
-    for (unsigned i = 0; i < num; i++, bits >>= 1) {
-        if (d->pop_pending && (st = rs_pop(d)))
+    for (; num; num--, bits >>= 1) {
+        if (UNLIKELY(d->pop_pending) && (st = rs_pop(d)))
             return st;
-        if (!d->pc_valid)
+        if (UNLIKELY(!d->pc_valid))
             continue; /* waiting for an address after a discontinuity */
-        const struct block *b = block_at(d);
-        if (!b) {
-            if ((st = no_code(d)))
-                return st;
-            continue;
+        const uint64_t pc = d->pc;
+        const struct block *b = &blocks[block_slot(pc)];
+        if (UNLIKELY(b->start != pc || b->isa != d->isa)) {
+            if (!(b = block_fill(d))) {
+                if ((st = no_code(d)))
+                    return st;
+                continue;
+            }
         }
-        bool taken = bits & 1;
         ev->first = b->start;
         ev->last = b->last;
         ev->ninsn = b->n;
-        ev->taken = taken;
         ev->indirect = b->indirect;
         ev->end = b->end;
-        if (!taken) {
+        if (!(bits & 1)) {
+            ev->taken = 0;
             d->pc = ev->next = b->fall;
         } else {
-            if (b->link && d->rs_enabled)
+            ev->taken = 1;
+            if (UNLIKELY(b->link && d->rs_enabled))
                 rs_push(d, b->fall);
             if (!b->indirect) {
                 d->pc = ev->next = b->target;
@@ -332,7 +353,7 @@ static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
                 d->pop_pending = d->rs_enabled;
             }
         }
-        if ((st = d->fn(d->ctx, ev)))
+        if ((st = fn(ctx, ev)))
             return st;
     }
     return TK_OK;
@@ -748,7 +769,8 @@ static bool is_address(uint8_t t)
     return (t >= TK_ETM4_ADDR_CTXT_L_32IS0 && t <= TK_ETM4_ADDR_L_64IS1);
 }
 
-static tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
+/* Out of line: keeps the per-packet entry of the common (non-speculative) case short. */
+static NOINLINE tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
 {
     struct spec_queue *q = d->spec;
     tk_status st = TK_OK;

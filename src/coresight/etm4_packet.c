@@ -1068,10 +1068,27 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
                 continue;
             }
             if ((h == 0x95 || h == 0x96) && i + 1 < n && (i + 2 < n || !(d[i + 1] & 0x80))) {
+                /* §6.4.12 short address, as short_addr() */
                 clear_pkt(pkt);
                 pkt->header = h;
                 pkt->type = h == 0x95 ? TK_ETM4_ADDR_S_IS0 : TK_ETM4_ADDR_S_IS1;
-                int l = short_addr(p, d + i + 1, n - i - 1, h == 0x96, pkt, true);
+                const uint8_t is = h == 0x96, b1 = d[i + 1];
+                const int shift = 2 - is;
+                int bits = 7 + shift, l = 1;
+                uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
+                if (b1 & 0x80) {
+                    v |= (uint64_t)d[i + 2] << bits;
+                    bits += 8;
+                    l = 2;
+                }
+                uint64_t mask = (1ull << bits) - 1;
+                p->cur.val = (p->cur.val & ~mask) | v;
+                if (p->cur.valid_bits < bits)
+                    p->cur.valid_bits = (uint8_t)bits;
+                p->cur.is = is;
+                push_addr(p);
+                pkt->addr_bits = (uint8_t)bits;
+                fill_addr(p, pkt);
                 pkt->size = (uint8_t)(1 + l);
                 pkt->trace_id = p->cfg.trace_id;
                 pkt->index = index + i;
