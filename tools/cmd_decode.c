@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "legacy_cmds.h"
 #include "tracekit/count.h"
 #include "tracekit/encap.h"
 #include "tracekit/sink.h"
@@ -295,6 +296,9 @@ static void par_release(void *ctx, uint64_t offset)
 
 int tk_cmd_decode(int argc, char **argv)
 {
+    if (tk_legacy_wanted(argc, argv)) /* nibble / RLE trace (legacy_cmds.c) */
+        return tk_legacy_cmd_decode(argc, argv);
+    argc = tk_legacy_strip_etrace(argc, argv);
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--snapshot"))
             return tk_cmd_decode_snapshot(argc, argv);

@@ -25,7 +25,8 @@ typedef struct tk_dec_walk {
     bool updiscon;
     bool irreport;
     uint64_t irdepth;
-    uint8_t privilege; /* format 3 only */
+    bool target_branch; /* the reported address holds a branch (its bit is in the map) */
+    uint8_t privilege;  /* format 3 only */
     /* Support packet with ended_ntr: walk from an inferred address to the next uninferable
      * discontinuity, then stop (process_support). */
     bool until_discon;

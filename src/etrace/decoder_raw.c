@@ -21,7 +21,12 @@ static tk_status damaged(tk_te_decoder *d, tk_status status, uint64_t offset, ui
 {
     d->byte_offset = offset;
     d->packet_index = index;
-    snprintf(d->msg, sizeof(d->msg), "%.*s", (int)sizeof(d->msg) - 1, msg);
+    /* Messages longer than the buffer are cut on purpose; they are one-line diagnostics. */
+    size_t n = strlen(msg);
+    if (n >= sizeof(d->msg))
+        n = sizeof(d->msg) - 1;
+    memcpy(d->msg, msg, n);
+    d->msg[n] = '\0';
     d->stats.errors++;
     tk_event ev = {.kind = TK_EV_ERROR, .status = status, .message = d->msg, .first = d->pc};
     tk_status st = tk_dec_emit(d, &ev);

@@ -149,6 +149,11 @@ void tk_sim_set_retire(tk_sim *s, tk_hart_retire_fn fn, void *ctx)
     s->retire_ctx = ctx;
 }
 
+void tk_sim_set_mem_trace(tk_sim *s, bool on)
+{
+    s->mem_trace = on;
+}
+
 void tk_sim_set_pc(tk_sim *s, unsigned i, uint64_t pc)
 {
     if (i < s->nharts)
@@ -298,6 +303,9 @@ tk_status tk_sim_run(tk_sim *s, uint64_t max_insns, tk_sim_result *res, tk_diag 
         res->exited = s->exited;
         res->exit_code = s->exit_code;
         res->instructions = total_executed(s);
+        res->retired = 0;
+        for (unsigned i = 0; i < s->nharts; i++)
+            res->retired += s->harts[i].executed - s->harts[i].faulted;
     }
     if (s->cb_status != TK_OK)
         return s->cb_status;

@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 # OpenCSD names of the A-profile exception types (ETMv4 §6.4.7 table), indexed by type.
 EXC_NAMES = ["PE Reset", "Debug Halt", "Call", "Trap", "System Error", "Reserved",
@@ -141,8 +142,10 @@ def parse_mine(line):
 
 
 def run(cmd):
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                          errors="replace").stdout.splitlines()
+    # In a scratch directory: trc_pkt_lister may drop a trc_pkt_lister.ppl log in its cwd.
+    with tempfile.TemporaryDirectory() as tmp:
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              errors="replace", cwd=tmp).stdout.splitlines()
 
 
 def by_id(items, key):
@@ -232,8 +235,8 @@ def compare_ranges(driver, ocsd_lines, ss, ref_ss=None):
 
 
 def main():
-    driver, lister, ss = sys.argv[1:4]
-    ref_ss = sys.argv[4] if len(sys.argv) > 4 else None
+    driver, lister, ss = (os.path.abspath(a) for a in sys.argv[1:4])
+    ref_ss = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
     if not os.path.exists(lister):
         print("SKIP: %s not installed" % lister)
         return 77

@@ -247,11 +247,55 @@ static void test_config_headers(void **state)
     }
 }
 
+/* ETE (TRCDEVARCH.ARCHVER = 5) headers on top of ETMv4: transactions, TS marker, source
+ * address, PE reset (a 3-byte exception packet of type 0), ITE (ETE 1.3+). */
+static void test_ete_headers(void **state)
+{
+    (void)state;
+    const uint8_t s[] = {0,    0,    0,    0,    0,    0,    0, 0, 0, 0, 0, 0x80, /* A-Sync */
+                         0x0a, 0x0b, 0x88, /* TRANS_ST/COMMIT, TS marker */
+                         0xb4, 0x10,       /* source address short IS0 */
+                         0x06, 0x01, 0x00, /* PE reset */
+                         0x09, 0x01, 0xef, 0xbe, 0xad, 0xde, 0, 0, 0, 0}; /* ITE, EL1 */
+    static const uint8_t want[] = {TK_ETM4_ASYNC,     TK_ETM4_TRANS_ST,       TK_ETM4_TRANS_COMMIT,
+                                   TK_ETM4_TS_MARKER, TK_ETM4_SRC_ADDR_S_IS0, TK_ETM4_PE_RESET,
+                                   TK_ETM4_ITE};
+    tk_etm4_config cfg;
+    config(&cfg, 0x4100fff0);
+    cfg.devarch = 0x47735a13; /* ETE revision 3 */
+    tk_etm4_config_init(&cfg);
+    assert_true(cfg.ete);
+    assert_int_equal(cfg.version, 0x53);
+    list l = {.n = 0};
+    tk_etm4_parser *p;
+    assert_int_equal(tk_etm4_parser_new(&cfg, collect, &l, &p), TK_OK);
+    assert_int_equal(tk_etm4_parser_data(p, s, sizeof(s), 0), TK_OK);
+    tk_etm4_parser_free(p);
+    assert_int_equal(l.n, sizeof(want));
+    for (size_t i = 0; i < sizeof(want); i++)
+        assert_int_equal(l.p[i].type, want[i]);
+    assert_int_equal(l.p[4].addr, 0x40);
+    assert_int_equal(l.p[5].index, 17);
+    assert_int_equal(l.p[5].addr, 0); /* PE reset restarts the address history at 0 */
+    assert_int_equal(l.p[6].value, 1);
+    assert_int_equal(l.p[6].ite_value, 0xdeadbeef);
+
+    /* The same bytes to an ETMv4.0 unit: 0x0a is a reserved header. */
+    config(&cfg, 0x4100f403);
+    memset(&l, 0, sizeof(l));
+    assert_int_equal(tk_etm4_parser_new(&cfg, collect, &l, &p), TK_OK);
+    assert_int_equal(tk_etm4_parser_data(p, s, sizeof(s), 0), TK_OK);
+    tk_etm4_parser_free(p);
+    assert_int_equal(l.p[1].type, TK_ETM4_RESERVED);
+    assert_int_equal(l.p[1].index, 12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_packets),
         cmocka_unit_test(test_config_headers),
+        cmocka_unit_test(test_ete_headers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -354,6 +354,7 @@ static void test_uart_and_htif_exit(void **state)
     assert_true(r.exited);
     assert_int_equal(r.exit_code, 42);
     assert_int_equal(r.instructions, 8);
+    assert_int_equal(r.retired, 8);
     assert_int_equal(o.n, 2);
     assert_memory_equal(o.buf, "hi", 2);
     tk_sim_free(s);
