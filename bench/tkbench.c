@@ -181,8 +181,8 @@ static tk_status add_bootrom(tk_image *img)
     return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
 }
 
-static tk_status decode_into(const tk_te_params *p, tk_image *img, const uint8_t *buf,
-                             size_t len, tk_event_fn fn, void *ctx, uint64_t *insns)
+static tk_status decode_into(const tk_te_params *p, tk_image *img, const uint8_t *buf, size_t len,
+                             tk_event_fn fn, void *ctx, uint64_t *insns)
 {
     tk_te_decoder *d = NULL;
     tk_status st = tk_te_decoder_new(p, img, fn, ctx, &d);
