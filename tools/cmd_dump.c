@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "legacy_cmds.h"
 #include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
@@ -133,6 +134,9 @@ static void print_packet(const dump_opts *o, const tk_te_params *p, const tk_te_
 
 int tk_cmd_dump(int argc, char **argv)
 {
+    if (tk_legacy_wanted(argc, argv)) /* nibble / RLE trace (legacy_cmds.c) */
+        return tk_legacy_cmd_dump(argc, argv);
+    argc = tk_legacy_strip_etrace(argc, argv);
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--snapshot"))
             return tk_cmd_dump_snapshot(argc, argv);

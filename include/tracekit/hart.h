@@ -69,7 +69,22 @@ typedef struct tk_hart_retire {
     uint8_t flags;  /* TK_HART_F_* */
     uint8_t rd;     /* destination register of lui/auipc (sijump detection) */
     uint8_t rs1;    /* source register of jalr (sijump detection) */
+    /* The instruction's data access, reported only after tk_sim_set_mem_trace(s, true)
+     * (mflags 0 otherwise): maddr is the memory address or, with TK_HART_M_CSR, the CSR
+     * number; mrdata the value loaded / CSR value read, mwdata the value stored / written,
+     * both zero-extended from msize bytes (8 for CSRs). */
+    uint64_t maddr;
+    uint64_t mrdata;
+    uint64_t mwdata;
+    uint8_t msize;
+    uint8_t mflags; /* TK_HART_M_* */
 } tk_hart_retire;
+
+enum {
+    TK_HART_M_LOAD = 1u << 0,  /* read memory (loads, AMOs, lr/sc) or a CSR */
+    TK_HART_M_STORE = 1u << 1, /* wrote memory (stores, AMOs, sc) or a CSR */
+    TK_HART_M_CSR = 1u << 2,   /* the access is to CSR maddr */
+};
 
 enum {
     TK_HART_F_RETIRED = 1u << 0,   /* the instruction completed (not a faulting one) */
@@ -98,6 +113,9 @@ tk_status tk_sim_read_mem(const tk_sim *s, uint64_t addr, void *data, size_t len
 void tk_sim_set_htif(tk_sim *s, uint64_t tohost, uint64_t fromhost);
 void tk_sim_set_console(tk_sim *s, tk_sim_console_fn fn, void *ctx);
 void tk_sim_set_retire(tk_sim *s, tk_hart_retire_fn fn, void *ctx);
+/* Report every retired instruction's load, store and CSR access in its record (maddr,
+ * mrdata, mwdata, msize, mflags), for data trace. Off by default (no cost). */
+void tk_sim_set_mem_trace(tk_sim *s, bool on);
 
 /* Register access for tests and tools. */
 void tk_sim_set_pc(tk_sim *s, unsigned hart, uint64_t pc);

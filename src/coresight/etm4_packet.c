@@ -435,9 +435,10 @@ static int pkt_ccnt(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packe
     if (pkt->type == TK_ETM4_CCNT_F2) {
         if (n < 2)
             return NEED_MORE;
-        int32_t off = (h & 1) ? (int32_t)p->cfg.max_spec - 15 : 1;
+        /* unsigned: TRCIDR8.MAXSPEC comes from the snapshot and may be any 32-bit value */
+        uint32_t off = (h & 1) ? p->cfg.max_spec - 15u : 1u;
         pkt->has_commit = 1;
-        pkt->commit = (uint32_t)((int32_t)((b[1] >> 4) & 0xf) + off);
+        pkt->commit = ((b[1] >> 4) & 0xfu) + off;
         pkt->has_cc = 1;
         pkt->cc = p->cc_threshold + (b[1] & 0xf);
         return 2;

@@ -76,7 +76,7 @@ static hinsn *fetch_page(tk_sim *s, uint64_t pc, uint64_t *page_pc, ram **rp)
 }
 
 static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, uint64_t budget,
-                                                          const bool trace)
+                                                          const bool trace, const bool mtrace)
 {
     ram *const r0 = &s->ram[0];
     ram *cr = r0; /* region of the current code page */
@@ -109,6 +109,20 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
         goto exception;                                                                            \
     } while (0)
 #define EA() ((X(d->rs1) + (uint64_t)(int64_t)d->imm) & amask)
+/* Note the instruction's data access for its record (tk_sim_set_mem_trace). */
+#define MASKB(nb) ((nb) >= 8 ? ~0ull : (1ull << (8 * (nb))) - 1)
+#define MNOTE(fl, a, v, nb)                                                                        \
+    do {                                                                                           \
+        if (mtrace) {                                                                              \
+            h->m_addr = (a);                                                                       \
+            h->m_size = (uint8_t)(nb);                                                             \
+            h->m_flags |= (fl);                                                                    \
+            if ((fl)&TK_HART_M_LOAD)                                                               \
+                h->m_rdata = (uint64_t)(v)&MASKB(nb);                                              \
+            else                                                                                   \
+                h->m_wdata = (uint64_t)(v)&MASKB(nb);                                              \
+        }                                                                                          \
+    } while (0)
 #define LOAD(T, nb, dst)                                                                           \
     do {                                                                                           \
         uint64_t a_ = EA(), o_ = a_ - fbase;                                                       \
@@ -125,10 +139,12 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             t_ = (T)v_;                                                                            \
         }                                                                                          \
         dst = t_;                                                                                  \
+        MNOTE(TK_HART_M_LOAD, a_, t_, nb);                                                         \
     } while (0)
 #define STORE(nb, val)                                                                             \
     do {                                                                                           \
         uint64_t a_ = EA(), o_ = a_ - fbase, v_ = (val);                                           \
+        MNOTE(TK_HART_M_STORE, a_, v_, nb);                                                        \
         if (TK_LIKELY(o_ < flimit && !(a_ & ((nb)-1u) & align))) {                                 \
             memcpy(mem + o_, &v_, nb);                                                             \
             if (TK_UNLIKELY(pflags[o_ >> PAGE_SHIFT])) {                                           \
@@ -485,6 +501,15 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             if (c)
                 EXC(2, d->raw);
             X(d->rd) = old;
+            if (mtrace) {
+                h->m_addr = (unsigned)d->imm & 0xfffu;
+                h->m_size = 8;
+                h->m_rdata = old;
+                h->m_wdata = k == 0 ? src : k == 1 ? old | src : old & ~src;
+                h->m_flags =
+                    (uint8_t)(TK_HART_M_CSR | (!(k == 0 && d->rd == 0) ? TK_HART_M_LOAD : 0) |
+                              (wr ? TK_HART_M_STORE : 0));
+            }
             END_SLICE();
             break;
         }
@@ -498,6 +523,8 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             c = tk__mem_load(s, h, a, nb, &old);
             if (c)
                 EXC(f5 == 0x02 ? 5 : 7, a);
+            if (f5 != 0x03) /* sc's read of the reservation is not an access */
+                MNOTE(TK_HART_M_LOAD, a, old, nb);
             if (nb == 4)
                 old = sx32(old);
             if (f5 == 0x02) { /* lr */
@@ -514,6 +541,7 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
                     c = tk__mem_store(s, h, a, nb, b);
                     if (c)
                         EXC(7, a);
+                    MNOTE(TK_HART_M_STORE, a, b, nb);
                 }
                 X(d->rd) = ok ? 0 : 1;
                 END_SLICE();
@@ -553,6 +581,7 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             c = tk__mem_store(s, h, a, nb, nv);
             if (c)
                 EXC(7, a);
+            MNOTE(TK_HART_M_STORE, a, nv, nb);
             X(d->rd) = old;
             END_SLICE();
             break;
@@ -773,6 +802,15 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             rr->flags = (uint8_t)(TK_HART_F_RETIRED | (d->upper ? TK_HART_F_UPPER : 0));
             rr->rd = d->rd;
             rr->rs1 = d->rs1;
+            rr->mflags = 0;
+            if (mtrace && h->m_flags) {
+                rr->maddr = h->m_addr;
+                rr->mrdata = h->m_rdata;
+                rr->mwdata = h->m_wdata;
+                rr->msize = h->m_size;
+                rr->mflags = h->m_flags;
+                h->m_flags = 0;
+            }
             if (TK_UNLIKELY(h->rn == RBUF_CAP))
                 flush_records(s, h, true);
         }
@@ -805,6 +843,8 @@ static inline __attribute__((always_inline)) uint64_t run(tk_sim *s, hart *h, ui
             rr->flags = (uint8_t)(TK_HART_F_EXCEPTION | (retires ? TK_HART_F_RETIRED : 0));
             rr->rd = 0;
             rr->rs1 = 0;
+            rr->mflags = 0; /* a faulting access did not happen */
+            h->m_flags = 0;
             if (TK_UNLIKELY(h->rn == RBUF_CAP))
                 flush_records(s, h, true);
         }
@@ -827,13 +867,15 @@ out:
 #undef EA
 #undef LOAD
 #undef STORE
+#undef MNOTE
+#undef MASKB
 }
 
 uint64_t tk__hart_run(tk_sim *s, hart *h, uint64_t budget)
 {
     if (s->retire)
-        return run(s, h, budget, true);
-    return run(s, h, budget, false);
+        return s->mem_trace ? run(s, h, budget, true, true) : run(s, h, budget, true, false);
+    return run(s, h, budget, false, false);
 }
 
 void tk__hart_flush_records(tk_sim *s, hart *h, bool keep_last)

@@ -205,6 +205,9 @@ typedef struct hart {
     /* trace */
     tk_hart_retire *rbuf;
     size_t rn;
+    /* data access of the instruction being executed (tk_sim_set_mem_trace) */
+    uint64_t m_addr, m_rdata, m_wdata;
+    uint8_t m_size, m_flags;
 } hart;
 
 #define MAX_RAM 2
@@ -220,6 +223,7 @@ typedef struct tk_sim {
     void *console_ctx;
     tk_hart_retire_fn retire;
     void *retire_ctx;
+    bool mem_trace; /* fill the records' data-access fields */
     /* CLINT */
     uint64_t *mtimecmp;
     uint64_t *deadline; /* virtual ns at which MTIP rises (UINT64_MAX: never) */

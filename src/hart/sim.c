@@ -149,6 +149,11 @@ void tk_sim_set_retire(tk_sim *s, tk_hart_retire_fn fn, void *ctx)
     s->retire_ctx = ctx;
 }
 
+void tk_sim_set_mem_trace(tk_sim *s, bool on)
+{
+    s->mem_trace = on;
+}
+
 void tk_sim_set_pc(tk_sim *s, unsigned i, uint64_t pc)
 {
     if (i < s->nharts)
