@@ -59,7 +59,7 @@ struct block {
     uint8_t indirect, link, end; /* end: tk_range_end of the range */
 };
 
-#define NBLOCKS 8192
+#define NBLOCKS 16384
 /* start of an empty cache slot: odd, so never the address of an instruction */
 #define NO_BLOCK 1u
 
