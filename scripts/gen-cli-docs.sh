@@ -8,7 +8,7 @@ out=$top/docs/commands.md
 head=$(awk '/^## tracekit /{exit} {print}' "$out")
 {
   printf '%s\n' "$head"
-  for c in sim encode convert decode dump profile coverage report; do
+  for c in $(sed -n 's/^    {"\([a-z]*\)", tk_cmd_.*/\1/p' "$top/tools/main.c"); do
     printf '\n## tracekit %s\n\n```\n' "$c"
     "$T" "$c" --help 2>&1
     printf '```\n'
