@@ -261,7 +261,8 @@ tk_status lg_flow_count(lg_flow *f, uint64_t n, tk_rv_insn *last)
             return no_fit(f, TK_ERR_MISMATCH, "the program's code ends inside a run", b->last);
         /* a transfer inside a run went to its fall-through */
         const tk_rv_insn *t = &b->term;
-        if (t->cf == TK_RV_CF_ECALL || t->cf == TK_RV_CF_EBREAK || t->cf == TK_RV_CF_XRET)
+        /* (an xRET may return to its own fall-through: umode switches do) */
+        if (t->cf == TK_RV_CF_ECALL || t->cf == TK_RV_CF_EBREAK)
             return no_fit(f, TK_ERR_MISMATCH, "a trap instruction inside a run", b->last);
         lg_flow_add(f, b->start, b->last, b->ninsn);
         if ((st = lg_flow_end(f, lg_end_of(t), false, (b->last + t->len) & f->mask)) != TK_OK)

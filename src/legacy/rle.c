@@ -141,6 +141,13 @@ static tk_status process(tk_rle_encoder *e, uint64_t next)
         e->run++;
         e->st.retired++;
     }
+    if (retired && (r->flags & TK_HART_F_INTERRUPT) && r->epc != ((r->pc + r->len) & e->mask)) {
+        /* a transfer, then an interrupt before anything retired at its target: the pair of
+         * the transfer, then a zero run to the handler */
+        tk_status st = queue_pair(e, r->epc, e->run);
+        e->run = 0;
+        return st != TK_OK ? st : queue_pair(e, next, 0);
+    }
     const bool redirect = !retired || (r->flags & (TK_HART_F_EXCEPTION | TK_HART_F_INTERRUPT)) ||
                           next != ((r->pc + r->len) & e->mask);
     if (redirect || e->run == e->maxrun) {
