@@ -122,6 +122,8 @@ static tk_status queue_pair(tk_rle_encoder *e, uint64_t addr, uint64_t run)
             e->st.throttled_clocks++;
             tick(e);
         }
+        /* the held instruction retires in the clock the entry freed up */
+        e->slots = 1;
     }
     e->fill++;
     if (e->fill > e->st.max_fill)
