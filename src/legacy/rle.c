@@ -327,6 +327,23 @@ tk_status tk_rle_read_file(const char *path, tk_rle_params *p, tk_rle_pair **pai
                            p->xlen, p->run_bits);
     }
     const unsigned nb = pair_bytes(p);
+    long here = ftell(f);
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (here < 0 || size < 0 || fseek(f, here, SEEK_SET) != 0) {
+        fclose(f);
+        return tk_diag_set(diag, TK_ERR_IO, "%s: cannot seek", path);
+    }
+    if ((uint64_t)(size - here) / nb < count) {
+        /* a damaged count must not make us allocate what the file cannot hold */
+        const uint64_t whole = (uint64_t)(size - here) / nb;
+        fclose(f);
+        tk_status st =
+            tk_diag_set(diag, TK_ERR_TRUNCATED, "%s: truncated in pair %llu (byte %llu)", path,
+                        (unsigned long long)whole, (unsigned long long)(HEADER_BYTES + whole * nb));
+        if (diag)
+            diag->byte_offset = HEADER_BYTES + whole * nb;
+        return st;
+    }
     tk_rle_pair *a = malloc((size_t)(count ? count : 1) * sizeof(*a));
     if (!a) {
         fclose(f);
