@@ -231,9 +231,11 @@ tk_status lg_flow_take(lg_flow *f, const tk_bblock *b, uint64_t next)
 
 tk_status lg_flow_count(lg_flow *f, uint64_t n, tk_rv_insn *last)
 {
-    while (n > 0) {
+    for (uint64_t steps = 0; n > 0; steps++) {
         const tk_bblock *b;
         tk_status st;
+        if (steps > WALK_LIMIT)
+            return no_fit(f, TK_ERR_MISMATCH, "a run longer than the program allows from", f->pc);
         if ((st = block_at(f, &b)) != TK_OK)
             return st;
         if (n < b->ninsn || (n == b->ninsn && b->status != TK_OK)) {
