@@ -52,7 +52,7 @@ P=$("${TK[@]}" dump --snapshot "$SS" --stats "$REPEAT")
 D=$("${TK[@]}" decode --snapshot "$SS" --stats "$REPEAT")
 
 echo "coresight: bugfix-exact-match, $BYTES bytes of trace ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
-printf "  %-8s %-12s %10s %12s %s\n" "" "tool" "MB/s" "seconds" "items"
+printf "  %-8s %-12s %10s %12s %s\n" "" "tool" "MB/s" "CPU s" "items"
 printf "  %-8s %-12s %10s %12s %s packets\n" packets tracekit "$(field MB/s "$P")" \
     "$(field seconds "$P")" "$(field packets "$P")"
 printf "  %-8s %-12s %10s %12s %s ranges, %s instructions (%s Minsn/s)\n" decode tracekit \

@@ -5,6 +5,10 @@
  *       E-Trace te_inst packet parsing over the reference raw framing of a mapped file:
  *       the zero-copy scanner (tk_te_scan, specialised decoders) against the raw reader with
  *       the generic bit-reader codec (the peer), each run RUNS times, interleaved.
+ *   tkbench flow SCF UCF ELF RAW [RUNS]
+ *       Serial flow decoding of RAW through the scanner into three sinks, each run RUNS times:
+ *       the counting sink, the profile collector (tk_profile, finished) and the PC list
+ *       (written to /dev/null). Reports instructions/s and trace MB/s per sink.
  *   tkbench gen SCF UCF ENCODER_INPUT COPIES OUT.te_inst_raw [GOLDEN.te_inst_raw]
  *       Encode the ingress COPIES times with a fresh encoder each time (each copy is a
  *       complete trace: start packet ... support packet with ended_rep) and write the
@@ -19,7 +23,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "tracekit/analysis.h"
+#include "tracekit/count.h"
 #include "tracekit/encap.h"
+#include "tracekit/sink.h"
+#include "tracekit/te_decoder.h"
 #include "tracekit/te_encoder.h"
 #include "tracekit/te_ingress.h"
 #include "tracekit/te_packet.h"
@@ -158,6 +166,130 @@ static int cmd_parse(int argc, char **argv)
     return a.packets == b.packets && a.sum == b.sum ? 0 : 1;
 }
 
+/* ---- flow: decoding into sinks ----------------------------------------------------------- */
+
+/* spike's reset code, as `tracekit decode` adds it (VERSIONS.md C.4). */
+static tk_status add_bootrom(tk_image *img)
+{
+    const uint32_t code[5] = {0x00000297, 0x02028593, 0xf1402573, 0x0182b283, 0x00028067};
+    uint8_t bytes[sizeof(code)], probe;
+    for (size_t i = 0; i < 5; i++)
+        for (size_t b = 0; b < 4; b++)
+            bytes[i * 4 + b] = (uint8_t)(code[i] >> (8 * b));
+    if (tk_image_read(img, 0x1000, &probe, 1) == TK_OK)
+        return TK_OK;
+    return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
+}
+
+static tk_status decode_into(const tk_te_params *p, tk_image *img, const uint8_t *buf, size_t len,
+                             tk_event_fn fn, void *ctx, uint64_t *insns)
+{
+    tk_te_decoder *d = NULL;
+    tk_status st = tk_te_decoder_new(p, img, fn, ctx, &d);
+    if (st != TK_OK)
+        return st;
+    tk_te_scan s;
+    tk_te_scan_init(&s, p, buf, len);
+    tk_te_packet pk[64];
+    uint64_t off[64];
+    for (;;) {
+        size_t n;
+        while (st == TK_OK && (n = tk_te_scan_batch(&s, pk, off, 64)) > 0) {
+            const uint64_t idx0 = s.next_index - n;
+            for (size_t i = 0; st == TK_OK && i < n; i++)
+                st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
+        }
+        if (st != TK_OK)
+            break;
+        tk_status sn = tk_te_scan_next(&s, &pk[0], NULL);
+        if (sn == TK_END)
+            break;
+        if (sn == TK_OK)
+            st = tk_te_decoder_packet(d, &pk[0], s.offset, s.index);
+        else if (sn == TK_ERR_TRUNCATED)
+            break;
+        else
+            st = tk_te_decoder_lost(d, s.offset, s.index);
+    }
+    if (st == TK_OK)
+        st = tk_te_decoder_finish(d);
+    tk_te_decoder_stats ds = {.size = sizeof(ds)};
+    tk_te_decoder_get_stats(d, &ds);
+    *insns = ds.instructions;
+    tk_te_decoder_free(d);
+    return st;
+}
+
+static int cmd_flow(int argc, char **argv)
+{
+    if (argc < 6)
+        return 2;
+    tk_te_params p;
+    if (read_params(&p, argv[2], argv[3]))
+        return 1;
+    int runs = argc > 6 ? atoi(argv[6]) : 5;
+    if (runs < 1 || runs > 100)
+        runs = 5;
+    tk_diag d;
+    tk_image *img = NULL;
+    tk_te_raw *raw = NULL;
+    if (tk_image_open_elf(argv[4], &img, &d) != TK_OK || add_bootrom(img) != TK_OK ||
+        tk_te_raw_open(argv[5], &raw, &d) != TK_OK) {
+        fprintf(stderr, "tkbench: %s\n", d.message);
+        tk_image_free(img);
+        return 1;
+    }
+    const uint8_t *buf = tk_te_raw_data(raw);
+    const size_t len = (size_t)tk_te_raw_size(raw);
+    FILE *null = fopen("/dev/null", "w");
+    tk_code_view view;
+    tk_code_view_from_image(img, &view);
+    double t[3][100];
+    uint64_t insns[3] = {0};
+    tk_status st = null ? TK_OK : TK_ERR_IO;
+    for (int i = 0; st == TK_OK && i < runs; i++) {
+        double c0 = now(CLOCK_THREAD_CPUTIME_ID);
+        tk_count cnt = {0};
+        st = decode_into(&p, img, buf, len, tk_count_event, &cnt, &insns[0]);
+        double c1 = now(CLOCK_THREAD_CPUTIME_ID);
+        tk_profile *prof = NULL;
+        if (st == TK_OK && (st = tk_profile_new(&view, &prof)) == TK_OK) {
+            st = decode_into(&p, img, buf, len, tk_profile_event, prof, &insns[1]);
+            if (st == TK_OK)
+                st = tk_profile_finish(prof);
+        }
+        tk_profile_free(prof);
+        double c2 = now(CLOCK_THREAD_CPUTIME_ID);
+        tk_pc_list *pcs = NULL;
+        if (st == TK_OK && (st = tk_pc_list_new(img, null, &pcs)) == TK_OK) {
+            st = decode_into(&p, img, buf, len, tk_pc_list_event, pcs, &insns[2]);
+            if (st == TK_OK)
+                st = tk_pc_list_flush(pcs);
+        }
+        tk_pc_list_free(pcs);
+        double c3 = now(CLOCK_THREAD_CPUTIME_ID);
+        t[0][i] = c1 - c0;
+        t[1][i] = c2 - c1;
+        t[2][i] = c3 - c2;
+    }
+    if (null)
+        fclose(null);
+    tk_te_raw_close(raw);
+    tk_image_free(img);
+    if (st != TK_OK) {
+        fprintf(stderr, "tkbench: flow: %s\n", tk_strerror(st));
+        return 1;
+    }
+    static const char *const names[3] = {"count", "profile", "pcs"};
+    printf("bytes %zu\ninstructions %" PRIu64 "\n", len, insns[0]);
+    for (int k = 0; k < 3; k++) {
+        const double m = median(t[k], runs);
+        printf("flow_%s_cpu_s %.4f\nflow_%s_Minstr_per_s %.1f\nflow_%s_MBps %.1f\n", names[k], m,
+               names[k], (double)insns[k] / m / 1e6, names[k], (double)len / m / 1e6);
+    }
+    return insns[0] == insns[1] && insns[1] == insns[2] ? 0 : 1;
+}
+
 /* ---- gen: the encoder over repeated ingress ---------------------------------------------- */
 
 typedef struct sink {
@@ -285,10 +417,13 @@ int main(int argc, char **argv)
     int rc = 2;
     if (argc > 1 && !strcmp(argv[1], "parse"))
         rc = cmd_parse(argc, argv);
+    else if (argc > 1 && !strcmp(argv[1], "flow"))
+        rc = cmd_flow(argc, argv);
     else if (argc > 1 && !strcmp(argv[1], "gen"))
         rc = cmd_gen(argc, argv);
     if (rc == 2)
         fprintf(stderr, "usage: tkbench parse SCF UCF RAW [RUNS]\n"
+                        "       tkbench flow SCF UCF ELF RAW [RUNS]\n"
                         "       tkbench gen SCF UCF ENCODER_INPUT COPIES OUT [GOLDEN]\n");
     return rc;
 }

@@ -12,6 +12,10 @@ secs=${2:?seconds}
 testdata=${3:-$(dirname "$0")/../../shared/testdata}
 shift 3 2>/dev/null || shift $#
 here=$(cd "$(dirname "$0")" && pwd)
+if [ "$secs" -le 0 ]; then
+    echo "run.sh: $secs seconds: no target run (libFuzzer would take 0 as no time limit)"
+    exit 0
+fi
 if [ ! -d "$build/seeds" ]; then
     if [ -d "$testdata/etrace-ref" ]; then
         python3 "$here/gen_seeds.py" "$testdata" "$build/seeds" >/dev/null || exit 1

@@ -9,12 +9,14 @@
 
 #include "commands.h"
 #include "legacy_cmds.h"
+#include "tracekit/count.h"
 #include "tracekit/encap.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_decoder.h"
-#include "tracekit/te_packet.h"
 #include "tracekit/te_filter.h"
+#include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
+#include "tracekit/te_parallel.h"
 
 #define MAX_ERROR_LINES 20
 
@@ -26,8 +28,6 @@ static void usage(FILE *out)
             "                       [-o OUT] [--format pcs|listing|count] [options]\n"
             "\n"
             "Reconstruct the executed instructions from E-Trace te_inst packets and the program.\n"
-            "The input is the reference flow's raw packet file, or its .te_inst CSV (also\n"
-            "gzipped) when the name ends in .te_inst or .te_inst.gz.\n"
             "\n"
             "  --scf FILE        static (hardware) parameters, the reference flow's .scf\n"
             "  --ucf FILE        run-time options, the reference flow's .ucf; its object-files\n"
@@ -40,7 +40,12 @@ static void usage(FILE *out)
             "  -o, --output FILE output file (default: standard output)\n"
             "  --format KIND     pcs: one hex PC per line, as decoder_model.py writes it\n"
             "                    (default); listing: address, symbol and disassembly with\n"
-            "                    events in brackets; count: only the number of instructions\n"
+            "                    events in brackets; count: totals only (instructions,\n"
+            "                    branches, taken branches, other jumps, traps, packets)\n"
+            "  -j, --jobs N      decode on N threads: the trace is cut at format 3 syncs and\n"
+            "                    the pieces stitched so the output equals the serial decode\n"
+            "  --piece-size B    with --jobs: trace bytes per piece (default 1 MiB, 64 KiB\n"
+            "                    for pcs and listing, whose output is held per piece)\n"
             "  --spec VERSION    packet layout: 2.0 (default), 0.29, 0.26\n"
             "  --no-bootrom      do not add spike's reset code at 0x1000 (added by default,\n"
             "                    as the reference decoder does, when the ELF has no code there)\n"
@@ -57,36 +62,162 @@ static void usage(FILE *out)
             "      $d/dhrystone.te_inst_raw -o dhrystone.decoder.trace\n");
 }
 
-typedef struct decode_ctx {
-    const char *input;
-    tk_event_fn sink_fn;
-    void *sink;
-    uint64_t ninsn;
+/* The sink of one piece of the trace (the whole trace when decoding serially): counts,
+ * the chosen output, and the decoder's error messages. Serially everything goes straight
+ * out; in parallel, output and messages are kept in memory until the piece's turn comes. */
+typedef struct piece_sink {
+    struct decode_ctx *c;
+    tk_count count;
     uint64_t errors;
     uint64_t mismatches; /* decoder errors saying trace and program disagree */
-    bool csv;            /* byte offsets are line numbers of a .te_inst CSV */
+    tk_pc_list *pcs;
+    tk_listing *lst;
+    FILE *mem; /* parallel: output kept here */
+    char *membuf;
+    size_t memlen;
+    char *msgs; /* parallel: error lines kept here */
+    size_t msglen, nmsgs;
+} piece_sink;
+
+typedef struct decode_ctx {
+    const char *input;
+    const char *elf;
+    bool bootrom, rv32;
+    bool want_pcs, want_listing;
+    bool parallel;
+    bool csv; /* byte offsets are line numbers of a .te_inst CSV */
+    FILE *out;
+    tk_te_raw *raw;
+    tk_count count;
+    uint64_t errors;
+    uint64_t mismatches;
 } decode_ctx;
+
+/* An error line, on the calling thread, within the overall limit. */
+static void print_line(decode_ctx *c, const char *line)
+{
+    if (c->errors++ < MAX_ERROR_LINES)
+        fputs(line, stderr);
+}
 
 static void print_error(decode_ctx *c, uint64_t offset, uint64_t index, const char *msg)
 {
-    if (c->errors++ < MAX_ERROR_LINES)
-        fprintf(stderr, "tracekit decode: %s: %s %" PRIu64 " (packet %" PRIu64 "): %s\n", c->input,
-                c->csv ? "line" : "offset", offset, index, msg);
+    char line[512];
+    snprintf(line, sizeof(line),
+             "tracekit decode: %s: offset %" PRIu64 " (packet %" PRIu64 "): %s\n", c->input, offset,
+             index, msg);
+    print_line(c, line);
+}
+
+/* Parallel: append an error line to the piece's messages (worker thread). */
+static void keep_line(piece_sink *ps, const char *line)
+{
+    size_t n = strlen(line);
+    char *m = realloc(ps->msgs, ps->msglen + n + 1);
+    if (!m)
+        return;
+    memcpy(m + ps->msglen, line, n + 1);
+    ps->msgs = m;
+    ps->msglen += n;
+    ps->nmsgs++;
 }
 
 static tk_status on_event(void *ctx, const tk_event *ev)
 {
-    decode_ctx *c = ctx;
-    if (ev->kind == TK_EV_RANGE) {
-        c->ninsn += ev->ninsn;
-    } else if (ev->kind == TK_EV_ERROR) {
+    piece_sink *ps = ctx;
+    tk_count_event(&ps->count, ev);
+    if (ev->kind == TK_EV_ERROR) {
         if (ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_NO_CODE ||
             ev->status == TK_ERR_BAD_INSN)
-            c->mismatches++;
-        print_error(c, ev->byte_offset, ev->packet_index,
-                    ev->message ? ev->message : tk_strerror(ev->status));
+            ps->mismatches++;
+        if (!ps->c->parallel) {
+            print_error(ps->c, ev->byte_offset, ev->packet_index,
+                        ev->message ? ev->message : tk_strerror(ev->status));
+        } else {
+            /* kept for the piece's turn: lines must come out in trace order */
+            char line[512];
+            snprintf(line, sizeof(line),
+                     "tracekit decode: %s: offset %" PRIu64 " (packet %" PRIu64 "): %s\n",
+                     ps->c->input, ev->byte_offset, ev->packet_index,
+                     ev->message ? ev->message : tk_strerror(ev->status));
+            keep_line(ps, line);
+        }
     }
-    return c->sink_fn ? c->sink_fn(c->sink, ev) : TK_OK;
+    if (ps->pcs)
+        return tk_pc_list_event(ps->pcs, ev);
+    if (ps->lst)
+        return tk_listing_event(ps->lst, ev);
+    return TK_OK;
+}
+
+static void piece_free(piece_sink *ps)
+{
+    if (!ps)
+        return;
+    tk_pc_list_free(ps->pcs);
+    tk_listing_free(ps->lst);
+    if (ps->mem)
+        fclose(ps->mem);
+    free(ps->membuf);
+    free(ps->msgs);
+    free(ps);
+}
+
+static tk_status piece_new(decode_ctx *c, tk_image *img, piece_sink **out)
+{
+    piece_sink *ps = calloc(1, sizeof(*ps));
+    if (!ps)
+        return TK_ERR_NOMEM;
+    ps->c = c;
+    FILE *f = c->out;
+    if (c->parallel && (c->want_pcs || c->want_listing)) {
+        if (!(ps->mem = open_memstream(&ps->membuf, &ps->memlen))) {
+            free(ps);
+            return TK_ERR_NOMEM;
+        }
+        f = ps->mem;
+    }
+    tk_status st = TK_OK;
+    if (c->want_pcs)
+        st = tk_pc_list_new(img, f, &ps->pcs);
+    else if (c->want_listing)
+        st = tk_listing_new(img, f, 0, &ps->lst);
+    if (st != TK_OK) {
+        piece_free(ps);
+        return st;
+    }
+    *out = ps;
+    return TK_OK;
+}
+
+/* Flush the piece's output and fold its counts into the totals. */
+static tk_status piece_done(decode_ctx *c, piece_sink *ps)
+{
+    tk_status st = TK_OK;
+    if (ps->pcs)
+        st = tk_pc_list_flush(ps->pcs);
+    else if (ps->lst)
+        st = tk_listing_flush(ps->lst);
+    if (st == TK_OK && ps->mem) {
+        if (fflush(ps->mem) != 0)
+            st = TK_ERR_NOMEM;
+        else if (ps->memlen && fwrite(ps->membuf, 1, ps->memlen, c->out) != ps->memlen)
+            st = TK_ERR_IO;
+    }
+    if (ps->msgs) {
+        /* the lines were counted when kept: print within the overall limit */
+        const char *line = ps->msgs;
+        for (size_t i = 0; i < ps->nmsgs && *line; i++) {
+            const char *nl = strchr(line, '\n');
+            size_t n = nl ? (size_t)(nl - line) + 1 : strlen(line);
+            if (c->errors++ < MAX_ERROR_LINES)
+                fwrite(line, 1, n, stderr);
+            line += n;
+        }
+    }
+    tk_count_add(&c->count, &ps->count);
+    c->mismatches += ps->mismatches;
+    return st;
 }
 
 /* The reference .te_inst CSV (VERSIONS.md C.6), plain or gzipped: one packet per line. */
@@ -106,6 +237,7 @@ static tk_status run_csv(decode_ctx *c, const tk_te_params *p, tk_te_decoder *d,
                 fprintf(stderr, "tracekit decode: %s\n", diag.message);
             return s;
         }
+        c->count.packets++;
         if ((s = tk_te_decoder_packet(d, &pkt, index + 2, index)) != TK_OK)
             return s;
     }
@@ -115,6 +247,51 @@ static bool ends_with(const char *s, const char *tail)
 {
     size_t n = strlen(s), m = strlen(tail);
     return n >= m && !strcmp(s + n - m, tail);
+}
+
+/* ---- callbacks of the parallel decode ---- */
+
+static tk_status open_image(decode_ctx *c, tk_image **out)
+{
+    tk_diag diag;
+    tk_status s = tk_image_open_elf(c->elf, out, &diag);
+    if (s == TK_OK && c->bootrom && (s = tk_te_add_spike_reset_code(*out, c->rv32)) != TK_OK) {
+        tk_image_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+static tk_status par_open_image(void *ctx, tk_image **out)
+{
+    return open_image(ctx, out);
+}
+
+static tk_status par_sink_new(void *ctx, tk_image *img, tk_event_fn *fn, void **sink)
+{
+    piece_sink *ps = NULL;
+    tk_status st = piece_new(ctx, img, &ps);
+    *fn = on_event;
+    *sink = ps;
+    return st;
+}
+
+static tk_status par_sink_done(void *ctx, void *sink)
+{
+    tk_status st = piece_done(ctx, sink);
+    piece_free(sink);
+    return st;
+}
+
+static void par_sink_drop(void *ctx, void *sink)
+{
+    (void)ctx;
+    piece_free(sink);
+}
+
+static void par_release(void *ctx, uint64_t offset)
+{
+    tk_te_raw_release(((decode_ctx *)ctx)->raw, offset);
 }
 
 int tk_cmd_decode(int argc, char **argv)
@@ -135,7 +312,8 @@ int tk_cmd_decode(int argc, char **argv)
         OPT_NOBOOT,
         OPT_ECALL,
         OPT_STATS,
-        OPT_REGS
+        OPT_PIECE,
+        OPT_REGS,
     };
     static const struct option opts[] = {
         {"scf", required_argument, NULL, OPT_SCF},
@@ -147,6 +325,8 @@ int tk_cmd_decode(int argc, char **argv)
         {"no-bootrom", no_argument, NULL, OPT_NOBOOT},
         {"ecall-sequential", no_argument, NULL, OPT_ECALL},
         {"stats", no_argument, NULL, OPT_STATS},
+        {"jobs", required_argument, NULL, 'j'},
+        {"piece-size", required_argument, NULL, OPT_PIECE},
         {"regs", required_argument, NULL, OPT_REGS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -155,9 +335,11 @@ int tk_cmd_decode(int argc, char **argv)
     const char *spec = NULL, *regs = NULL;
     bool bootrom = true, stats = false;
     unsigned flags = 0;
+    unsigned long jobs = 1;
+    unsigned long long piece = 0;
     int ch;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "o:hj:", opts, NULL)) != -1) {
         switch (ch) {
         case OPT_SCF:
             scf = optarg;
@@ -189,6 +371,24 @@ int tk_cmd_decode(int argc, char **argv)
         case OPT_REGS:
             regs = optarg;
             break;
+        case OPT_PIECE: {
+            char *end = NULL;
+            piece = strtoull(optarg, &end, 10);
+            if (!end || *end || piece < 1) {
+                fprintf(stderr, "tracekit decode: --piece-size wants a byte count\n");
+                return 2;
+            }
+            break;
+        }
+        case 'j': {
+            char *end = NULL;
+            jobs = strtoul(optarg, &end, 10);
+            if (!end || *end || jobs < 1 || jobs > 256) {
+                fprintf(stderr, "tracekit decode: --jobs wants a number from 1 to 256\n");
+                return 2;
+            }
+            break;
+        }
         case 'h':
             usage(stdout);
             return 0;
@@ -216,8 +416,7 @@ int tk_cmd_decode(int argc, char **argv)
     char *ucf_elf = NULL;
     tk_image *img = NULL;
     tk_te_decoder *d = NULL;
-    tk_pc_list *pcs = NULL;
-    tk_listing *lst = NULL;
+    piece_sink *ps = NULL;
     FILE *out = NULL;
     tk_te_raw *raw = NULL;
     tk_te_csv_reader *csv = NULL;
@@ -271,53 +470,89 @@ int tk_cmd_decode(int argc, char **argv)
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
-    if (!want_pcs && !want_listing) {
-        out = NULL;
-    } else if (!outpath || !strcmp(outpath, "-")) {
+    if (csv_in)
+        jobs = 1; /* a CSV is read line by line: no cutting */
+    if (!outpath || !strcmp(outpath, "-")) {
         out = stdout;
     } else if (!(out = fopen(outpath, "w"))) {
         fprintf(stderr, "tracekit decode: %s: cannot create\n", outpath);
         goto done;
     }
 
-    decode_ctx c = {.input = input, .csv = csv_in};
-    if (want_pcs) {
-        if ((s = tk_pc_list_new(img, out, &pcs)) != TK_OK)
+    decode_ctx c = {.input = input,
+                    .elf = elf,
+                    .bootrom = bootrom,
+                    .rv32 = p.o.use_rv32_isa || tk_image_xlen(img) == 32,
+                    .want_pcs = want_pcs,
+                    .want_listing = want_listing,
+                    .parallel = jobs > 1,
+                    .csv = csv_in,
+                    .out = out,
+                    .raw = raw};
+    tk_status run;
+    uint64_t packets;
+    if (jobs > 1) {
+        tk_te_par_config cfg = {.size = sizeof(cfg),
+                                .jobs = (unsigned)jobs,
+                                /* listing and PC output is kept per piece: smaller pieces */
+                                .piece_bytes = piece                      ? (size_t)piece
+                                               : want_pcs || want_listing ? 64u << 10
+                                                                          : 1u << 20,
+                                .flags = flags,
+                                .tvec_set = hw.tvec_set,
+                                .ctx = &c,
+                                .open_image = par_open_image,
+                                .sink_new = par_sink_new,
+                                .sink_done = par_sink_done,
+                                .sink_drop = par_sink_drop,
+                                .release = par_release};
+        memcpy(cfg.tvec, hw.tvec, sizeof(cfg.tvec));
+        tk_te_par_stats pst = {.size = sizeof(pst)};
+        s = tk_te_decode_parallel(&p, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw), &cfg, &pst,
+                                  &run);
+        if (s != TK_OK)
             goto fail;
-        c.sink_fn = tk_pc_list_event;
-        c.sink = pcs;
-    } else if (want_listing) {
-        if ((s = tk_listing_new(img, out, 0, &lst)) != TK_OK)
+        packets = pst.packets;
+        if (stats)
+            fprintf(stderr,
+                    "tracekit decode: %" PRIu64 " pieces on %lu threads, %" PRIu64
+                    " stitched, %" PRIu64 " decoded again serially\n",
+                    pst.pieces, jobs, pst.stitched, pst.redecoded);
+    } else {
+        if ((s = piece_new(&c, img, &ps)) != TK_OK)
             goto fail;
-        c.sink_fn = tk_listing_event;
-        c.sink = lst;
+        if ((s = tk_te_decoder_new(&p, img, on_event, ps, &d)) != TK_OK)
+            goto fail;
+        tk_te_decoder_set_flags(d, flags);
+        for (unsigned priv = 0; priv < 4; priv++)
+            if ((hw.tvec_set >> priv) & 1u)
+                tk_te_decoder_set_trap_vector(d, priv, hw.tvec[priv]);
+        if (csv) {
+            run = run_csv(&c, &p, d, csv);
+        } else {
+            run = tk_te_decoder_run_raw(d, raw);
+        }
+        tk_te_decoder_stats dst = {.size = sizeof(dst)};
+        tk_te_decoder_get_stats(d, &dst);
+        packets = csv ? c.count.packets : dst.packets;
+        s = tk_te_decoder_finish(d);
+        if (run == TK_ERR_IO || run == TK_ERR_NOMEM)
+            s = run; /* the sink failed (write error) */
+        if (s == TK_OK)
+            s = piece_done(&c, ps);
+        if (s != TK_OK)
+            goto fail;
     }
-    if ((s = tk_te_decoder_new(&p, img, on_event, &c, &d)) != TK_OK)
+    c.count.packets = packets;
+    if (!want_pcs && !want_listing && tk_count_write(&c.count, out) != TK_OK) {
+        s = TK_ERR_IO;
         goto fail;
-    tk_te_decoder_set_flags(d, flags);
-    for (unsigned priv = 0; priv < 4; priv++)
-        if ((hw.tvec_set >> priv) & 1u)
-            tk_te_decoder_set_trap_vector(d, priv, hw.tvec[priv]);
-
-    tk_te_decoder_stats st = {.size = sizeof(st)};
-    tk_status run = csv ? run_csv(&c, &p, d, csv) : tk_te_decoder_run_raw(d, raw);
-    s = tk_te_decoder_finish(d);
-    if (run == TK_ERR_IO || run == TK_ERR_NOMEM)
-        s = run; /* the sink failed (write error) */
-    if (s == TK_OK && pcs)
-        s = tk_pc_list_flush(pcs);
-    if (s == TK_OK && lst)
-        s = tk_listing_flush(lst);
-    if (s != TK_OK)
-        goto fail;
-    tk_te_decoder_get_stats(d, &st);
-    if (!want_pcs && !want_listing)
-        printf("%" PRIu64 "\n", c.ninsn);
+    }
     if (stats)
         fprintf(stderr,
                 "tracekit decode: %" PRIu64 " packets, %" PRIu64 " instructions, %" PRIu64
                 " traps, %" PRIu64 " errors\n",
-                st.packets, st.instructions, st.traps, c.errors);
+                packets, c.count.instructions, c.count.traps, c.errors);
     if (c.errors > MAX_ERROR_LINES)
         fprintf(stderr, "tracekit decode: %s: %" PRIu64 " errors in all\n", input, c.errors);
     if (c.mismatches)
@@ -337,8 +572,7 @@ done:
         rc = 1;
     }
     tk_te_decoder_free(d);
-    tk_pc_list_free(pcs);
-    tk_listing_free(lst);
+    piece_free(ps);
     tk_image_free(img);
     tk_te_raw_close(raw);
     tk_te_csv_close(csv);

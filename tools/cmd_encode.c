@@ -12,6 +12,7 @@
 #include "legacy_cmds.h"
 #include "tracekit/encap.h"
 #include "tracekit/te_encoder.h"
+#include "tracekit/te_filter.h"
 #include "tracekit/te_ingress.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
@@ -34,6 +35,12 @@ static void encode_usage(FILE *out)
         "  --retire N          group the single-retirement input into blocks of up to N\n"
         "                      instructions (multiple retirement); --blocks B per cycle\n"
         "  --csv FILE          also write the packets as the reference .te_inst CSV\n"
+        "  --regs FILE         Trace Control Interface registers (name=value: trTeControl,\n"
+        "                      trTeInstFeatures, filters and comparators, discovery *_p): modes,\n"
+        "                      sync interval and filtering as a chip would run them; implies\n"
+        "                      --spec-faithful unless --reference-quirks is given\n"
+        "  --spec VERSION      packet layout: 2.0 (default), 0.29, 0.26 (0.026's separate\n"
+        "                      te_support messages are not written)\n"
         "  --stats             print instructions, packets, bytes and speed to stderr\n"
         "  -o FILE             raw packet output\n"
         "\n"
@@ -57,6 +64,10 @@ static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
     sink *s = ctx;
     uint8_t buf[TK_TE_MAX_PAYLOAD];
     size_t len = 0;
+    /* 0.026's support packet was a separate te_support message, not a te_inst */
+    if (s->p->spec == TK_TE_SPEC_0_26 && pkt->format == TK_TE_F3 &&
+        pkt->subformat == TK_TE_SF_SUPPORT)
+        return TK_OK;
     tk_status st = tk_te_packet_encode(s->p, pkt, buf, sizeof(buf), &len);
     if (st != TK_OK) {
         snprintf(s->err, sizeof(s->err), "packet %llu: %s", (unsigned long long)s->packets,
@@ -85,10 +96,37 @@ typedef struct source {
     tk_spike_conv *conv;
     bool conv_done;
     const char *path;
+    tk_te_filter *filter; /* --regs filters: qualification before the encoder */
+    bool filter_done;
 } source;
 
-/* TK_OK with a block, TK_END, or an error already printed. */
+static tk_status source_read(source *src, tk_te_block *b);
+
+/* TK_OK with a block, TK_END, or an error already printed. The filter holds one block back
+ * (it sets the trace-on/off triggers of the encoder). */
 static tk_status source_next(source *src, tk_te_block *b)
+{
+    if (!src->filter)
+        return source_read(src, b);
+    for (;;) {
+        if (src->filter_done)
+            return TK_END;
+        tk_te_block in;
+        size_t n = 0;
+        tk_status st = source_read(src, &in);
+        if (st == TK_END) {
+            src->filter_done = true;
+            st = tk_te_filter_finish(src->filter, b, &n);
+            return st == TK_OK && n ? TK_OK : st == TK_OK ? TK_END : st;
+        }
+        if (st != TK_OK)
+            return st;
+        if ((st = tk_te_filter_push(src->filter, &in, b, &n)) != TK_OK || n)
+            return st;
+    }
+}
+
+static tk_status source_read(source *src, tk_te_block *b)
 {
     tk_diag diag;
     tk_diag_clear(&diag);
@@ -201,12 +239,15 @@ int tk_cmd_encode(int argc, char **argv)
         {"blocks", required_argument, NULL, 'b'},
         {"csv", required_argument, NULL, 'c'},
         {"stats", no_argument, NULL, 'S'},
+        {"regs", required_argument, NULL, 'R'},
+        {"spec", required_argument, NULL, 'V'},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *scf = NULL, *ucf = NULL, *outp = NULL, *csvp = NULL, *fmt = "encoder-input";
-    bool quirks = true, rv32 = false, stats = false;
+    const char *regs = NULL, *spec = NULL;
+    bool quirks = true, quirks_given = false, rv32 = false, stats = false;
     unsigned retire = 1, blocks = 1;
     int c;
     optind = 1;
@@ -223,9 +264,17 @@ int tk_cmd_encode(int argc, char **argv)
             break;
         case 'q':
             quirks = true;
+            quirks_given = true;
             break;
         case 'f':
             quirks = false;
+            quirks_given = true;
+            break;
+        case 'R':
+            regs = optarg;
+            break;
+        case 'V':
+            spec = optarg;
             break;
         case 'r':
             rv32 = true;
@@ -253,8 +302,9 @@ int tk_cmd_encode(int argc, char **argv)
             return 2;
         }
     }
-    if (!scf || !ucf || !outp || optind != argc - 1) {
-        fprintf(stderr, "tracekit encode: need --scf, --ucf, one input file and -o OUTPUT\n");
+    if ((!regs && (!scf || !ucf)) || !scf != !ucf || !outp || optind != argc - 1) {
+        fprintf(stderr, "tracekit encode: need --scf and --ucf (or --regs), one input file and "
+                        "-o OUTPUT\n");
         encode_usage(stderr);
         return 2;
     }
@@ -272,13 +322,37 @@ int tk_cmd_encode(int argc, char **argv)
     tk_diag_clear(&diag);
     tk_te_params p;
     tk_te_params_init(&p);
-    tk_status st = tk_te_params_read_scf(&p, scf, &diag);
-    if (st == TK_OK)
+    tk_status st = TK_OK;
+    if (spec && tk_te_spec_parse(spec, &p.spec) != TK_OK) {
+        fprintf(stderr, "tracekit encode: unknown --spec '%s'\n", spec);
+        return 2;
+    }
+    if (scf)
+        st = tk_te_params_read_scf(&p, scf, &diag);
+    if (st == TK_OK && ucf)
         st = tk_te_params_read_ucf(&p, ucf, NULL, &diag);
     if (st != TK_OK) {
         fprintf(stderr, "tracekit encode: %s\n", diag.message[0] ? diag.message : tk_strerror(st));
         return 1;
     }
+    /* the registers of a chip: options, sync interval, filters (tracekit/te_filter.h) */
+    tk_te_hw_config hw;
+    tk_te_hw_config_init(&hw, &p);
+    if (regs) {
+        if ((st = tk_te_regs_read(&hw, regs, &diag)) != TK_OK) {
+            fprintf(stderr, "tracekit encode: %s: %s\n", regs,
+                    diag.message[0] ? diag.message : tk_strerror(st));
+            return 1;
+        }
+        p = hw.params;
+        if (!quirks_given)
+            quirks = false;
+    }
+    if ((st = tk_te_params_validate(&p, &diag)) != TK_OK) {
+        fprintf(stderr, "tracekit encode: %s\n", diag.message);
+        return 1;
+    }
+    const bool filtering = hw.filter.inst_filters != 0 || !hw.filter.inst_tracing;
     source src = {.path = inp};
     if (spike) {
         tk_spike_conv_options co = {.reference_quirks = quirks, .rv32 = rv32 || p.o.use_rv32_isa};
@@ -312,9 +386,14 @@ int tk_cmd_encode(int argc, char **argv)
     tk_te_encoder_options_init(&eo);
     eo.reference_quirks = quirks;
     eo.irdepth_ones = quirks;
+    eo.start_qualified = !filtering;
     uint64_t ninsn = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (filtering && tk_te_filter_new(&hw.filter, &src.filter) != TK_OK) {
+        fprintf(stderr, "tracekit encode: %s: a filter names a missing comparator\n", regs);
+        goto out;
+    }
     rc = run(&p, &eo, &src, retire, blocks, &sk, &ninsn);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rc == 0 && stats) {
@@ -339,5 +418,6 @@ out:
     tk_te_ingress_close(src.ingress);
     tk_spike_close(src.spike);
     tk_spike_conv_free(src.conv);
+    tk_te_filter_free(src.filter);
     return rc;
 }

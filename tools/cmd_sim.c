@@ -13,6 +13,7 @@
 #include "tracekit/hart.h"
 #include "tracekit/image.h"
 #include "tracekit/te_encoder.h"
+#include "tracekit/te_filter.h"
 #include "tracekit/te_ingress.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/encap.h"
@@ -35,6 +36,9 @@ static void usage(FILE *out)
         "  --encoder-input OUT  write the reference .encoder_input CSV (single retirement)\n"
         "  --encode             encode the trace in-process (needs -o)\n"
         "  --scf FILE --ucf FILE  encoder parameters (default: reference template)\n"
+        "  --regs FILE          the encoder's Trace Control Interface registers (modes, sync,\n"
+        "                       filters; name=value lines, docs/modes.md); implies\n"
+        "                       --spec-faithful\n"
         "  -o OUT.te_inst_raw   packets in the reference raw format\n"
         "  --retires N          retire up to N instructions per cycle (with --encode)\n"
         "  --taken T            at most T blocks (taken branches/jumps) per cycle\n"
@@ -52,6 +56,7 @@ struct sink {
     const tk_te_params *params;
     tk_hart_blocks *blocks;
     tk_te_encoder *enc;
+    tk_te_filter *filter; /* --regs filters, in front of the encoder */
     int hart;
     bool retired_only;
     uint64_t packets, bytes;
@@ -119,8 +124,18 @@ static tk_status on_blocks(void *ctx, const tk_te_block *b, size_t n)
     if (k->ingress)
         for (size_t i = 0; i < n && st == TK_OK; i++)
             st = tk_te_ingress_write_block(k->ingress, k->params, &b[i]);
-    if (st == TK_OK && k->enc)
+    if (st == TK_OK && k->enc && k->filter) {
+        /* single retirement: one instruction per block, qualified by the filters */
+        for (size_t i = 0; i < n && st == TK_OK; i++) {
+            tk_te_block f;
+            size_t nf;
+            st = tk_te_filter_push(k->filter, &b[i], &f, &nf);
+            if (st == TK_OK && nf)
+                st = tk_te_encoder_push(k->enc, &f, 1);
+        }
+    } else if (st == TK_OK && k->enc) {
         st = tk_te_encoder_push(k->enc, b, n);
+    }
     return st;
 }
 
@@ -159,7 +174,8 @@ int tk_cmd_sim(int argc, char **argv)
         return tk_legacy_cmd_sim(argc, argv);
     argc = tk_legacy_strip_etrace(argc, argv);
     const char *elf = NULL, *pcs = NULL, *spike = NULL, *ingress = NULL, *scf = NULL, *ucf = NULL,
-               *out = NULL;
+               *out = NULL, *regs = NULL;
+    tk_te_hw_config hw;
     uint64_t max = 0, retires = 1, taken = 1, nharts = 1, hart = 0;
     bool encode = false, quiet = false, clint = true, retired_only = false, faithful = false,
          mis_trap = false;
@@ -229,6 +245,8 @@ int tk_cmd_sim(int argc, char **argv)
             scf = v;
         else if (!strcmp(a, "--ucf"))
             ucf = v;
+        else if (!strcmp(a, "--regs"))
+            regs = v;
         else if (!strcmp(a, "-o"))
             out = v;
         else if (!strcmp(a, "--retires"))
@@ -275,6 +293,20 @@ int tk_cmd_sim(int argc, char **argv)
     }
     if (ucf && (st = tk_te_params_read_ucf(&params, ucf, NULL, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit sim: %s: %s\n", ucf, diag.message);
+        goto done;
+    }
+    tk_te_hw_config_init(&hw, &params);
+    if (regs) {
+        if ((st = tk_te_regs_read(&hw, regs, &diag)) != TK_OK) {
+            fprintf(stderr, "tracekit sim: %s: %s\n", regs, diag.message);
+            goto done;
+        }
+        params = hw.params;
+        faithful = true;
+    }
+    const bool filtering = hw.filter.inst_filters != 0 || !hw.filter.inst_tracing;
+    if (filtering && (retires > 1 || taken > 1)) {
+        fprintf(stderr, "tracekit sim: filters need single retirement (no --retires/--taken)\n");
         goto done;
     }
     if ((st = tk_image_open_elf(elf, &img, &diag)) != TK_OK) {
@@ -326,7 +358,10 @@ int tk_cmd_sim(int argc, char **argv)
         tk_te_encoder_options_init(&eo);
         if (faithful)
             eo.reference_quirks = eo.irdepth_ones = false;
+        eo.start_qualified = !filtering;
         st = tk_te_encoder_new_opts(&params, &eo, on_packet, k, &k->enc);
+        if (st == TK_OK && filtering)
+            st = tk_te_filter_new(&hw.filter, &k->filter);
     }
     if (encode && st != TK_OK) {
         fprintf(stderr, "tracekit sim: cannot create the encoder: %s\n", tk_strerror(st));
@@ -339,6 +374,13 @@ int tk_cmd_sim(int argc, char **argv)
     st = tk_sim_run(sim, max, &res, &diag);
     if (k->blocks && (st == TK_OK || st == TK_END)) {
         tk_status s2 = tk_hart_blocks_finish(k->blocks);
+        if (s2 == TK_OK && k->enc && k->filter) {
+            tk_te_block f;
+            size_t nf;
+            s2 = tk_te_filter_finish(k->filter, &f, &nf);
+            if (s2 == TK_OK && nf)
+                s2 = tk_te_encoder_push(k->enc, &f, 1);
+        }
         if (s2 == TK_OK && k->enc)
             s2 = tk_te_encoder_finish(k->enc);
         if (s2 != TK_OK)
@@ -380,6 +422,7 @@ done:
     if (k->raw && fclose(k->raw) != 0)
         rc = 2;
     tk_te_encoder_free(k->enc);
+    tk_te_filter_free(k->filter);
     tk_hart_blocks_free(k->blocks);
     tk_sim_free(sim);
     tk_image_free(img);

@@ -160,6 +160,10 @@ uint64_t tk_te_raw_size(const tk_te_raw *r);
 /* The whole input (the mapped file or the caller's buffer), for scanning it directly
  * (tk_te_scan) or in pieces on several threads; valid until tk_te_raw_close. */
 const uint8_t *tk_te_raw_data(const tk_te_raw *r);
+/* The bytes before offset are not needed for now: a mapped file gives their pages back
+ * (they stay in the page cache and fault back in if read again), so resident memory does
+ * not grow with the trace. A no-op for caller buffers. */
+void tk_te_raw_release(tk_te_raw *r, uint64_t offset);
 void tk_te_raw_close(tk_te_raw *r);
 
 #ifdef __cplusplus

@@ -14,6 +14,15 @@ extern "C" {
 
 typedef struct tk_te_encoder tk_te_encoder;
 
+/* Optional modes (docs/modes.md): with reference_quirks off, the encoder runs implicit return
+ * (itype_width_p 4 and a return stack or call counter), branch prediction (F0SF0 branch
+ * counts) and the jump target cache (F0SF1) when the parameters' options ask for them, on the
+ * state machines it shares with the decoder (src/etrace/modes.h); implicit exception and
+ * sijump are options of the codec and the ingress. The support packets' ioptions advertise
+ * the modes actually run. Packets go to the callback in the layout of p->spec: 2.0, or the
+ * v0.029 / v0.026 drafts (0.026 has no optional modes: TK_ERR_CONFIG; its support packet is
+ * handed over in the 2.0 form, as 0.026 carried it in a separate te_support message). */
+
 /* Called for every packet the encoder emits, in order. Return TK_OK to go on. */
 typedef tk_status (*tk_te_packet_fn)(void *ctx, const tk_te_packet *pkt);
 

@@ -162,7 +162,10 @@ tk_status tk_te_scan_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag);
 /* Decode up to max packets into out[], stopping before the first one that needs
  * tk_te_scan_next (a damaged packet, the last bytes of the buffer, an unusual layout).
  * Returns the count (0: call tk_te_scan_next). Packet i is at offsets[i] when offsets is
- * not NULL; the first has index s->next_index on entry. The fast way through a long trace:
+ * not NULL; the first has index s->next_index on entry. A batch ends after a support packet
+ * (format 3 subformat 3), whose ioptions may change options the codec reads: a decoder
+ * applies it to the parameters the scanner was given before the next batch is decoded.
+ * The fast way through a long trace:
  *   while ((n = tk_te_scan_batch(s, pkts, offs, N)) > 0) { ...use them... }
  *   then tk_te_scan_next() once, and repeat until it returns TK_END. */
 size_t tk_te_scan_batch(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max);

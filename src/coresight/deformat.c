@@ -59,9 +59,58 @@ static bool valid_id(uint8_t id)
     return id != 0 && id < 0x70;
 }
 
+/* Little-endian 64-bit load/store (one move on little-endian hosts). */
+static uint64_t load64(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+#endif
+}
+
+static void store64(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8);
+#else
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
+/* Auxiliary bits k..k+3 spread to bit 0 of bytes 0, 2, 4 and 6 of a little-endian word. */
+static const uint64_t spread_aux[16] = {
+    0x0000000000000000ull, 0x0000000000000001ull, 0x0000000000010000ull, 0x0000000000010001ull,
+    0x0000000100000000ull, 0x0000000100000001ull, 0x0000000100010000ull, 0x0000000100010001ull,
+    0x0001000000000000ull, 0x0001000000000001ull, 0x0001000000010000ull, 0x0001000000010001ull,
+    0x0001000100000000ull, 0x0001000100000001ull, 0x0001000100010000ull, 0x0001000100010001ull,
+};
+
 /* Unpack one frame (f[16], frame start at index sof) into per-ID runs. */
 static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
 {
+    /* Fast path, the common case: no ID byte in the frame (bit 0 clear in every even byte), so
+     * its 15 data bytes all belong to the current source and are the frame bytes with the
+     * auxiliary bits put back into the even bytes. */
+    uint64_t lo = load64(f), hi = load64(f + 8);
+    if (!((lo | hi) & 0x0001000100010001ull)) {
+        if (d->cur_id == 0xff || !valid_id(d->cur_id))
+            return TK_OK;
+        uint8_t out[16];
+        uint8_t aux = f[15];
+        lo |= spread_aux[aux & 0xf];
+        hi |= spread_aux[aux >> 4];
+        store64(out, lo);
+        store64(out + 8, hi);
+        return d->data(d->ctx, d->cur_id, out, 15, sof);
+    }
+
     uint8_t run[FRAME];
     size_t n = 0;
     uint64_t run_index = sof;
@@ -118,6 +167,14 @@ static tk_status process(tk_cs_deformatter *d, const uint8_t *buf, size_t len, b
     const bool fsync = d->flags & TK_CS_DEFMT_FSYNC;
     const bool hsync = d->flags & TK_CS_DEFMT_HSYNC;
 
+    if (!fsync) {
+        /* Memory-aligned frames: unpack them in place. */
+        for (; len - pos >= FRAME; pos += FRAME)
+            if ((st = unpack(d, buf + pos, d->offset + pos))) {
+                *used = pos;
+                return st;
+            }
+    }
     while (pos < len) {
         if (fsync) {
             if (!d->synced) {

@@ -38,16 +38,30 @@ struct tk_etm4_decoder {
     tk_event range; /* range event template: only the range fields are ever written */
     /* Block cache: code does not change while decoding, so the walk from an address to its
      * next branch is remembered (direct-mapped, keyed by address). */
-    struct block {
-        uint64_t start, last;
-        uint64_t n;
-        uint8_t isa, valid;
-        tk_arm_insn br;
-    } * blocks;
+    struct block *blocks;
     struct spec_queue *spec; /* only when TRCIDR8.MAXSPEC > 0 */
 };
 
-#define NBLOCKS 8192
+#if defined(__GNUC__)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define NOINLINE __attribute__((noinline))
+#else
+#define UNLIKELY(x) (x)
+#define NOINLINE
+#endif
+
+/* A basic block ending in a branch, with everything an atom needs precomputed. */
+struct block {
+    uint64_t start, last, n;
+    uint64_t fall;   /* address after the branch (not taken) */
+    uint64_t target; /* direct branch target (taken) */
+    uint8_t isa, target_isa;
+    uint8_t indirect, link, end; /* end: tk_range_end of the range */
+};
+
+#define NBLOCKS 16384
+/* start of an empty cache slot: odd, so never the address of an instruction */
+#define NO_BLOCK 1u
 
 static struct spec_queue *spec_new(void);
 
@@ -68,6 +82,8 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
         free(d);
         return TK_ERR_NOMEM;
     }
+    for (size_t i = 0; i < NBLOCKS; i++)
+        d->blocks[i].start = NO_BLOCK;
     d->range.kind = TK_EV_RANGE;
     d->range.trace_id = cfg->trace_id;
     d->rs_enabled = (cfg->configr >> 12) & 1;
@@ -251,62 +267,101 @@ static void rs_flush(tk_etm4_decoder *d)
     d->pop_pending = false;
 }
 
-static tk_status atom(tk_etm4_decoder *d, bool taken)
+static size_t block_slot(uint64_t pc)
+{
+    return ((pc >> 2) ^ (pc >> 15)) & (NBLOCKS - 1);
+}
+
+/* Walk the block starting at the current pc into its cache slot. Returns NULL when code is
+ * missing there. */
+static struct block *block_fill(tk_etm4_decoder *d)
+{
+    struct block *b = &d->blocks[block_slot(d->pc)];
+    tk_event ev;
+    tk_arm_insn br;
+    memset(&ev, 0, sizeof(ev));
+    if (walk(d, 0, false, &ev, &br) == TK_ERR_NO_CODE) {
+        b->start = NO_BLOCK;
+        return NULL;
+    }
+    b->start = ev.first;
+    b->last = ev.last;
+    b->n = ev.ninsn;
+    b->isa = (uint8_t)d->isa;
+    b->fall = ev.last + br.size;
+    b->target = br.target;
+    b->target_isa = br.target_isa;
+    b->indirect = br.indirect;
+    b->link = br.link;
+    if (br.eret)
+        b->end = TK_END_TRAP_RETURN;
+    else if (br.ret)
+        b->end = TK_END_RETURN;
+    else if (br.link)
+        b->end = TK_END_CALL;
+    else if (br.cond)
+        b->end = TK_END_BRANCH;
+    else
+        b->end = TK_END_JUMP;
+    return b;
+}
+
+/* num atoms (bit i of bits = atom i, 1 = E): each executes up to and including the next
+ * branch, taken or not. The common case (a cached block, a direct branch or a not-taken one)
+ * keeps pc and instruction set in registers. */
+static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
 {
     tk_status st;
-    if (d->pop_pending && (st = rs_pop(d)))
-        return st;
-    if (!d->pc_valid)
-        return TK_OK; /* waiting for an address after a discontinuity */
-    struct block *b = &d->blocks[((d->pc >> 2) ^ (d->pc >> 15)) & (NBLOCKS - 1)];
-    if (!b->valid || b->start != d->pc || b->isa != d->isa) {
-        tk_event ev;
-        memset(&ev, 0, sizeof(ev));
-        st = walk(d, 0, false, &ev, &b->br);
-        if (st == TK_ERR_NO_CODE) {
-            b->valid = 0;
-            return no_code(d);
-        }
-        b->start = ev.first;
-        b->last = ev.last;
-        b->n = ev.ninsn;
-        b->isa = (uint8_t)d->isa;
-        b->valid = 1;
-    }
-    const tk_arm_insn *br = &b->br;
     tk_event *ev = &d->range;
-    ev->first = b->start;
-    ev->last = b->last;
-    ev->ninsn = b->n;
-    ev->taken = taken;
-    ev->indirect = br->indirect;
-    if (br->eret)
-        ev->end = TK_END_TRAP_RETURN;
-    else if (br->ret)
-        ev->end = TK_END_RETURN;
-    else if (br->link)
-        ev->end = TK_END_CALL;
-    else if (br->cond)
-        ev->end = TK_END_BRANCH;
-    else
-        ev->end = TK_END_JUMP;
-    ev->next = 0;
-    if (taken && br->link && d->rs_enabled)
-        rs_push(d, b->last + br->size);
-    if (!taken) {
-        d->pc = b->last + br->size;
-        ev->next = d->pc;
-    } else if (!br->indirect) {
-        d->pc = br->target;
-        d->isa = (tk_arm_isa)br->target_isa;
-        ev->next = d->pc;
-    } else {
-        d->pc_valid = false; /* the next address packet (or the return stack) gives it */
-        d->pop_pending = d->rs_enabled;
-    }
+    const tk_event_fn fn = d->fn;
+    void *const ctx = d->ctx;
+    const struct block *const blocks = d->blocks;
     ev->byte_offset = d->byte_offset;
     ev->packet_index = d->packet_index;
-    return d->fn(d->ctx, ev);
+    for (; num; num--, bits >>= 1) {
+        if (UNLIKELY(d->pop_pending) && (st = rs_pop(d)))
+            return st;
+        if (UNLIKELY(!d->pc_valid))
+            continue; /* waiting for an address after a discontinuity */
+        const uint64_t pc = d->pc;
+        const struct block *b = &blocks[block_slot(pc)];
+        if (UNLIKELY(b->start != pc || b->isa != d->isa)) {
+            if (!(b = block_fill(d))) {
+                if ((st = no_code(d)))
+                    return st;
+                continue;
+            }
+        }
+        ev->first = b->start;
+        ev->last = b->last;
+        ev->ninsn = b->n;
+        ev->indirect = b->indirect;
+        ev->end = b->end;
+        if (!(bits & 1)) {
+            ev->taken = 0;
+            d->pc = ev->next = b->fall;
+        } else {
+            ev->taken = 1;
+            if (UNLIKELY(b->link && d->rs_enabled))
+                rs_push(d, b->fall);
+            if (!b->indirect) {
+                d->pc = ev->next = b->target;
+                d->isa = (tk_arm_isa)b->target_isa;
+            } else {
+                ev->next = 0;
+                d->pc_valid = false; /* the next address packet (or the return stack) gives it */
+                d->pop_pending = d->rs_enabled;
+            }
+        }
+        if ((st = fn(ctx, ev)))
+            return st;
+    }
+    return TK_OK;
+}
+
+static tk_status atom(tk_etm4_decoder *d, bool taken)
+{
+    return atoms(d, taken, 1);
 }
 
 /* Exception (§6.4.7): the instructions up to the preferred return address were executed. */
@@ -473,10 +528,7 @@ static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
     case TK_ETM4_ATOM_F4:
     case TK_ETM4_ATOM_F5:
     case TK_ETM4_ATOM_F6:
-        for (unsigned i = 0; i < p->atom_num; i++)
-            if ((st = atom(d, (p->atoms >> i) & 1)))
-                return st;
-        return TK_OK;
+        return atoms(d, p->atoms, p->atom_num);
     case TK_ETM4_ADDR_CTXT_L_32IS0:
     case TK_ETM4_ADDR_CTXT_L_32IS1:
     case TK_ETM4_ADDR_CTXT_L_64IS0:
@@ -717,7 +769,8 @@ static bool is_address(uint8_t t)
     return (t >= TK_ETM4_ADDR_CTXT_L_32IS0 && t <= TK_ETM4_ADDR_L_64IS1);
 }
 
-static tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
+/* Out of line: keeps the per-packet entry of the common (non-speculative) case short. */
+static NOINLINE tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
 {
     struct spec_queue *q = d->spec;
     tk_status st = TK_OK;
@@ -802,8 +855,14 @@ static tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
 tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
 {
     d->packet_index++;
-    if (!d->spec)
+    if (!d->spec) {
+        /* Atoms are most packets: straight to the atom loop. */
+        if (p->type >= TK_ETM4_ATOM_F1 && p->type <= TK_ETM4_ATOM_F6) {
+            d->byte_offset = p->index;
+            return atoms(d, p->atoms, p->atom_num);
+        }
         return apply(d, p);
+    }
     return spec_packet(d, p);
 }
 

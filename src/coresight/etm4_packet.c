@@ -435,9 +435,10 @@ static int pkt_ccnt(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packe
     if (pkt->type == TK_ETM4_CCNT_F2) {
         if (n < 2)
             return NEED_MORE;
-        int32_t off = (h & 1) ? (int32_t)p->cfg.max_spec - 15 : 1;
+        /* unsigned: TRCIDR8.MAXSPEC comes from the snapshot and may be any 32-bit value */
+        uint32_t off = (h & 1) ? p->cfg.max_spec - 15u : 1u;
         pkt->has_commit = 1;
-        pkt->commit = (uint32_t)((int32_t)((b[1] >> 4) & 0xf) + off);
+        pkt->commit = ((b[1] >> 4) & 0xfu) + off;
         pkt->has_cc = 1;
         pkt->cc = p->cc_threshold + (b[1] & 0xf);
         return 2;
@@ -992,11 +993,49 @@ static tk_status deliver(tk_etm4_parser *p, tk_etm4_packet *pkt, uint64_t index,
     return p->fn(p->ctx, pkt);
 }
 
+/* Complete a packet split across runs: append as much of d as the side buffer holds and
+ * decode once. Decoding only looks at the bytes a packet needs, so this finds the same packet
+ * as feeding the bytes one at a time would. Returns bytes of d consumed in *used. */
+static tk_status complete_part(tk_etm4_parser *p, const uint8_t *d, size_t n, size_t *used)
+{
+    tk_etm4_packet *pkt = &p->pkt;
+    size_t old = p->npart;
+    size_t take = MAX_PKT - old < n ? MAX_PKT - old : n;
+    memcpy(p->part + old, d, take);
+    p->npart = old + take;
+    clear_pkt(pkt);
+    int r = decode(p, p->part, p->npart, pkt);
+    if (r == NEED_MORE && p->npart == MAX_PKT)
+        r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
+    if (r == NEED_MORE) {
+        *used = take;
+        return TK_OK;
+    }
+    p->npart = 0;
+    /* An error packet may end before the bytes gathered so far: the rest are parsed again
+     * (those of d by the caller, any earlier ones here). */
+    if ((size_t)r < old) {
+        tk_status st = deliver(p, pkt, p->part_index, r);
+        *used = 0;
+        if (st)
+            return st;
+        uint8_t rest[MAX_PKT];
+        size_t nrest = old - (size_t)r;
+        uint64_t rest_index = p->part_index + (uint64_t)r;
+        memcpy(rest, p->part + r, nrest);
+        return tk_etm4_parser_data(p, rest, nrest, rest_index);
+    }
+    *used = (size_t)r - old;
+    return deliver(p, pkt, p->part_index, r);
+}
+
 tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
 {
     size_t i = 0;
     tk_status st;
     tk_etm4_packet *pkt = &p->pkt;
+    const tk_etm4_packet_fn fn = p->fn;
+    void *const ctx = p->ctx;
     while (i < n) {
         if (!p->synced) {
             size_t used;
@@ -1006,37 +1045,76 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
             continue;
         }
         if (p->npart) {
-            /* Complete a packet split across runs, one byte at a time. */
-            p->part[p->npart++] = d[i++];
-            clear_pkt(pkt);
-            int r = decode(p, p->part, p->npart, pkt);
-            if (r == NEED_MORE && p->npart == MAX_PKT)
-                r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
-            if (r != NEED_MORE) {
-                /* An error packet may end before the bytes gathered so far: re-feed the rest. */
-                size_t extra = p->npart - (size_t)r;
-                p->npart = 0;
-                if ((st = deliver(p, pkt, p->part_index, r)))
-                    return st;
-                i -= extra < i ? extra : i;
-            }
-            continue;
-        }
-        uint8_t h = d[i];
-        if (h >= 0xc0 && p->atom[h - 0xc0].num) {
-            /* Fast path: a one-byte atom packet needs no general decoding. */
-            pkt->type = p->atom[h - 0xc0].type;
-            pkt->atom_num = p->atom[h - 0xc0].num;
-            pkt->atoms = p->atom[h - 0xc0].bits;
-            pkt->header = h;
-            pkt->size = 1;
-            pkt->trace_id = p->cfg.trace_id;
-            pkt->index = index + i;
-            if ((st = p->fn(p->ctx, pkt)))
+            size_t used;
+            if ((st = complete_part(p, d + i, n - i, &used)))
                 return st;
-            i++;
+            i += used;
             continue;
         }
+        /* Synchronised: the packets that make up nearly all instruction trace (atoms, short
+         * and exact-match addresses) are handled in line; the rest go through decode(). */
+        while (i < n) {
+            uint8_t h = d[i];
+            if (h >= 0xc0 && p->atom[h - 0xc0].num) {
+                pkt->type = p->atom[h - 0xc0].type;
+                pkt->atom_num = p->atom[h - 0xc0].num;
+                pkt->atoms = p->atom[h - 0xc0].bits;
+                pkt->header = h;
+                pkt->size = 1;
+                pkt->trace_id = p->cfg.trace_id;
+                pkt->index = index + i;
+                if ((st = fn(ctx, pkt)))
+                    return st;
+                i++;
+                continue;
+            }
+            if ((h == 0x95 || h == 0x96) && i + 1 < n && (i + 2 < n || !(d[i + 1] & 0x80))) {
+                /* §6.4.12 short address, as short_addr() */
+                clear_pkt(pkt);
+                pkt->header = h;
+                pkt->type = h == 0x95 ? TK_ETM4_ADDR_S_IS0 : TK_ETM4_ADDR_S_IS1;
+                const uint8_t is = h == 0x96, b1 = d[i + 1];
+                const int shift = 2 - is;
+                int bits = 7 + shift, l = 1;
+                uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
+                if (b1 & 0x80) {
+                    v |= (uint64_t)d[i + 2] << bits;
+                    bits += 8;
+                    l = 2;
+                }
+                uint64_t mask = (1ull << bits) - 1;
+                p->cur.val = (p->cur.val & ~mask) | v;
+                if (p->cur.valid_bits < bits)
+                    p->cur.valid_bits = (uint8_t)bits;
+                p->cur.is = is;
+                push_addr(p);
+                pkt->addr_bits = (uint8_t)bits;
+                fill_addr(p, pkt);
+                pkt->size = (uint8_t)(1 + l);
+                pkt->trace_id = p->cfg.trace_id;
+                pkt->index = index + i;
+                if ((st = fn(ctx, pkt)))
+                    return st;
+                i += 1 + (size_t)l;
+                continue;
+            }
+            if (h >= 0x90 && h <= 0x92) {
+                clear_pkt(pkt);
+                pkt->header = h;
+                pkt->type = TK_ETM4_ADDR_MATCH;
+                exact_match(p, h & 3, pkt);
+                pkt->size = 1;
+                pkt->trace_id = p->cfg.trace_id;
+                pkt->index = index + i;
+                if ((st = fn(ctx, pkt)))
+                    return st;
+                i++;
+                continue;
+            }
+            break;
+        }
+        if (i >= n)
+            break;
         clear_pkt(pkt);
         int r = decode(p, d + i, n - i, pkt);
         if (r == NEED_MORE) {

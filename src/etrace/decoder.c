@@ -474,11 +474,14 @@ static int process_branch_address(tk_te_decoder *d, const tk_te_packet *pkt, boo
     }
     if (pkt->format == TK_TE_F1 && (r = take_branch_map(d, pkt, pkt->branches == 0)) != TK_OK)
         return r;
-    const tk_dec_walk w = {.address = d->address,
-                           .notify = pkt->notify,
-                           .updiscon = pkt->updiscon,
-                           .irreport = pkt->irreport,
-                           .irdepth = pkt->irdepth};
+    tk_dec_walk w = {.address = d->address,
+                     .notify = pkt->notify,
+                     .updiscon = pkt->updiscon,
+                     .irreport = pkt->irreport,
+                     .irdepth = pkt->irdepth};
+    tk_rv_insn at;
+    if (w.irreport && tk_image_fetch(d->img, w.address, &at) == TK_OK)
+        w.target_branch = at.cf == TK_RV_CF_BRANCH;
     if ((r = tk_dec_follow(d, &w)) != TK_OK)
         return r;
     /* Jump target cache: the encoder caches every uninferable jump target it reports with

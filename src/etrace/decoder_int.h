@@ -25,7 +25,8 @@ typedef struct tk_dec_walk {
     bool updiscon;
     bool irreport;
     uint64_t irdepth;
-    uint8_t privilege; /* format 3 only */
+    bool target_branch; /* the reported address holds a branch (its bit is in the map) */
+    uint8_t privilege;  /* format 3 only */
     /* Support packet with ended_ntr: walk from an inferred address to the next uninferable
      * discontinuity, then stop (process_support). */
     bool until_discon;
@@ -123,5 +124,10 @@ typedef struct tk_dec_step {
 int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, const tk_rv_insn *prev,
                 uint64_t prev_pc, uint64_t uninf_target, const tk_dec_walk *w, bool dry,
                 tk_dec_step *out);
+
+/* decoder_raw.c: feed the packets of a raw stream from the scanner s (up to its end) as
+ * tk_te_decoder_run_raw does, counting them in *packets; raw (optional) gets the pages
+ * already read back. Shared with the parallel decoder (parallel.c). */
+tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets);
 
 #endif

@@ -35,46 +35,61 @@ static tk_status damaged(tk_te_decoder *d, tk_status status, uint64_t offset, ui
     return tk_te_decoder_lost(d, offset, index);
 }
 
+/* Resident memory must not grow with the trace: mapped pages already read are given back
+ * every this many bytes (tk_te_raw_release). */
+#define RELEASE_STEP (8u << 20)
+
+tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets)
+{
+    tk_status first = TK_OK;
+    size_t released = s->pos;
+    tk_te_packet pk[64];
+    uint64_t off[64];
+    for (;;) {
+        /* hot path: batches from the zero-copy scanner (packet_scan.c) */
+        size_t n;
+        while ((n = tk_te_scan_batch(s, pk, off, 64)) > 0) {
+            const uint64_t idx0 = s->next_index - n;
+            *packets += n;
+            for (size_t i = 0; i < n; i++) {
+                tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
+                if (st != TK_OK)
+                    return st;
+            }
+            if (raw && s->pos - released >= RELEASE_STEP) {
+                tk_te_raw_release(raw, off[0]);
+                released = off[0];
+            }
+        }
+        tk_diag diag;
+        tk_diag_clear(&diag);
+        tk_status s1 = tk_te_scan_next(s, &pk[0], &diag);
+        if (s1 == TK_END)
+            return first;
+        if (s1 == TK_OK) {
+            ++*packets;
+            if ((s1 = tk_te_decoder_packet(d, &pk[0], s->offset, s->index)) != TK_OK)
+                return s1;
+            continue;
+        }
+        tk_status st = damaged(d, s1, s->offset, s->index, what_of(diag.message));
+        if (st != TK_OK)
+            return st;
+        if (first == TK_OK)
+            first = s1;
+        if (s1 == TK_ERR_TRUNCATED)
+            return first; /* nothing follows a truncated packet */
+    }
+}
+
 tk_status tk_te_decoder_run_raw(tk_te_decoder *d, tk_te_raw *raw)
 {
     if (!d || !raw)
         return TK_ERR_INVALID;
-    tk_status first = TK_OK;
-    for (;;) {
-        tk_te_raw_packet rp;
-        tk_diag diag;
-        tk_diag_clear(&diag);
-        tk_status s = tk_te_raw_next(raw, &rp, &diag);
-        if (s == TK_END)
-            return first;
-        tk_status bad = TK_OK;
-        if (s != TK_OK) {
-            bad = s;
-            s = damaged(d, s, diag.byte_offset, diag.packet_index, what_of(diag.message));
-        } else if (rp.msg_type != TK_ENCAP_FLOW_TE_INST) {
-            char msg[96];
-            snprintf(msg, sizeof(msg), "bad packet header: message type %u, not te_inst (2)",
-                     rp.msg_type);
-            bad = TK_ERR_BAD_PACKET;
-            s = damaged(d, bad, rp.offset, rp.index, msg);
-        } else {
-            tk_te_packet pkt;
-            s = tk_te_packet_decode(&d->p, rp.payload, rp.len, &pkt, &diag);
-            if (s == TK_OK) {
-                s = tk_te_decoder_packet(d, &pkt, rp.offset, rp.index);
-            } else {
-                bad = s;
-                s = damaged(d, s, rp.offset, rp.index,
-                            diag.message[0] ? diag.message : tk_strerror(s));
-            }
-        }
-        if (s != TK_OK)
-            return s;
-        if (bad != TK_OK && first == TK_OK)
-            first = bad;
-        if (bad == TK_ERR_TRUNCATED)
-            return first; /* nothing follows a truncated packet */
-    }
+    tk_te_scan s;
+    tk_te_scan_init(&s, &d->p, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw));
+    uint64_t packets = 0;
+    return tk_dec_run_scan(d, &s, raw, &packets);
 }
 
 tk_status tk_te_add_spike_reset_code(tk_image *img, bool rv32)

@@ -100,7 +100,12 @@ static bool is_implicit_return(const tk_te_decoder *d, const tk_rv_insn *i, cons
         return false;
     if (!(i->cf == TK_RV_CF_JALR && i->jclass == TK_RV_J_RETURN))
         return false;
-    return !(w && w->irreport && tk_te_irdepth_matches(&d->ir, &d->p, w->irdepth));
+    if (!(w && w->irreport && tk_te_irdepth_matches(&d->ir, &d->p, w->irdepth)))
+        return true;
+    /* The reported return is the last thing before its target: every branch of the packet
+     * but the target's own is behind it. An earlier return at the same depth (with branches
+     * still to come) was predicted. */
+    return tk_dec_pending(d) != (w->target_branch ? 1u : 0u);
 }
 
 /* The outcome of the next branch: a branch-map bit, else a predicted branch, else the one

@@ -8,7 +8,7 @@
 
 #include "encoder_branch_map.h"
 #include "encoder_resync.h"
-#include "encoder_return_stack.h"
+#include "etrace/modes.h"
 #include "tracekit/te_encoder.h"
 
 /* One instruction as the algorithm sees it. */
@@ -26,10 +26,11 @@ typedef struct te_step {
     bool addr_known; /* false for the instructions inside a multi-instruction block */
     bool notify;     /* trace-notify trigger on this instruction */
     bool sijump;
-    uint8_t size;     /* bytes of the (last) instruction */
-    bool ir_implicit; /* a return predicted by the implicit-return state */
-    bool exc;         /* itype 1 or 2 */
-    bool updiscon;    /* uninferable discontinuity (depends on the options) */
+    uint8_t size;      /* bytes of the (last) instruction */
+    bool ir_implicit;  /* a return predicted by the implicit-return state */
+    uint32_t ir_depth; /* return stack depth before this return (irdepth if mispredicted) */
+    bool exc;          /* itype 1 or 2 */
+    bool updiscon;     /* uninferable discontinuity (depends on the options) */
 } te_step;
 
 /* Decisions of one cycle (names of the flow chart). */
@@ -66,10 +67,17 @@ struct tk_te_encoder {
     bool force_sync;   /* next traced instruction must start with a sync */
     /* implicit return (spec-faithful mode only; the reference model has none) */
     bool ir_on;
-    bool ir_returns_since_call;  /* a return since the last call */
-    bool ir_branch_since_return; /* a branch since the last return */
-    bool ir_before_sync;         /* the current packet reports the instruction before a format 3 */
-    tk_te_irstack irs;
+    bool ir_before_sync; /* the current packet reports the instruction before a format 3 */
+    tk_te_irstack irs;   /* shared with the decoder (etrace/modes.h) */
+    /* branch prediction and jump target cache (spec-faithful mode only), shared state
+     * machines; pbc counts the branches predicted correctly since the last packet while
+     * "counting" (all of them were) */
+    bool bp_on, jtc_on;
+    tk_te_bpred bp;
+    tk_te_jtc jtc;
+    uint64_t pbc;
+    bool counting;
+    bool count_failed; /* the current branch failed its prediction after 31 or more */
 };
 
 static uint64_t mask_bits(uint32_t bits)
@@ -117,15 +125,28 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
         e->ir_on = p->o.implicit_return && p->s.itype_width == 4 &&
                    (p->s.return_stack_size > 0 || p->s.call_counter_size > 0);
         e->updiscon_set |= 1u << TK_ITYPE_RETURN; /* unless predicted, see ir_return() */
-        if (e->ir_on) {
-            tk_status st =
-                tk_te_irstack_init(&e->irs, p->s.return_stack_size, p->s.call_counter_size);
-            if (st != TK_OK) {
-                free(e);
-                return st;
-            }
+        e->bp_on = p->o.branch_prediction;
+        e->jtc_on = p->o.jump_target_cache;
+        tk_status st = TK_OK;
+        if (p->spec == TK_TE_SPEC_0_26 && (e->ir_on || e->bp_on || e->jtc_on))
+            st = TK_ERR_CONFIG; /* 0.026 has none of the optional modes */
+        if (st == TK_OK && e->ir_on)
+            st = tk_te_irstack_init(&e->irs, p);
+        if (st == TK_OK && e->bp_on)
+            st = tk_te_bpred_init(&e->bp, p->s.bpred_size, true);
+        if (st == TK_OK && e->jtc_on)
+            st = tk_te_jtc_init(&e->jtc, p->s.cache_size, true);
+        if (st != TK_OK) {
+            tk_te_encoder_free(e);
+            return st;
         }
     }
+    /* Advertise (ioptions) only the modes this encoder runs: the reference model has none,
+     * and implicit return needs the 4-bit itype and a stack or counter. */
+    e->p.o.implicit_return = e->ir_on;
+    e->p.o.branch_prediction = e->bp_on;
+    e->p.o.jump_target_cache = e->jtc_on;
+    e->counting = true;
     e->trace_on = e->o.start_qualified;
     e->prev = &e->ring[0];
     e->curr = &e->ring[1];
@@ -145,6 +166,10 @@ void tk_te_encoder_free(tk_te_encoder *e)
     if (!e)
         return;
     tk_te_irstack_free(&e->irs);
+    if (e->bp_on)
+        tk_te_bpred_free(&e->bp);
+    if (e->jtc_on)
+        tk_te_jtc_free(&e->jtc);
     free(e);
 }
 
@@ -167,8 +192,19 @@ static tk_status send(tk_te_encoder *e, tk_te_packet *pkt)
 {
     e->packets++;
     tk_te_branch_map_clear(&e->map);
+    e->pbc = 0;
+    e->counting = true;
+    e->count_failed = false;
     tk_te_resync_packet(&e->resync);
-    return e->fn(e->ctx, pkt);
+    if (e->p.spec == TK_TE_SPEC_2_0)
+        return e->fn(e->ctx, pkt);
+    /* the drafts' layouts (etrace/modes.h); 0.026's support packet is a separate te_support
+     * message, handed over as it is */
+    tk_te_packet wire;
+    tk_status st = tk_te_packet_to_spec(&e->p, pkt, &wire);
+    if (st == TK_ERR_UNSUPPORTED && pkt->format == TK_TE_F3 && pkt->subformat == TK_TE_SF_SUPPORT)
+        return e->fn(e->ctx, pkt);
+    return st == TK_OK ? e->fn(e->ctx, &wire) : st;
 }
 
 static bool is_exc(const te_step *s)
@@ -213,14 +249,18 @@ static void fill_sync_common(const tk_te_encoder *e, tk_te_packet *pkt, const te
     pkt->context = s->context & mask_bits(tk_te_context_bits(&e->p));
 }
 
-/* A format 3 start or trap packet: the decoder restarts with an empty return stack. */
+/* A format 3 start or trap packet: the decoder restarts its mode state machines (empty
+ * return stack, predictor entries at 01, cache invalid). The reported instruction's own
+ * effects on them come after (bp_commit, ir_call). */
 static void ir_sync(tk_te_encoder *e, te_step *s)
 {
+    if (e->bp_on)
+        tk_te_bpred_reset(&e->bp);
+    if (e->jtc_on)
+        tk_te_jtc_reset(&e->jtc);
     if (!e->ir_on)
         return;
     tk_te_irstack_reset(&e->irs);
-    e->ir_returns_since_call = false;
-    e->ir_branch_since_return = false;
     if (s->itype == TK_ITYPE_RETURN && s->ir_implicit) {
         /* the return being reported cannot be inferred from an empty stack */
         s->ir_implicit = false;
@@ -292,12 +332,58 @@ static bool ir_report(const tk_te_encoder *e, const te_step *s)
         return false;
     const te_step *p = e->prev;
     if (p->itype == TK_ITYPE_RETURN && !p->ir_implicit)
-        return true;
+        return p->ir_depth != 0; /* a mispredicted return (at depth 0 none was predicted) */
     if (!e->ir_before_sync)
         return false;
-    if (p->itype == TK_ITYPE_RETURN) /* follows a predicted return */
-        return e->irs.depth != 0;
-    return e->ir_returns_since_call && !e->ir_branch_since_return;
+    return tk_te_irstack_must_report(&e->irs, p->itype == TK_ITYPE_RETURN);
+}
+
+/* Jump target cache (branchTrace.adoc "Jump target cache mode"): the target of an
+ * uninferable jump found in the cache goes as its index (F0SF1) when the packet needs no
+ * flag F0SF1 lacks (updiscon, notify). Every other address report but a notification caches
+ * its address: the decoder caches the same ones (those it reaches through the uninferable
+ * jump, or "inferred", decoder.c). A branch count packet (use_index false) keeps its
+ * address. */
+static void jump_target_cache(tk_te_encoder *e, const te_step *s, tk_te_packet *pkt, bool use_index)
+{
+    const bool target = e->flags_valid && e->flags.prev_updiscon && s == e->curr;
+    uint32_t index;
+    if (use_index && target && !pkt->updiscon && !pkt->notify &&
+        tk_te_jtc_lookup(&e->jtc, s->addr, &index)) {
+        tk_te_packet c = *pkt;
+        c.format = TK_TE_F0;
+        c.subformat = TK_TE_F0_JTC;
+        c.jtc_index = index;
+        c.has_address = false;
+        c.address = 0;
+        if (!c.irreport) {
+            /* irdepth copies the bit irreport is relative to: branch_map[MSB] or
+             * branches[MSB] (it compresses away) */
+            const uint32_t dbits = tk_te_irdepth_bits(&e->p);
+            unsigned prev = (c.branches >> 4) & 1u;
+            if (c.branches) {
+                unsigned bm = c.branches == 1   ? 1
+                              : c.branches < 4  ? 3
+                              : c.branches < 8  ? 7
+                              : c.branches < 16 ? 15
+                                                : 31;
+                prev = (c.branch_map >> (bm - 1)) & 1u;
+            }
+            c.irdepth = prev ? mask_bits(dbits) : 0;
+        }
+        /* "the encoder may still choose to output the differential address using format 1
+         * or 2 if the resulting packet is shorter" (payload.adoc): a small difference can
+         * take fewer bytes than a large index. Both name the same cached address. */
+        uint8_t buf[TK_TE_MAX_PAYLOAD];
+        size_t with_index, with_address;
+        if (tk_te_packet_encode(&e->p, &c, buf, sizeof(buf), &with_index) == TK_OK &&
+            (tk_te_packet_encode(&e->p, pkt, buf, sizeof(buf), &with_address) != TK_OK ||
+             with_index <= with_address))
+            *pkt = c;
+        return;
+    }
+    if (target || !pkt->notify)
+        tk_te_jtc_insert(&e->jtc, s->addr);
 }
 
 /* F1 (branches pending) or F2 with the address of s; F1 without address when the map is full
@@ -308,13 +394,28 @@ static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_addre
     memset(&pkt, 0, sizeof(pkt));
     pkt.branches = e->map.count;
     pkt.branch_map = e->map.bits;
+    /* 31 or more branches went as predicted: a branch count (F0SF0) instead of the map */
+    const bool count = e->bp_on && e->counting && e->pbc >= TK_TE_BCOUNT_MIN;
+    if (count) {
+        pkt.format = TK_TE_F0;
+        pkt.subformat = TK_TE_F0_BRANCH_COUNT;
+        pkt.branch_count = e->pbc - TK_TE_BCOUNT_MIN;
+        pkt.branches = 0;
+        pkt.branch_map = 0;
+    }
     if (!with_address) {
+        if (count) /* branch_fmt 00: the branch after the counted ones failed */
+            return send(e, &pkt);
         /* 2.0 F1 with branches = 0: a full 31-entry map and no address */
         pkt.format = TK_TE_F1;
         pkt.branches = 0;
         return send(e, &pkt);
     }
-    pkt.format = e->map.count ? TK_TE_F1 : TK_TE_F2;
+    /* 10: the address (of a branch: predicted correctly), 11: of a branch that failed */
+    if (count)
+        pkt.branch_fmt = e->count_failed ? 3 : 2;
+    else
+        pkt.format = e->map.count ? TK_TE_F1 : TK_TE_F2;
     pkt.has_address = true;
     const uint32_t aw = tk_te_addr_bits(&e->p), lsb = e->p.s.iaddress_lsb;
     uint64_t ref_msb; /* the bit the transmitted flags are relative to */
@@ -328,21 +429,27 @@ static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_addre
         ref_msb = (diff >> (e->p.s.iaddress_width - 1)) & 1u;
     }
     uint64_t field_msb = (pkt.address >> (aw - 1)) & 1u;
-    pkt.notify = e->flags.notify;
+    /* (after a quiet cycle the flags are stale; notify and updiscon are then both false) */
+    pkt.notify = e->flags_valid && e->flags.notify;
     /* The reference's unshifted full address with lsb > 0 makes its flag bits relative to a
      * bit the field does not hold; keep its transmitted bits (VERSIONS.md C.8). */
     if (ref_msb != field_msb)
         pkt.notify = !pkt.notify;
-    pkt.updiscon = e->flags.updiscon;
+    pkt.updiscon = e->flags_valid && e->flags.updiscon;
     pkt.irreport = ir_report(e, s);
     uint32_t dbits = tk_te_irdepth_bits(&e->p);
     if (pkt.irreport) {
-        pkt.irdepth = e->irs.depth & mask_bits(dbits);
+        /* the failed return's entry number (the depth before it), else the depth now */
+        const te_step *p = e->prev;
+        const bool failed = p->itype == TK_ITYPE_RETURN && !p->ir_implicit && s == e->curr;
+        pkt.irdepth = (failed ? p->ir_depth : e->irs.depth) & mask_bits(dbits);
     } else if (dbits) {
         bool tx_updiscon = (pkt.updiscon != (pkt.notify != (field_msb != 0)));
         pkt.irdepth = (e->o.irdepth_ones || tx_updiscon) ? mask_bits(dbits) : 0;
     }
     e->last_addr = s->addr;
+    if (e->jtc_on)
+        jump_target_cache(e, s, &pkt, !count);
     return send(e, &pkt);
 }
 
@@ -377,7 +484,10 @@ static void init_flags(tk_te_encoder *e)
     f->er_n = (c->retired && is_exc(c)) || f->notify;
     f->cci = cchg && c->ctype == 1;
     f->resync_br = tk_te_resync_at_max(&e->resync) && e->map.count != 0;
-    f->rpt_br = tk_te_branch_map_full(&e->map);
+    /* a full map, unless all its branches went as predicted (they are counted on), or a
+     * failed prediction after 31 correct ones (exampleAlgorithm.adoc rpt_br) */
+    f->rpt_br = (tk_te_branch_map_full(&e->map) && !(e->counting && e->pbc >= TK_TE_BCOUNT_MIN)) ||
+                e->count_failed;
     f->resync_exceeded = tk_te_resync_exceeded(&e->resync);
 }
 
@@ -401,12 +511,12 @@ static void ir_return(tk_te_encoder *e)
     const te_step *n = e->next;
     if (!c->retired || (c->itype != TK_ITYPE_RETURN && c->itype != TK_ITYPE_SWAP))
         return;
-    bool hit = tk_te_irstack_pop(&e->irs, n->addr) && n->qualified && n->addr_known;
+    c->ir_depth = e->irs.depth;
+    bool hit = tk_te_irstack_predicts(&e->irs, n->addr) && n->qualified && n->addr_known;
+    tk_te_irstack_pop(&e->irs); /* a mispredicted return uses up its entry too */
     if (c->itype == TK_ITYPE_RETURN) {
         c->ir_implicit = hit;
         c->updiscon = c->updiscon && !hit; /* (a sijump return stays inferable) */
-        e->ir_returns_since_call = true;
-        e->ir_branch_since_return = false;
     }
 }
 
@@ -419,11 +529,41 @@ static void ir_call(tk_te_encoder *e)
     if (c->itype == TK_ITYPE_UNINF_CALL || c->itype == TK_ITYPE_INF_CALL ||
         c->itype == TK_ITYPE_SWAP) {
         tk_te_irstack_push(&e->irs, c->addr + c->size);
-        e->ir_returns_since_call = false;
     }
 }
 
 static tk_status encode_chain(tk_te_encoder *e, enum te_reason *why);
+
+/* Branch prediction (exampleAlgorithm.adoc "Format selection"): while every branch since the
+ * last packet went as predicted they are counted (and still mapped, so that a map can be sent
+ * while fewer than 31 are); a failure ends the counting, except after 31 or more, when a
+ * branch count reports the failing branch. Returns true if the branch is not to be mapped. */
+static bool branch_predicted(tk_te_encoder *e, const te_step *c)
+{
+    const bool taken = c->itype == TK_ITYPE_TAKEN;
+    const bool ok = tk_te_bpred_predict(&e->bp, c->addr) == taken;
+    if (e->counting && ok) {
+        e->pbc++;
+        return tk_te_branch_map_full(&e->map); /* beyond 31: only counted */
+    }
+    if (e->counting && e->pbc >= TK_TE_BCOUNT_MIN) {
+        e->count_failed = true; /* implied by the branch count packet */
+        return true;
+    }
+    e->counting = false;
+    return false;
+}
+
+/* The current instruction's own effects on the shared state machines, after the packets of
+ * its cycle (a sync among them has reset them, as the decoder's will be reset before it
+ * executes this instruction). */
+static void after_decisions(tk_te_encoder *e, bool is_branch)
+{
+    if (is_branch && e->bp_on)
+        tk_te_bpred_update(&e->bp, e->curr->addr, e->curr->itype == TK_ITYPE_TAKEN);
+    if (e->ir_on)
+        ir_call(e);
+}
 
 /* One cycle for the current instruction; *why tells which packet went out. */
 static tk_status encode(tk_te_encoder *e, enum te_reason *why)
@@ -432,15 +572,17 @@ static tk_status encode(tk_te_encoder *e, enum te_reason *why)
     *why = R_NONE;
     if (!c->qualified || !c->addr_known)
         return TK_OK;
-    if (c->itype == TK_ITYPE_NOT_TAKEN || c->itype == TK_ITYPE_TAKEN) {
-        tk_te_branch_map_add(&e->map, c->itype == TK_ITYPE_TAKEN);
-        e->ir_branch_since_return = true;
+    const bool is_branch = c->itype == TK_ITYPE_NOT_TAKEN || c->itype == TK_ITYPE_TAKEN;
+    if (is_branch) {
+        if (!e->bp_on || !branch_predicted(e, c))
+            tk_te_branch_map_add(&e->map, c->itype == TK_ITYPE_TAKEN);
+        if (e->ir_on)
+            tk_te_irstack_note_branch(&e->irs);
     }
     if (e->ir_on)
         ir_return(e);
-    if (quiet_cycle(e)) {
-        if (e->ir_on)
-            ir_call(e);
+    if (quiet_cycle(e) && !e->count_failed) {
+        after_decisions(e, is_branch);
         e->flags_valid = false;
         return TK_OK;
     }
@@ -453,8 +595,7 @@ static tk_status encode(tk_te_encoder *e, enum te_reason *why)
                             tk_te_resync_at_max(&e->resync) || !n->qualified;
     }
     tk_status st = encode_chain(e, why);
-    if (e->ir_on)
-        ir_call(e);
+    after_decisions(e, is_branch);
     return st;
 }
 
@@ -466,8 +607,11 @@ static tk_status encode_chain(tk_te_encoder *e, enum te_reason *why)
     if (f->prev_exception) {
         *why = R_SYNC;
         e->force_sync = false;
-        if (f->curr_exc_only) /* a second trap before the handler retired */
+        if (f->curr_exc_only) { /* a second trap before the handler retired */
+            if (e->p.spec != TK_TE_SPEC_2_0)
+                return TK_OK; /* no EPC-only trap packet before 2.0: the next one reports */
             return send_trap(e, c, e->prev, false);
+        }
         if (f->prev_reported) /* trap already reported with thaddr 0 */
             return send_start(e, c);
         return send_trap(e, c, e->prev, true);
@@ -479,12 +623,16 @@ static tk_status encode_chain(tk_te_encoder *e, enum te_reason *why)
     }
     if (f->prev_updiscon) {
         *why = R_UPDISCON;
-        if (f->curr_exc_only) /* trap at the target of an updiscon: EPC with thaddr 0 */
+        if (f->curr_exc_only) { /* trap at the target of an updiscon: EPC with thaddr 0 */
+            if (e->p.spec != TK_TE_SPEC_2_0)
+                return TK_OK; /* the drafts report only the handler */
             return send_trap(e, c, c, false);
+        }
         return send_branch(e, c, true);
     }
     /* the last traced instruction is reported too (chart: "next unqualified") */
-    if (f->resync_br || f->er_n || f->next_exc_only || f->ppccd_br || !e->next->qualified) {
+    if (f->resync_br || f->er_n || f->next_exc_only || f->ppccd_br || !e->next->qualified ||
+        (e->counting && e->pbc >= TK_TE_BCOUNT_MAX)) {
         *why = R_OTHER;
         return send_branch(e, c, true);
     }

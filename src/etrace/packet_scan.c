@@ -125,6 +125,10 @@ size_t tk_te_scan_batch(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, siz
         k++;
         last = pos;
         pos += 1 + n;
+        /* A support packet can change the run-time options the codec reads (implicit
+         * exception, F0 subformat inference): the caller applies it before the next. */
+        if (out[k - 1].format == TK_TE_F3 && out[k - 1].subformat == TK_TE_SF_SUPPORT)
+            break;
     }
     if (k) {
         s->offset = last;

@@ -111,6 +111,16 @@ const uint8_t *tk_te_raw_data(const tk_te_raw *r)
     return r ? r->buf : NULL;
 }
 
+void tk_te_raw_release(tk_te_raw *r, uint64_t offset)
+{
+    if (!r || !r->map)
+        return;
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    const uint64_t upto = (offset < r->map_len ? offset : r->map_len) / page * page;
+    if (upto > 0)
+        madvise(r->map, (size_t)upto, MADV_DONTNEED);
+}
+
 /* Prefix the file name to the reader's message. */
 static tk_status with_path(const tk_te_raw *r, tk_status st, tk_diag *diag)
 {

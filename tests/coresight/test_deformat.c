@@ -90,6 +90,41 @@ static void test_single_id(void **state)
     free_sink(s);
 }
 
+/* Frames without an ID byte (the deformatter's whole-frame path): every auxiliary byte value,
+ * so each of its 8 bits must land in bit 0 of even byte 2k (§D4.2), the odd bytes pass
+ * unchanged and each frame is one run attributed to the frame start. */
+static void test_data_frames_aux(void **state)
+{
+    (void)state;
+    enum { NF = 1 + 256 };
+    uint8_t *buf = malloc(NF * 16);
+    uint8_t want[256][15];
+    uint32_t x = 12345;
+    memset(buf, 0, 16);
+    buf[0] = 0x21; /* ID 0x10, then 14 zero data bytes (aux bits clear) */
+    for (int j = 0; j < 256; j++) {
+        uint8_t *f = buf + 16 * (j + 1);
+        for (int k = 0; k < 15; k++) {
+            x = x * 1103515245u + 12345u;
+            uint8_t v = (uint8_t)(x >> 16);
+            f[k] = (k & 1) ? v : (uint8_t)(v & 0xfe);
+            want[j][k] = (k & 1) ? f[k] : (uint8_t)(f[k] | ((j >> (k / 2)) & 1));
+        }
+        f[15] = (uint8_t)j;
+    }
+    sink *s = run_frames(0, buf, NF * 16, NF * 16);
+    assert_int_equal(s->nruns, NF);
+    for (int j = 0; j < 256; j++) {
+        const run *r = &s->runs[j + 1];
+        assert_int_equal(r->id, 0x10);
+        assert_int_equal(r->index, 16 * (j + 1));
+        assert_int_equal(r->n, 15);
+        assert_memory_equal(r->data, want[j], 15);
+    }
+    free_sink(s);
+    free(buf);
+}
+
 /* An ID change whose auxiliary bit is set leaves the next byte to the previous ID; the new
  * run is attributed to the ID byte's position. */
 static void test_id_change(void **state)
@@ -203,9 +238,9 @@ static void test_streaming(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_single_id), cmocka_unit_test(test_id_change),
-        cmocka_unit_test(test_truncated), cmocka_unit_test(test_fsync),
-        cmocka_unit_test(test_streaming),
+        cmocka_unit_test(test_single_id), cmocka_unit_test(test_data_frames_aux),
+        cmocka_unit_test(test_id_change), cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_fsync),     cmocka_unit_test(test_streaming),
     };
     if (!tk_test_data_present())
         return TK_TEST_SKIP;

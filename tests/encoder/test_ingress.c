@@ -278,8 +278,8 @@ static void test_spike_round_trip(void **state)
     char *path = temp_file("", 0);
     FILE *f = fopen(path, "w");
     tk_spike_row in, out;
-    memset(&in, 0, sizeof(in)); /* padding too: the rows are compared as memory */
-    memset(&out, 0, sizeof(out));
+    memset(&in, 0, sizeof(in));
+    memset(&out, 0xa5, sizeof(out));
     in.address = 0x80000abc;
     in.insn = 0x30200073;
     in.ecause = 0x8000000000000007ull;
@@ -294,7 +294,14 @@ static void test_spike_round_trip(void **state)
     tk_spike_reader *r = NULL;
     assert_int_equal(tk_spike_open(path, &r, &d), TK_OK);
     assert_int_equal(tk_spike_next(r, &out, &d), TK_OK);
-    assert_memory_equal(&in, &out, sizeof(in));
+    /* Field by field: the reader may assign a whole struct, whose padding is unspecified. */
+    assert_int_equal(out.address, in.address);
+    assert_int_equal(out.insn, in.insn);
+    assert_int_equal(out.ecause, in.ecause);
+    assert_int_equal(out.tval, in.tval);
+    assert_int_equal(out.privilege, in.privilege);
+    assert_int_equal(out.exception, in.exception);
+    assert_int_equal(out.interrupt, in.interrupt);
     tk_spike_close(r);
     drop(path);
 }

@@ -24,8 +24,14 @@ if "$tk" stats --config nonsense "$r/towers.riscv:$e/towers/towers.spike_pc_trac
     echo "FAIL: bad --config accepted"; exit 1
 fi
 grep -q "bad --config 'nonsense'" "$out/err.txt"
-if "$tk" stats "$r/towers.riscv" 2> "$out/err.txt" > /dev/null; then
-    echo "FAIL: missing trace accepted"; exit 1
+if "$tk" stats "$out/absent.elf" 2> "$out/err.txt" > /dev/null; then
+    echo "FAIL: missing program accepted"; exit 1
 fi
-grep -q "is not ELF:SPIKE_TRACE" "$out/err.txt"
+grep -q "absent.elf" "$out/err.txt"
+# a program alone runs on the hart model (its first instructions), exact in every mode
+"$tk" stats --check --max-insns 5000 --config base --config "$STATS_MODES" "$r/median.riscv" \
+    > "$out/hart.txt"
+cat "$out/hart.txt"
+[ "$(grep -c ' exact$' "$out/hart.txt")" -eq 2 ] || { echo "FAIL: hart rows not exact"; exit 1; }
+grep -q "^median .* 5000 " "$out/hart.txt"
 echo "ok"

@@ -368,6 +368,45 @@ static void test_start_stop(void **state)
     mp_free(&g);
 }
 
+/* A watchpoint (comparator primary notify) on Proc_1's entry, everything traced: every call
+ * is reported by a packet with notify set, and the trace still decodes exactly. */
+static void test_watchpoint_notify(void **state)
+{
+    (void)state;
+    mp_prog g;
+    if (!mp_load(&g, "dhrystone"))
+        skip();
+    uint64_t entry, size;
+    assert_int_equal(tk_image_lookup(g.img, "Proc_1", &entry, &size), TK_OK);
+    size_t calls = 0;
+    for (size_t i = 0; i < g.npcs; i++)
+        calls += g.pcs[i] == entry;
+    tk_te_filter_config c;
+    tk_te_filter_config_init(&c); /* no filter: everything qualifies */
+    c.comp[3] = (tk_te_comparator){.p_func = TK_CMP_EQ,
+                                   .s_func = TK_CMP_ALWAYS,
+                                   .mode = TK_CMP_P,
+                                   .p_notify = true,
+                                   .p_match = entry};
+    for (int ir = 0; ir < 2; ir++) {
+        mp_setting s;
+        filtered_setting(&s, &c, false);
+        s.eo.start_qualified = true;
+        if (ir) { /* with implicit return and branch prediction too */
+            s.p.s.return_stack_size = 3;
+            s.p.s.bpred_size = 6;
+            s.p.o.implicit_return = s.p.o.branch_prediction = true;
+        }
+        mp_result r;
+        mp_roundtrip(&g, &s, &r);
+        mp_expect_exact(&g, "watchpoint", &s, &r);
+        print_message("watchpoint on Proc_1: %zu calls, %llu packets with notify (of %llu)\n",
+                      calls, (unsigned long long)r.notify, (unsigned long long)r.packets);
+        assert_int_equal(r.notify, calls);
+    }
+    mp_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest unit[] = {
@@ -381,6 +420,7 @@ int main(void)
     const struct CMUnitTest traces[] = {
         cmocka_unit_test(test_function_range),
         cmocka_unit_test(test_start_stop),
+        cmocka_unit_test(test_watchpoint_notify),
     };
     return fails + cmocka_run_group_tests_name("filtered traces", traces, NULL, NULL);
 }

@@ -211,6 +211,10 @@ static void run_vector(const char *prog, const char *setting, void *vctx)
         }
         rb_flow_free(&bad);
         if (!restarted_after) {
+            if (options_changed && pre + suf < n) {
+                ks->options_poisoned++;
+                continue;
+            }
             if (reported && aligned_sync) {
                 save_failure(prog, setting, m, buf, len);
                 fail_msg("%s/%s mutation %u (%s, bytes %zu..%zu of %zu, length change %ld): "

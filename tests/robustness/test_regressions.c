@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tracekit/encap.h"
+#include "tracekit/etm4.h"
 
 /* fuzz_encap: with a srcID that does not end on a byte boundary plus a type field, a header
  * whose length is too small to hold srcID remainder and type made the payload size negative
@@ -45,10 +46,48 @@ static void test_encap_length_shorter_than_srcid_and_type(void **state)
     tk_encap_reader_free(r);
 }
 
+typedef struct etm4_seen {
+    unsigned ccnt_f2;
+    uint32_t commit;
+} etm4_seen;
+
+static tk_status on_etm4_packet(void *ctx, const tk_etm4_packet *pkt)
+{
+    etm4_seen *s = ctx;
+    if (pkt->type == TK_ETM4_CCNT_F2 && pkt->has_commit) {
+        s->ccnt_f2++;
+        s->commit = pkt->commit;
+    }
+    return TK_OK;
+}
+
+/* fuzz_etm4: a cycle count format 2 packet with the "MAXSPEC - 15" commit offset computed
+ * that offset in int32_t, and TRCIDR8.MAXSPEC (any 32-bit value a snapshot gives) of
+ * 0x80000000 overflowed it: undefined behaviour (a UBSan abort in the sanitizer build). */
+static void test_etm4_ccnt_f2_with_maxspec_above_int_max(void **state)
+{
+    (void)state;
+    tk_etm4_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.idr8 = 0x80000000u;
+    tk_etm4_config_init(&cfg);
+    etm4_seen seen = {0, 0};
+    tk_etm4_parser *p = NULL;
+    assert_int_equal(tk_etm4_parser_new(&cfg, on_etm4_packet, &seen, &p), TK_OK);
+    /* A-Sync (§6.4.2), then CCNT format 2 with the E bit (commit = MAXSPEC - 15 + 3) */
+    const uint8_t trace[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x0d, 0x30};
+    assert_int_equal(tk_etm4_parser_data(p, trace, sizeof(trace), 0), TK_OK);
+    assert_int_equal(tk_etm4_parser_end(p), TK_OK);
+    tk_etm4_parser_free(p);
+    assert_int_equal(seen.ccnt_f2, 1);
+    assert_int_equal(seen.commit, 0x80000000u - 15u + 3u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encap_length_shorter_than_srcid_and_type),
+        cmocka_unit_test(test_etm4_ccnt_f2_with_maxspec_above_int_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Parallel E-Trace flow decoding (te_parallel.h): cutting at format 3 syncs, decoding pieces
+ * on worker threads, stitching them by comparing decoder states (decoder_int.h). */
+#include "tracekit/te_parallel.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder_int.h"
+#include "tracekit/encap.h"
+#include "tracekit/te_packet.h"
+
+enum { DEFAULT_PIECE = 1u << 20, BATCH = 64, RELEASE_STEP = 8u << 20 };
+
+typedef struct piece {
+    size_t start, end;    /* byte range; start is a sync packet (or 0) */
+    uint64_t first_index; /* index of the packet at start */
+    /* worker results */
+    tk_te_decoder *dec;
+    tk_event_fn sink_fn;
+    void *sink;
+    bool skipping;       /* events of the first packet go nowhere: the stitch redoes it */
+    tk_te_decoder after; /* the decoder right after the first packet (scalars only) */
+    bool have_after;
+    tk_status fatal;
+    uint64_t packets;
+    tk_status first_bad;
+} piece;
+
+typedef struct worker {
+    const tk_te_params *p;
+    const tk_te_par_config *cfg;
+    const uint8_t *buf;
+    tk_image *img;
+    piece *pc;
+} worker;
+
+static tk_status forward(void *ctx, const tk_event *ev)
+{
+    piece *pc = ctx;
+    if (pc->skipping)
+        return TK_OK;
+    return pc->sink_fn(pc->sink, ev);
+}
+
+/* Decode the packets of s into d (tk_dec_run_scan), sorting its outcome: a damaged packet
+ * (reported as an event) is noted in rep, anything else that is not TK_OK is fatal. */
+static tk_status run_packets(tk_te_decoder *d, tk_te_scan *s, piece *rep, uint64_t *count)
+{
+    tk_status st = tk_dec_run_scan(d, s, NULL, count);
+    if (st == TK_ERR_BAD_PACKET || st == TK_ERR_TRUNCATED) {
+        if (rep->first_bad == TK_OK)
+            rep->first_bad = st;
+        return TK_OK;
+    }
+    return st;
+}
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    piece *pc = w->pc;
+    tk_status st = w->cfg->sink_new(w->cfg->ctx, w->img, &pc->sink_fn, &pc->sink);
+    if (st == TK_OK)
+        st = tk_te_decoder_new(w->p, w->img, forward, pc, &pc->dec);
+    if (st != TK_OK) {
+        pc->fatal = st;
+        return NULL;
+    }
+    tk_te_decoder_set_flags(pc->dec, w->cfg->flags);
+    for (unsigned priv = 0; priv < 4; priv++)
+        if ((w->cfg->tvec_set >> priv) & 1u)
+            tk_te_decoder_set_trap_vector(pc->dec, priv, w->cfg->tvec[priv]);
+    tk_te_scan s;
+    /* the decoder's own parameters: support packets change the options the codec reads */
+    tk_te_scan_init(&s, &pc->dec->p, w->buf, pc->end);
+    tk_te_scan_seek(&s, pc->start, pc->first_index);
+    if (pc->start > 0) {
+        /* the first packet is a sync (the cut guarantees it decodes) */
+        tk_te_packet k;
+        tk_diag diag;
+        pc->skipping = true;
+        st = tk_te_scan_next(&s, &k, &diag);
+        if (st == TK_OK)
+            st = tk_te_decoder_packet(pc->dec, &k, s.offset, s.index);
+        pc->skipping = false;
+        if (st != TK_OK) {
+            pc->fatal = st;
+            return NULL;
+        }
+        pc->packets++;
+        pc->after = *pc->dec;
+        pc->have_after = true;
+    }
+    pc->fatal = run_packets(pc->dec, &s, pc, &pc->packets);
+    return NULL;
+}
+
+/* ---- cutting ----------------------------------------------------------------------------- */
+
+typedef struct cuts {
+    piece *v;
+    size_t n, cap;
+} cuts;
+
+static tk_status add_piece(cuts *c, size_t start, uint64_t index)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        piece *nv = realloc(c->v, cap * sizeof(*nv));
+        if (!nv)
+            return TK_ERR_NOMEM;
+        c->v = nv;
+        c->cap = cap;
+    }
+    piece *pc = &c->v[c->n++];
+    memset(pc, 0, sizeof(*pc));
+    pc->start = start;
+    pc->first_index = index;
+    return TK_OK;
+}
+
+/* Walk the headers (the scanner's framing rules) and start a piece at the first format 3
+ * start or trap packet at least piece_bytes after the previous cut. */
+static tk_status cut(const tk_te_par_config *cfg, const uint8_t *buf, size_t len,
+                     size_t piece_bytes, cuts *c)
+{
+    tk_status st = add_piece(c, 0, 0);
+    size_t pos = 0, last = 0, released = 0;
+    uint64_t index = 0;
+    while (st == TK_OK && pos < len) {
+        const uint8_t h = buf[pos];
+        const unsigned n = h & 0x1fu;
+        if (n == 0) {
+            pos++;
+            continue;
+        }
+        if (pos + 1 + n > len)
+            break;
+        const uint8_t b0 = buf[pos + 1];
+        /* te_inst, format 3, subformat 0 (start) or 1 (trap) */
+        if ((h & 0xe0u) == (TK_ENCAP_FLOW_TE_INST << 5) && (b0 & 3u) == 3u &&
+            ((b0 >> 2) & 3u) <= 1u && pos - last >= piece_bytes) {
+            st = add_piece(c, pos, index);
+            last = pos;
+        }
+        pos += 1 + n;
+        index++;
+        if (cfg->release && pos - released >= RELEASE_STEP) {
+            /* resident memory must not reach the trace's size, even for a moment */
+            cfg->release(cfg->ctx, pos);
+            released = pos;
+        }
+    }
+    for (size_t i = 0; st == TK_OK && i < c->n; i++)
+        c->v[i].end = i + 1 < c->n ? c->v[i + 1].start : len;
+    return st;
+}
+
+/* ---- stitching --------------------------------------------------------------------------- */
+
+static bool same_options(const tk_te_options *a, const tk_te_options *b)
+{
+    return a->resync_max == b->resync_max && a->full_address == b->full_address &&
+           a->implicit_except == b->implicit_except && a->sijump == b->sijump &&
+           a->implicit_return == b->implicit_return &&
+           a->branch_prediction == b->branch_prediction &&
+           a->jump_target_cache == b->jump_target_cache && a->cycle_accurate == b->cycle_accurate &&
+           a->use_rv32_isa == b->use_rv32_isa;
+}
+
+static bool same_irstack(const tk_te_irstack *a, const tk_te_irstack *b)
+{
+    if (a->cap != b->cap || a->depth != b->depth || a->counter != b->counter ||
+        a->return_since_call != b->return_since_call ||
+        a->branch_since_return != b->branch_since_return)
+        return false;
+    for (uint32_t i = 0; i < a->depth; i++)
+        if (a->addr[(a->head + i) % a->cap] != b->addr[(b->head + i) % b->cap])
+            return false;
+    return true;
+}
+
+static bool same_modes(const tk_te_decoder *a, const tk_te_decoder *b)
+{
+    /* branch predictor and jump target cache: reset by every sync, compared all the same */
+    if (a->bp.size_bits != b->bp.size_bits || a->jtc.size_bits != b->jtc.size_bits ||
+        a->pred_pending != b->pred_pending || a->fail_pending != b->fail_pending ||
+        a->walk_uninf != b->walk_uninf || a->tvec_set != b->tvec_set ||
+        memcmp(a->tvec, b->tvec, sizeof(a->tvec)) != 0)
+        return false;
+    if (a->bp.state && b->bp.state &&
+        memcmp(a->bp.state, b->bp.state, (size_t)1 << a->bp.size_bits) != 0)
+        return false;
+    if (a->jtc.valid && b->jtc.valid) {
+        const size_t n = (size_t)1 << a->jtc.size_bits;
+        for (size_t i = 0; i < n; i++)
+            if (a->jtc.valid[i] != b->jtc.valid[i] ||
+                (a->jtc.valid[i] && a->jtc.addr[i] != b->jtc.addr[i]))
+                return false;
+    }
+    return (a->bp.state == NULL) == (b->bp.state == NULL) &&
+           (a->jtc.valid == NULL) == (b->jtc.valid == NULL);
+}
+
+/* Whether the serial decoder a (after the sync) will behave like the fresh decoder b did
+ * (after the same sync): all state later packets read, with a's open range ending where
+ * b's starts. */
+static bool same_state(const tk_te_decoder *a, const tk_te_decoder *b)
+{
+    if (a->pc != b->pc || a->branch_map != b->branch_map || a->branches != b->branches ||
+        a->stop_at_last_branch != b->stop_at_last_branch ||
+        a->inferred_address != b->inferred_address || a->start_of_trace != b->start_of_trace ||
+        a->address != b->address || a->privilege != b->privilege || a->have_priv != b->have_priv ||
+        a->have_pc != b->have_pc || a->trap_pending != b->trap_pending ||
+        a->desynced != b->desynced || a->nosync_told != b->nosync_told ||
+        a->context != b->context || a->flags != b->flags || !same_options(&a->p.o, &b->p.o) ||
+        !same_irstack(&a->ir, &b->ir) || !same_modes(a, b))
+        return false;
+    /* the instruction before pc only matters for sequentially inferable jumps */
+    if (a->p.o.sijump && (a->last_valid != b->last_valid || a->last_pc != b->last_pc ||
+                          memcmp(&a->last_insn, &b->last_insn, sizeof(a->last_insn)) != 0))
+        return false;
+    /* b reached pc at the sync and nothing else yet */
+    return a->have_pc && b->range_first == b->pc && b->range_ninsn == 1 && a->range_ninsn >= 1;
+}
+
+typedef struct run {
+    const tk_te_params *p;
+    const tk_te_par_config *cfg;
+    const uint8_t *buf;
+    tk_te_decoder *prev; /* the decoder holding the serial state so far */
+    piece *prev_piece;   /* whose sink prev's events go to */
+    tk_te_par_stats st;
+    tk_status first_bad;
+} run;
+
+static void report_piece(run *r, const piece *pc)
+{
+    if (r->first_bad == TK_OK)
+        r->first_bad = pc->first_bad;
+}
+
+/* prev has decoded up to pc->start; take piece pc over, or decode it again. */
+static tk_status stitch(run *r, piece *pc)
+{
+    tk_te_decoder *a = r->prev;
+    tk_te_scan s;
+    tk_te_scan_init(&s, &a->p, r->buf, pc->end);
+    tk_te_scan_seek(&s, pc->start, pc->first_index);
+    tk_te_packet k;
+    tk_diag diag;
+    tk_status st = tk_te_scan_next(&s, &k, &diag);
+    if (st != TK_OK)
+        return st == TK_END ? TK_ERR_INVALID : st;
+    if ((st = tk_te_decoder_packet(a, &k, s.offset, s.index)) != TK_OK)
+        return st;
+    if (pc->have_after && pc->fatal == TK_OK && same_state(a, &pc->after)) {
+        /* piece i's events after P are the serial ones */
+        if (a->range_ninsn > 1) {
+            /* the serial range was open at the sync: its part before the sync ends here */
+            tk_event ev = {.kind = TK_EV_RANGE,
+                           .end = TK_END_NONE,
+                           .first = a->range_first,
+                           .last = a->last_pc,
+                           .ninsn = a->range_ninsn - 1,
+                           .next = a->pc,
+                           .priv = a->privilege,
+                           .context = a->context,
+                           .byte_offset = a->byte_offset,
+                           .packet_index = a->packet_index};
+            if ((st = a->fn(a->ctx, &ev)) != TK_OK)
+                return st;
+        }
+        a->range_ninsn = 0;
+        r->st.stitched++;
+        tk_te_decoder_free(a);
+        if ((st = r->cfg->sink_done(r->cfg->ctx, r->prev_piece->sink)) != TK_OK)
+            return st;
+        r->prev_piece->sink = NULL;
+        report_piece(r, pc);
+        r->prev = pc->dec;
+        r->prev_piece = pc;
+        pc->dec = NULL;
+        return TK_OK;
+    }
+    /* decode the piece again from the serial state, into the previous piece's sink */
+    r->st.redecoded++;
+    if (pc->sink)
+        r->cfg->sink_drop(r->cfg->ctx, pc->sink);
+    pc->sink = NULL;
+    tk_te_decoder_free(pc->dec);
+    pc->dec = NULL;
+    pc->first_bad = TK_OK;
+    pc->packets = 1;
+    st = run_packets(a, &s, pc, &pc->packets);
+    report_piece(r, pc);
+    return st;
+}
+
+tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_t len,
+                                const tk_te_par_config *cfg, tk_te_par_stats *stats,
+                                tk_status *first_bad)
+{
+    if (!p || (!buf && len) || !cfg || cfg->jobs < 1 || !cfg->open_image || !cfg->sink_new ||
+        !cfg->sink_done || !cfg->sink_drop)
+        return TK_ERR_INVALID;
+    const unsigned jobs = cfg->jobs > 256 ? 256 : cfg->jobs;
+    cuts c = {0};
+    tk_status st = TK_OK;
+    /* only the 2.0 layout is cut (the sync test reads its format 3 bits); others are one
+     * piece */
+    st = cut(cfg, buf, len,
+             p->spec == TK_TE_SPEC_2_0 ? (cfg->piece_bytes ? cfg->piece_bytes : DEFAULT_PIECE)
+                                       : SIZE_MAX,
+             &c);
+    tk_image *imgs[256] = {0};
+    worker ws[256];
+    pthread_t th[256];
+    for (unsigned t = 0; st == TK_OK && t < jobs; t++)
+        st = cfg->open_image(cfg->ctx, &imgs[t]);
+    run r = {.p = p, .cfg = cfg, .buf = buf, .st = {.size = sizeof(r.st)}};
+    r.st.pieces = c.n;
+    /* Waves of `jobs` pieces; thread t uses image t. Stitching runs after the wave's threads
+     * are joined, so the decoder carried from one wave to the next (whose image a worker of
+     * the next wave also uses) is never used by two threads at once. */
+    for (size_t base = 0; st == TK_OK && base < c.n; base += jobs) {
+        const size_t wave = c.n - base < jobs ? c.n - base : jobs;
+        size_t started = 0;
+        for (size_t t = 0; t < wave; t++) {
+            piece *pc = &c.v[base + t];
+            ws[t] = (worker){.p = p, .cfg = cfg, .buf = buf, .img = imgs[t], .pc = pc};
+        }
+        if (wave == 1) {
+            work(&ws[0]);
+        } else {
+            for (; started < wave; started++)
+                if (pthread_create(&th[started], NULL, work, &ws[started]) != 0)
+                    break;
+            for (size_t t = started; t < wave; t++)
+                work(&ws[t]); /* no thread: do it here */
+            for (size_t t = 0; t < started; t++)
+                pthread_join(th[t], NULL);
+        }
+        /* stitch in order */
+        for (size_t t = 0; st == TK_OK && t < wave; t++) {
+            piece *pc = &c.v[base + t];
+            if (!r.prev) {
+                if ((st = pc->fatal) != TK_OK)
+                    break;
+                report_piece(&r, pc);
+                r.prev = pc->dec;
+                r.prev_piece = pc;
+                pc->dec = NULL;
+            } else {
+                st = stitch(&r, pc);
+            }
+            r.st.packets += pc->packets;
+        }
+        /* the next wave starts at its first piece (the stitch re-reads only that packet) */
+        if (cfg->release && st == TK_OK && base + wave < c.n)
+            cfg->release(cfg->ctx, c.v[base + wave].start);
+    }
+    if (st == TK_OK && r.prev) {
+        st = tk_te_decoder_finish(r.prev);
+        if (st == TK_OK)
+            st = cfg->sink_done(cfg->ctx, r.prev_piece->sink);
+        r.prev_piece->sink = NULL;
+    }
+    tk_te_decoder_free(r.prev);
+    for (size_t i = 0; i < c.n; i++) {
+        tk_te_decoder_free(c.v[i].dec);
+        if (c.v[i].sink)
+            cfg->sink_drop(cfg->ctx, c.v[i].sink);
+    }
+    for (unsigned t = 0; t < jobs; t++)
+        tk_image_free(imgs[t]);
+    free(c.v);
+    if (stats) {
+        size_t n = stats->size && stats->size < sizeof(r.st) ? stats->size : sizeof(r.st);
+        memcpy(stats, &r.st, n);
+        stats->size = n;
+    }
+    if (first_bad)
+        *first_bad = r.first_bad;
+    return st;
+}
