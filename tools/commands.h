@@ -13,6 +13,7 @@ int tk_cmd_profile(int argc, char **argv);
 int tk_cmd_coverage(int argc, char **argv);
 int tk_cmd_report(int argc, char **argv);
 int tk_cmd_stats(int argc, char **argv);
+int tk_cmd_formats(int argc, char **argv);
 
 /* CoreSight variants of dump/decode, chosen when --snapshot is given (cmd_coresight.c). */
 int tk_cmd_dump_snapshot(int argc, char **argv);

@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"profile", tk_cmd_profile, "write a profile (callgrind, folded, llvm-sample, autofdo, bolt, json)"},
     {"coverage", tk_cmd_coverage, "write line and branch coverage as lcov .info"},
     {"stats", tk_cmd_stats, "bits per instruction of each E-Trace mode combination on programs"},
+    {"formats", tk_cmd_formats, "bandwidth of E-Trace, nibble and RLE trace on the same runs"},
     {"report", tk_cmd_report, "print a human summary: hottest functions, call graph, branches"},
 };
 

@@ -231,9 +231,11 @@ tk_status lg_flow_take(lg_flow *f, const tk_bblock *b, uint64_t next)
 
 tk_status lg_flow_count(lg_flow *f, uint64_t n, tk_rv_insn *last)
 {
-    while (n > 0) {
+    for (uint64_t steps = 0; n > 0; steps++) {
         const tk_bblock *b;
         tk_status st;
+        if (steps > WALK_LIMIT)
+            return no_fit(f, TK_ERR_MISMATCH, "a run longer than the program allows from", f->pc);
         if ((st = block_at(f, &b)) != TK_OK)
             return st;
         if (n < b->ninsn || (n == b->ninsn && b->status != TK_OK)) {
@@ -261,7 +263,8 @@ tk_status lg_flow_count(lg_flow *f, uint64_t n, tk_rv_insn *last)
             return no_fit(f, TK_ERR_MISMATCH, "the program's code ends inside a run", b->last);
         /* a transfer inside a run went to its fall-through */
         const tk_rv_insn *t = &b->term;
-        if (t->cf == TK_RV_CF_ECALL || t->cf == TK_RV_CF_EBREAK || t->cf == TK_RV_CF_XRET)
+        /* (an xRET may return to its own fall-through: umode switches do) */
+        if (t->cf == TK_RV_CF_ECALL || t->cf == TK_RV_CF_EBREAK)
             return no_fit(f, TK_ERR_MISMATCH, "a trap instruction inside a run", b->last);
         lg_flow_add(f, b->start, b->last, b->ninsn);
         if ((st = lg_flow_end(f, lg_end_of(t), false, (b->last + t->len) & f->mask)) != TK_OK)

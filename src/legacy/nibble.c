@@ -141,6 +141,22 @@ tk_status tk_nibble_read_file(const char *path, tk_nibble_trace *t, tk_diag *dia
         return tk_diag_set(diag, TK_ERR_FORMAT, "%s: wrapped but only %llu nibbles written", path,
                            (unsigned long long)t->total_nibbles);
     }
+    /* a damaged header must not make us allocate what the file cannot hold */
+    long here = ftell(f);
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (here < 0 || size < 0 || fseek(f, here, SEEK_SET) != 0) {
+        fclose(f);
+        return tk_diag_set(diag, TK_ERR_IO, "%s: cannot seek", path);
+    }
+    if ((uint64_t)(size - here) / 4 < want) {
+        fclose(f);
+        tk_status e =
+            tk_diag_set(diag, TK_ERR_TRUNCATED, "%s: truncated at byte %ld (%llu words expected)",
+                        path, size, (unsigned long long)want);
+        if (diag)
+            diag->byte_offset = (uint64_t)size;
+        return e;
+    }
     if (want > (1ull << 32)) {
         fclose(f);
         return tk_diag_set(diag, TK_ERR_FORMAT, "%s: %llu words is too large", path,

@@ -182,6 +182,8 @@ static tk_status blind_range(tk_nibble_decoder *d, bool inclusive, uint64_t at, 
     }
     const uint64_t step = d->p.compressed ? 2 : 4;
     const uint64_t last = inclusive ? at : at - step;
+    if (last < f->pc || last - f->pc > (1ull << 28))
+        return fail(d, TK_ERR_MISMATCH, "a run that ends before it starts, or implausibly far");
     const uint64_t n = d->p.compressed ? 0 : (last - f->pc) / 4 + 1;
     lg_flow_add(f, f->pc, last, 0);
     f->ev.ninsn = n;
@@ -252,6 +254,8 @@ static tk_status do_trap(tk_nibble_decoder *d, uint64_t epc)
         }
     } else {
         st = blind_range(d, incl, epc, incl ? TK_END_TRAP : TK_END_NONE, epc);
+        if (st != TK_OK || !d->synced)
+            return st; /* the range did not fit: wait for the next resync */
     }
     if (st != TK_OK || (st = lg_flow_trap(f, epc, handler, cause, interrupt)) != TK_OK)
         return st;
@@ -281,6 +285,8 @@ static tk_status do_pair(tk_nibble_decoder *d, uint64_t from, bool xret)
     tk_status st;
     if (!d->img) {
         st = blind_range(d, true, from, xret ? TK_END_TRAP_RETURN : TK_END_JUMP, to);
+        if (st != TK_OK || !d->synced)
+            return st;
     } else {
         const tk_bblock *b;
         if ((st = lg_flow_to_cf(f, LG_PASS_NOT_TAKEN, true, from, &b)) != TK_OK)

@@ -122,6 +122,8 @@ static tk_status queue_pair(tk_rle_encoder *e, uint64_t addr, uint64_t run)
             e->st.throttled_clocks++;
             tick(e);
         }
+        /* the held instruction retires in the clock the entry freed up */
+        e->slots = 1;
     }
     e->fill++;
     if (e->fill > e->st.max_fill)
@@ -140,6 +142,13 @@ static tk_status process(tk_rle_encoder *e, uint64_t next)
         e->slots++;
         e->run++;
         e->st.retired++;
+    }
+    if (retired && (r->flags & TK_HART_F_INTERRUPT) && r->epc != ((r->pc + r->len) & e->mask)) {
+        /* a transfer, then an interrupt before anything retired at its target: the pair of
+         * the transfer, then a zero run to the handler */
+        tk_status st = queue_pair(e, r->epc, e->run);
+        e->run = 0;
+        return st != TK_OK ? st : queue_pair(e, next, 0);
     }
     const bool redirect = !retired || (r->flags & (TK_HART_F_EXCEPTION | TK_HART_F_INTERRUPT)) ||
                           next != ((r->pc + r->len) & e->mask);
@@ -318,6 +327,23 @@ tk_status tk_rle_read_file(const char *path, tk_rle_params *p, tk_rle_pair **pai
                            p->xlen, p->run_bits);
     }
     const unsigned nb = pair_bytes(p);
+    long here = ftell(f);
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (here < 0 || size < 0 || fseek(f, here, SEEK_SET) != 0) {
+        fclose(f);
+        return tk_diag_set(diag, TK_ERR_IO, "%s: cannot seek", path);
+    }
+    if ((uint64_t)(size - here) / nb < count) {
+        /* a damaged count must not make us allocate what the file cannot hold */
+        const uint64_t whole = (uint64_t)(size - here) / nb;
+        fclose(f);
+        tk_status st =
+            tk_diag_set(diag, TK_ERR_TRUNCATED, "%s: truncated in pair %llu (byte %llu)", path,
+                        (unsigned long long)whole, (unsigned long long)(HEADER_BYTES + whole * nb));
+        if (diag)
+            diag->byte_offset = HEADER_BYTES + whole * nb;
+        return st;
+    }
     tk_rle_pair *a = malloc((size_t)(count ? count : 1) * sizeof(*a));
     if (!a) {
         fclose(f);

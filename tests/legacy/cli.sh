@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The legacy formats on the command line: encoding the reference flow's spike CSV (the
+# decoded PCs must be the reference decoder's .decoder.trace), dump, the bandwidth table,
+# --trace-format etrace on the E-Trace commands, and clear errors for bad input.
+# usage: cli.sh TRACEKIT TESTDATA WORKDIR
+set -u
+tk=$1 data=$2 work=$3
+d=$data/etrace-ref/towers
+elf=$data/riscv-ref/towers.riscv
+[ -f "$d/towers.spike_pc_trace.gz" ] && [ -f "$elf" ] || { echo "SKIP: $d absent"; exit 77; }
+mkdir -p "$work"
+w=$work/cli
+fail() { echo "FAIL: $*"; exit 1; }
+
+zcat "$d/itype3_basic/towers.decoder.trace.gz" > "$w.ref" || fail "reading the reference trace"
+for f in "nibble --emit branch" "nibble --emit pc" "rle"; do
+  read -r -a o <<< "--trace-format $f"
+  "$tk" encode "${o[@]}" "$d/towers.spike_pc_trace.gz" -o "$w.trace" --stats 2> "$w.log" ||
+    { cat "$w.log"; fail "encode $f"; }
+  "$tk" decode "${o[@]:0:2}" --elf "$elf" "$w.trace" -o "$w.dec" || fail "decode $f"
+  cmp -s "$w.ref" "$w.dec" || fail "$f: decoded PCs differ from towers.decoder.trace"
+  echo "PASS: encode $f from the spike CSV: $(wc -l < "$w.dec") PCs = the reference decoder's"
+done
+
+"$tk" encode --trace-format nibble --emit pc "$d/towers.spike_pc_trace.gz" -o "$w.nib" || fail encode
+"$tk" dump --trace-format nibble "$w.nib" > "$w.dump" || fail dump
+sed -n 2p "$w.dump" | grep -q '^00000000\* TraceEnabled version=0$' || fail "dump: $(sed -n 2p "$w.dump")"
+sed -n 3p "$w.dump" | grep -q 'ChangeHart 0 (1 nibbles)' || fail "dump: $(sed -n 3p "$w.dump")"
+sed -n 4p "$w.dump" | grep -q 'PC 0000000040000000 (16 nibbles)' || fail "dump: $(sed -n 4p "$w.dump")"
+tail -n 1 "$w.dump" | grep -q TraceDisabled || fail "dump ends with $(tail -n 1 "$w.dump")"
+"$tk" encode --trace-format rle "$d/towers.spike_pc_trace.gz" -o "$w.rle" || fail encode
+"$tk" dump --trace-format rle "$w.rle" | sed -n 2p | grep -q '^0 addr 80000000 run 0$' || fail "rle dump"
+echo "PASS: dump"
+
+"$tk" formats --max-insns 20000 "$elf" > "$w.formats" || fail formats
+awk '$1 == "towers" && NF >= 11 && $3 > 0 && $7 > 0 { ok = 1 } END { exit !ok }' "$w.formats" ||
+  { cat "$w.formats"; fail "formats table"; }
+echo "PASS: formats"
+
+# --trace-format etrace is the E-Trace path
+"$tk" decode --trace-format etrace --scf "$d/itype3_basic/towers.scf" \
+    --ucf "$d/itype3_basic/towers.decoder.ucf" "$d/itype3_basic/towers.te_inst_raw" -o "$w.et" ||
+  fail "decode --trace-format etrace"
+cmp -s "$w.ref" "$w.et" || fail "decode --trace-format etrace differs"
+echo "PASS: --trace-format etrace"
+
+# bad input
+head -c 100 "$w.nib" > "$w.cut"
+"$tk" decode --trace-format nibble "$w.cut" -o /dev/null 2> "$w.err" && fail "a cut file decoded"
+grep -q "truncated at byte 100" "$w.err" || { cat "$w.err"; fail "no truncation message"; }
+"$tk" decode --trace-format rle --elf "$elf" "$w.nib" -o /dev/null 2> "$w.err" && fail "wrong format decoded"
+grep -q "not a tracekit RLE trace" "$w.err" || { cat "$w.err"; fail "no format message"; }
+"$tk" decode --trace-format nibble --elf "$elf" "$w.rle" -o /dev/null 2> "$w.err" && fail "wrong format decoded"
+grep -q "not a tracekit nibble trace" "$w.err" || { cat "$w.err"; fail "no format message"; }
+"$tk" sim "$elf" --encode --trace-format nibble --emit bogus -o "$w.x" 2> /dev/null; [ $? -eq 2 ] || fail "bad --emit"
+"$tk" sim "$elf" --encode --trace-format nibble --buffer-words 100 -o "$w.x" 2> /dev/null; [ $? -eq 2 ] || fail "bad --buffer-words"
+echo "PASS: errors"
+rm -f "$w".*
