@@ -73,7 +73,7 @@ enum {
     TK_NIB_STORE_DATA = 1u << 5, /* Store Data */
     TK_NIB_CSR = 1u << 6,        /* CSR reads/writes as Load/Store Data (with the data bits) */
     TK_NIB_TIMESTAMP = 1u << 7,  /* a Timestamp every timestamp_period retired instructions */
-    TK_NIB_DATA_MASK = 0x7cu, /* any of the data options (the four and csr) */
+    TK_NIB_DATA_MASK = 0x7cu,    /* any of the data options (the four and csr) */
 };
 
 /* Header packets (seed 001, "Trace Sequence Header Packets"). */
