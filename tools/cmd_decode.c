@@ -47,6 +47,7 @@ static void usage(FILE *out)
             "  --piece-size B    with --jobs: trace bytes per piece (default 1 MiB, 64 KiB\n"
             "                    for pcs and listing, whose output is held per piece)\n"
             "  --spec VERSION    packet layout: 2.0 (default), 0.29, 0.26\n"
+            "  --trace-format F  etrace (default), nibble or rle (docs/formats.md)\n"
             "  --no-bootrom      do not add spike's reset code at 0x1000 (added by default,\n"
             "                    as the reference decoder does, when the ELF has no code there)\n"
             "  --ecall-sequential  ecall/ebreak are not uninferable discontinuities (2025 text)\n"

@@ -28,6 +28,7 @@ static void usage(FILE *out)
         "  --scf FILE     static parameters (*_p), reference .scf format (required)\n"
         "  --ucf FILE     run-time options, reference .ucf format\n"
         "  --spec VER     packet layout: 2.0 (default), 0.29 or 0.26\n"
+        "  --trace-format F  etrace (default), nibble or rle (docs/formats.md)\n"
         "  --raw          also print the payload bytes\n"
         "  --csv          print the reference .te_inst CSV instead (as te_inst_deserialiser.py)\n"
         "  --keep-going   report damaged packets and continue after them where possible\n"

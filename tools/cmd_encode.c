@@ -39,6 +39,7 @@ static void encode_usage(FILE *out)
         "                      trTeInstFeatures, filters and comparators, discovery *_p): modes,\n"
         "                      sync interval and filtering as a chip would run them; implies\n"
         "                      --spec-faithful unless --reference-quirks is given\n"
+        "  --trace-format F    etrace (default), nibble or rle (docs/formats.md)\n"
         "  --spec VERSION      packet layout: 2.0 (default), 0.29, 0.26 (0.026's separate\n"
         "                      te_support messages are not written)\n"
         "  --stats             print instructions, packets, bytes and speed to stderr\n"

@@ -45,6 +45,7 @@ static void usage(FILE *out)
         "  --harts N            number of harts (default 1); --hart H traces hart H\n"
         "  --no-clint           no CLINT (reading the time CSR then traps, as on QEMU -M none)\n"
         "  --quiet              do not echo the program's console output\n"
+        "  --trace-format F     with --encode: etrace (default), nibble or rle (docs/formats.md)\n"
         "\n"
         "examples:\n"
         "  tracekit sim coremark.riscv --max-insns 1000000 --pcs coremark.pcs\n"
