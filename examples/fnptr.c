@@ -7,11 +7,26 @@
 
 typedef long (*op_fn)(long, long);
 
-__attribute__((noinline)) static long op_add(long a, long b) { return a + b; }
-__attribute__((noinline)) static long op_sub(long a, long b) { return a - b; }
-__attribute__((noinline)) static long op_mul(long a, long b) { return a * b % 100003; }
-__attribute__((noinline)) static long op_xor(long a, long b) { return a ^ b; }
-__attribute__((noinline)) static long op_max(long a, long b) { return a > b ? a : b; }
+__attribute__((noinline)) static long op_add(long a, long b)
+{
+    return a + b;
+}
+__attribute__((noinline)) static long op_sub(long a, long b)
+{
+    return a - b;
+}
+__attribute__((noinline)) static long op_mul(long a, long b)
+{
+    return a * b % 100003;
+}
+__attribute__((noinline)) static long op_xor(long a, long b)
+{
+    return a ^ b;
+}
+__attribute__((noinline)) static long op_max(long a, long b)
+{
+    return a > b ? a : b;
+}
 
 static op_fn const ops[] = {op_add, op_sub, op_mul, op_xor, op_max};
 

@@ -14,11 +14,11 @@ void out_dec(int64_t v);
 void out_hex(uint64_t v);
 void out_flush(void);
 
-#define read_csr(reg)                                                                          \
-    ({                                                                                         \
-        unsigned long v_;                                                                      \
-        __asm__ volatile("csrr %0, " #reg : "=r"(v_));                                         \
-        v_;                                                                                    \
+#define read_csr(reg)                                                                              \
+    ({                                                                                             \
+        unsigned long v_;                                                                          \
+        __asm__ volatile("csrr %0, " #reg : "=r"(v_));                                             \
+        v_;                                                                                        \
     })
 #define write_csr(reg, val) __asm__ volatile("csrw " #reg ", %0" ::"rK"(val))
 #define set_csr(reg, val) __asm__ volatile("csrs " #reg ", %0" ::"rK"(val))

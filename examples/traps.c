@@ -21,9 +21,9 @@ int main(void)
     for (int i = 0; i < 3; i++)
         __asm__ volatile("li a7, 42\n ecall" ::: "a7", "memory");
     __asm__ volatile("ebreak" ::: "memory");
-    __asm__ volatile(".2byte 0x0000" ::: "memory");       /* c.unimp */
-    __asm__ volatile("unimp" ::: "memory");               /* csrrw x0, cycle, x0 */
-    __asm__ volatile("csrw mimpid, zero" ::: "memory");   /* write to a read-only CSR */
+    __asm__ volatile(".2byte 0x0000" ::: "memory");     /* c.unimp */
+    __asm__ volatile("unimp" ::: "memory");             /* csrrw x0, cycle, x0 */
+    __asm__ volatile("csrw mimpid, zero" ::: "memory"); /* write to a read-only CSR */
     out_str("ecall ");
     out_dec((long)counts[11]);
     out_str(" ebreak ");
