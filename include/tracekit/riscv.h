@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "riscv_ops.h"
+#include "event.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -115,6 +116,37 @@ unsigned tk_rv_op_fmt(uint16_t op);
 /* Jump class of a decoded jal/jalr by the 2.0 table (computed by tk_rv_decode already, in
  * i->jclass; exposed for instructions built by hand). */
 tk_rv_jclass tk_rv_jump_class(const tk_rv_insn *i);
+
+/* How a trace event range that ends at instruction i ends (tk_range_end), by its control-flow
+ * class and 2.0 jump class. Shared by every RISC-V flow decoder so they report alike. */
+static inline uint8_t tk_rv_range_end(const tk_rv_insn *i)
+{
+    switch (i->cf) {
+    case TK_RV_CF_BRANCH:
+        return TK_END_BRANCH;
+    case TK_RV_CF_JAL:
+    case TK_RV_CF_JALR:
+        switch (i->jclass) {
+        case TK_RV_J_CALL:
+            return TK_END_CALL;
+        case TK_RV_J_RETURN:
+            return TK_END_RETURN;
+        case TK_RV_J_SWAP:
+            return TK_END_SWAP;
+        case TK_RV_J_OTHER:
+            return TK_END_OTHER_JUMP;
+        default:
+            return TK_END_JUMP;
+        }
+    case TK_RV_CF_XRET:
+        return TK_END_TRAP_RETURN;
+    case TK_RV_CF_ECALL:
+    case TK_RV_CF_EBREAK:
+        return TK_END_TRAP;
+    default:
+        return TK_END_NONE;
+    }
+}
 
 #ifdef __cplusplus
 }

@@ -41,36 +41,6 @@ void tk_pc_flow_free(tk_pc_flow *f)
     free(f);
 }
 
-/* How an instruction ends a range, by its control-flow class and 2.0 jump class. */
-static uint8_t end_of(const tk_rv_insn *in)
-{
-    switch (in->cf) {
-    case TK_RV_CF_BRANCH:
-        return TK_END_BRANCH;
-    case TK_RV_CF_JAL:
-    case TK_RV_CF_JALR:
-        switch (in->jclass) {
-        case TK_RV_J_CALL:
-            return TK_END_CALL;
-        case TK_RV_J_RETURN:
-            return TK_END_RETURN;
-        case TK_RV_J_SWAP:
-            return TK_END_SWAP;
-        case TK_RV_J_OTHER:
-            return TK_END_OTHER_JUMP;
-        default:
-            return TK_END_JUMP;
-        }
-    case TK_RV_CF_XRET:
-        return TK_END_TRAP_RETURN;
-    case TK_RV_CF_ECALL:
-    case TK_RV_CF_EBREAK:
-        return TK_END_TRAP;
-    default:
-        return TK_END_NONE;
-    }
-}
-
 /* Emit the open range; next is the PC executed after it, have_next false at the end. */
 static tk_status flush(tk_pc_flow *f, bool have_next, uint64_t next)
 {
@@ -149,7 +119,7 @@ tk_status tk_pc_flow_pc(tk_pc_flow *f, uint64_t pc)
     f->ev.ninsn = 1;
     f->open = true;
 classify:
-    f->end = end_of(&in);
+    f->end = tk_rv_range_end(&in);
     f->len = in.len;
     f->target = in.cf == TK_RV_CF_BRANCH || in.cf == TK_RV_CF_JAL ? pc + (uint64_t)in.imm : 0;
     if (tk_image_xlen(f->img) == 32)

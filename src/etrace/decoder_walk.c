@@ -31,35 +31,6 @@ bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i)
     return false;
 }
 
-static uint8_t end_kind(const tk_rv_insn *i)
-{
-    switch (i->cf) {
-    case TK_RV_CF_BRANCH:
-        return TK_END_BRANCH;
-    case TK_RV_CF_JAL:
-    case TK_RV_CF_JALR:
-        switch (i->jclass) {
-        case TK_RV_J_CALL:
-            return TK_END_CALL;
-        case TK_RV_J_RETURN:
-            return TK_END_RETURN;
-        case TK_RV_J_SWAP:
-            return TK_END_SWAP;
-        case TK_RV_J_OTHER:
-            return TK_END_OTHER_JUMP;
-        default:
-            return TK_END_JUMP;
-        }
-    case TK_RV_CF_XRET:
-        return TK_END_TRAP_RETURN;
-    case TK_RV_CF_ECALL:
-    case TK_RV_CF_EBREAK:
-        return TK_END_TRAP;
-    default:
-        return TK_END_NONE;
-    }
-}
-
 int tk_dec_block(tk_te_decoder *d, uint64_t pc, const tk_bblock **out)
 {
     tk_status st = tk_image_block(d->img, pc, out);
@@ -140,7 +111,7 @@ int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, cons
                 tk_dec_step *out)
 {
     memset(out, 0, sizeof(*out));
-    out->end = end_kind(insn);
+    out->end = tk_rv_range_end(insn);
     uint64_t next = this_pc + insn->len;
 
     if (insn->cf == TK_RV_CF_JAL) {

@@ -32,35 +32,6 @@ tk_status lg_flow_emit(lg_flow *f, tk_event *ev)
     return f->fn(f->ctx, ev);
 }
 
-uint8_t lg_end_of(const tk_rv_insn *in)
-{
-    switch (in->cf) {
-    case TK_RV_CF_BRANCH:
-        return TK_END_BRANCH;
-    case TK_RV_CF_JAL:
-    case TK_RV_CF_JALR:
-        switch (in->jclass) {
-        case TK_RV_J_CALL:
-            return TK_END_CALL;
-        case TK_RV_J_RETURN:
-            return TK_END_RETURN;
-        case TK_RV_J_SWAP:
-            return TK_END_SWAP;
-        case TK_RV_J_OTHER:
-            return TK_END_OTHER_JUMP;
-        default:
-            return TK_END_JUMP;
-        }
-    case TK_RV_CF_XRET:
-        return TK_END_TRAP_RETURN;
-    case TK_RV_CF_ECALL:
-    case TK_RV_CF_EBREAK:
-        return TK_END_TRAP;
-    default:
-        return TK_END_NONE;
-    }
-}
-
 uint64_t lg_target(const lg_flow *f, const tk_rv_insn *in, uint64_t pc)
 {
     return (pc + (uint64_t)in->imm) & f->mask;
@@ -161,7 +132,7 @@ static bool pass(lg_flow *f, const tk_bblock *b, unsigned flags, tk_status *st)
     }
     if (t->cf == TK_RV_CF_JAL && (flags & LG_FOLLOW_JAL)) {
         lg_flow_add(f, b->start, b->last, b->ninsn);
-        *st = lg_flow_end(f, lg_end_of(t), false, lg_target(f, t, b->last));
+        *st = lg_flow_end(f, tk_rv_range_end(t), false, lg_target(f, t, b->last));
         return true;
     }
     return false;
@@ -226,7 +197,7 @@ tk_status lg_flow_take(lg_flow *f, const tk_bblock *b, uint64_t next)
     const tk_rv_insn *t = &b->term;
     const uint64_t fall = (b->last + t->len) & f->mask;
     lg_flow_add(f, b->start, b->last, b->ninsn);
-    return lg_flow_end(f, lg_end_of(t), t->cf == TK_RV_CF_BRANCH && next != fall, next);
+    return lg_flow_end(f, tk_rv_range_end(t), t->cf == TK_RV_CF_BRANCH && next != fall, next);
 }
 
 tk_status lg_flow_count(lg_flow *f, uint64_t n, tk_rv_insn *last)
@@ -267,7 +238,7 @@ tk_status lg_flow_count(lg_flow *f, uint64_t n, tk_rv_insn *last)
         if (t->cf == TK_RV_CF_ECALL || t->cf == TK_RV_CF_EBREAK)
             return no_fit(f, TK_ERR_MISMATCH, "a trap instruction inside a run", b->last);
         lg_flow_add(f, b->start, b->last, b->ninsn);
-        if ((st = lg_flow_end(f, lg_end_of(t), false, (b->last + t->len) & f->mask)) != TK_OK)
+        if ((st = lg_flow_end(f, tk_rv_range_end(t), false, (b->last + t->len) & f->mask)) != TK_OK)
             return st;
         n -= b->ninsn;
     }

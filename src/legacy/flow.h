@@ -48,8 +48,6 @@ void lg_flow_add(lg_flow *f, uint64_t first, uint64_t last, uint64_t k);
 tk_status lg_flow_end(lg_flow *f, uint8_t end, bool taken, uint64_t next);
 /* Report a trap at epc going to handler (0: unknown) and continue there. */
 tk_status lg_flow_trap(lg_flow *f, uint64_t epc, uint64_t handler, uint32_t cause, bool interrupt);
-/* The range end of a control-flow instruction (tk_pc_flow's classification). */
-uint8_t lg_end_of(const tk_rv_insn *in);
 /* Direct target of a branch or jal at pc. */
 uint64_t lg_target(const lg_flow *f, const tk_rv_insn *in, uint64_t pc);
 

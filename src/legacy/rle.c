@@ -416,7 +416,7 @@ static tk_status run_end(lg_flow *f, const tk_rv_insn *in, uint64_t addr)
         return st != TK_OK ? st : lg_flow_trap(f, l, addr, 0, false);
     }
     default:
-        return lg_flow_end(f, lg_end_of(in), false, addr);
+        return lg_flow_end(f, tk_rv_range_end(in), false, addr);
     }
 }
 
