@@ -25,7 +25,8 @@ check: build
 # Fuzzing (fuzz/, docs/robustness.md): libFuzzer targets built with clang, ASan and UBSan.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_CHECK_SECONDS ?= 20
+FUZZ_CHECK_SECONDS ?= 60
+FUZZ_CHECK_RUNS ?= 20000
 FUZZ_TARGETS ?=
 TESTDATA ?= $(abspath ../shared/testdata)
 
@@ -35,15 +36,17 @@ fuzz:
 	cmake -S . -B $(FUZZ_BUILD) -DTK_FUZZ=ON -DCMAKE_C_COMPILER=clang -DBUILD_TESTING=OFF \
 	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTK_TESTDATA=$(TESTDATA)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
-	bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(TESTDATA) $(FUZZ_TARGETS)
+	FUZZ_EXTRA_ARGS="$(FUZZ_EXTRA_ARGS)" bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(TESTDATA) $(FUZZ_TARGETS)
 
-# The whole test suite under ASan+UBSan, then each fuzz target for FUZZ_CHECK_SECONDS (the
-# fuzzers run even if a test failed; the target fails if either did).
+# The whole test suite under ASan+UBSan, then each fuzz target for FUZZ_CHECK_RUNS inputs from a
+# fixed seed (at most FUZZ_CHECK_SECONDS), so that CI runs are repeatable; the fuzzers run even
+# if a test failed; the target fails if either did.
 check-asan:
 	cmake -S . -B build-asan -DTK_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS); t=$$?; \
-	    $(MAKE) -C $(CURDIR) fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS); f=$$?; \
+	    $(MAKE) -C $(CURDIR) fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) \
+	        FUZZ_EXTRA_ARGS="-seed=1 -runs=$(FUZZ_CHECK_RUNS)"; f=$$?; \
 	    test $$t -eq 0 -a $$f -eq 0
 
 bench: deps

@@ -37,7 +37,9 @@ for t in "${targets[@]}"; do
     mkdir -p "$build/corpus/$t" "$build/seeds/$t"
     log="$build/logs/$t.log"
     # -timeout: one input taking over 10 s is a hang; -rss_limit_mb: memory must stay bounded
-    "$build/fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 \
+    # FUZZ_EXTRA_ARGS (e.g. -seed=1 -runs=N) makes a run repeatable, as make check-asan wants.
+    # shellcheck disable=SC2086
+    "$build/fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 ${FUZZ_EXTRA_ARGS:-} \
         -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" \
         "$build/corpus/$t" "$build/seeds/$t" >"$log" 2>&1
     rc=$?
