@@ -159,21 +159,26 @@ enum {
     TK_TE_REC_ADDRESS = 1u << 3, /* has_address */
 };
 
-/* Per-layout decoding table of the record scanner, indexed by the first 7 payload bits
+/* Per-layout decoding tables of the record scanner, indexed by the first 7 payload bits
  * (format and F1 branches): for formats 1 and 2, where the address starts, masks and the
- * longest valid payload; 0 for the formats it does not decode in line. Filled by
+ * longest valid payload; maxlen 0 for the formats it does not decode in line. One array
+ * per field, so that every lookup is one load with the index scaled. Filled by
  * tk_te_scan_init from the parameters. */
-typedef struct tk_te_scan_entry {
-    uint64_t amask; /* address mask (0 when the packet carries no address) */
-    uint64_t dmask; /* irdepth mask (idem) */
-    uint64_t tail;  /* the record's last 8 bytes without map and flags: format, branches,
-                       TK_TE_REC_ADDRESS */
-    uint32_t mapmask;
-    uint8_t ap;     /* address position */
-    uint8_t tpm1;   /* position of the bit before notify (the address MSB), at most 63 */
-    uint8_t maxlen; /* longest payload in bytes (at most 8) decoded in line, 0: none */
-    uint8_t pad;
-} tk_te_scan_entry;
+typedef struct tk_te_scan_table {
+    uint64_t amask[128]; /* address mask (0 when the packet carries no address) */
+    uint64_t dmask[128]; /* irdepth mask (idem) */
+    uint64_t tail[128];  /* the record's last 8 bytes without map and flags: format,
+                            branches, TK_TE_REC_ADDRESS */
+    uint64_t flags[16];  /* record flags in place, by address MSB and the three sent bits */
+    uint32_t mapmask[128];
+    uint8_t ap[128];     /* address position */
+    uint8_t tpm1[128];   /* position of the bit before notify (the address MSB), at most 63 */
+    uint8_t maxlen[128]; /* longest payload in bytes (at most 8) decoded in line, 0: none */
+    /* format 3 subformat 0 (start): privilege, time, context, address */
+    uint64_t smask[4];
+    uint8_t spos[4]; /* at most 127 */
+    uint8_t smaxlen; /* longest valid payload (at most 16), 0: not decoded this way */
+} tk_te_scan_table;
 
 typedef struct tk_te_scan {
     tk_te_layout layout;
@@ -187,7 +192,7 @@ typedef struct tk_te_scan {
      * register count without flags), set by tk_te_scan_init; clearing it selects the
      * portable code (tests compare both). */
     uint8_t use_bmi2;
-    tk_te_scan_entry table[128];
+    tk_te_scan_table table;
 } tk_te_scan;
 void tk_te_scan_init(tk_te_scan *s, const tk_te_params *p, const uint8_t *buf, size_t len);
 /* Continue at byte offset (a packet boundary), numbering packets from index. */
