@@ -217,9 +217,11 @@ tk_status tk_te_scan_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag);
 size_t tk_te_scan_batch(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max);
 
 /* The same as tk_te_scan_batch, into compact records: rec[i] for every packet; for a packet
- * of format 3 (rec[i].format == TK_TE_F3), full[i] holds the whole packet (full must have
- * room for max packets; its other entries may be overwritten). Fastest way through a long
- * trace; same stopping rules, then tk_te_scan_next. */
+ * of format 3 (rec[i].format == TK_TE_F3; its record has subformat, address and
+ * TK_TE_REC_ADDRESS), full[i] holds the whole packet (full must have room for max packets;
+ * its other entries may be overwritten). offsets may be NULL. Same stopping rules (a batch
+ * ends after a support packet; 0: call tk_te_scan_next). The fastest way through a long
+ * trace: about 2.5 times fewer instructions per packet than whole structs plus their use. */
 size_t tk_te_scan_records(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full, uint64_t *offsets,
                           size_t max);
 /* The tk_te_packet of a format 1 or 2 record (format 3: use full[i]). */
