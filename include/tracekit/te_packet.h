@@ -221,7 +221,7 @@ size_t tk_te_scan_batch(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, siz
  * TK_TE_REC_ADDRESS), full[i] holds the whole packet (full must have room for max packets;
  * its other entries may be overwritten). offsets may be NULL. Same stopping rules (a batch
  * ends after a support packet; 0: call tk_te_scan_next). The fastest way through a long
- * trace: about 2.5 times fewer instructions per packet than whole structs plus their use. */
+ * trace: a third fewer instructions per packet than whole structs (and their use). */
 size_t tk_te_scan_records(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full, uint64_t *offsets,
                           size_t max);
 /* The tk_te_packet of a format 1 or 2 record (format 3: use full[i]). */
