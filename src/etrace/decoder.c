@@ -28,6 +28,7 @@ tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn
     d->ctx = ctx;
     d->xlen = tk_image_xlen(img);
     d->addr_mask = d->xlen >= 64 ? ~0ull : (1ull << d->xlen) - 1;
+    d->idle_limit = tk_dec_idle_limit(img);
     /* The mode state machines are sized from the static attributes even when their option
      * is off: a support packet may switch the option on. */
     tk_status st = tk_te_irstack_init(&d->ir, p);

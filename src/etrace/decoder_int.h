@@ -78,8 +78,9 @@ struct tk_te_decoder {
     uint64_t packet_index;
     uint64_t context;
     tk_te_decoder_stats stats;
-    tk_status stop;    /* what the callback returned to stop decoding */
-    tk_event range_ev; /* reused for every TK_EV_RANGE of the walk (no per-block zeroing) */
+    tk_status stop;      /* what the callback returned to stop decoding */
+    tk_event range_ev;   /* reused for every TK_EV_RANGE of the walk (no per-block zeroing) */
+    uint64_t idle_limit; /* blocks a walk may follow without trace information */
     char msg[192];
 };
 
@@ -101,6 +102,9 @@ static inline uint64_t tk_dec_pending(const tk_te_decoder *d)
 
 /* decoder_walk.c */
 bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i);
+/* Blocks a walk may follow without using trace information before it is taken as lost,
+ * from the size of the program's code. */
+uint64_t tk_dec_idle_limit(const tk_image *img);
 /* follow_execution_path(): from pc to w->address. */
 int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w);
 /* The block starting at pc, or a desync error naming pc. */
