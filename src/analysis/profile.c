@@ -18,6 +18,15 @@ tk_status tk_profile_new(const tk_code_view *code, tk_profile **out)
     if (!p)
         return TK_ERR_NOMEM;
     p->code = *code;
+    p->range_cache = malloc(3 * PROF_PAIR_CACHE_SLOTS * sizeof(*p->range_cache));
+    if (!p->range_cache) {
+        free(p);
+        return TK_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < 3 * PROF_PAIR_CACHE_SLOTS; i++)
+        p->range_cache[i].value = TK_PAIR_NONE;
+    p->edge_cache = p->range_cache + PROF_PAIR_CACHE_SLOTS;
+    p->run_cache = p->edge_cache + PROF_PAIR_CACHE_SLOTS;
     tk_pair_map_init(&p->range_map);
     tk_pair_map_init(&p->func_map);
     tk_pair_map_init(&p->call_map);
@@ -32,6 +41,7 @@ void tk_profile_free(tk_profile *p)
 {
     if (!p)
         return;
+    free(p->range_cache); /* the three caches are one allocation */
     free(p->ranges);
     free(p->pieces);
     free(p->inner_branches);
@@ -79,6 +89,29 @@ tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *en
     if (entry)
         *entry = sym && off == 0;
     return TK_OK;
+}
+
+static inline prof_pair_cache *cache_slot(prof_pair_cache *c, uint64_t a, uint64_t b)
+{
+    const uint64_t h = (a ^ (b << 7) ^ (b >> 9)) * 0x9e3779b97f4a7c15ull;
+    return &c[(h >> 40) & (PROF_PAIR_CACHE_SLOTS - 1)];
+}
+
+/* tk_pair_map_put with a direct-mapped cache in front: values never change once stored, so
+ * a cached (a, b) is the map's answer. */
+static inline tk_status cached_put(tk_pair_map *m, prof_pair_cache *c, uint64_t a, uint64_t b,
+                                   uint32_t *value, int *inserted)
+{
+    prof_pair_cache *slot = cache_slot(c, a, b);
+    if (slot->value != TK_PAIR_NONE && slot->a == a && slot->b == b) {
+        *value = slot->value;
+        *inserted = 0;
+        return TK_OK;
+    }
+    tk_status st = tk_pair_map_put(m, a, b, value, inserted);
+    if (st == TK_OK)
+        *slot = (prof_pair_cache){.a = a, .b = b, .value = *value};
+    return st;
 }
 
 static tk_status add_piece(tk_profile *p, uint64_t first, uint32_t func)
@@ -158,7 +191,7 @@ static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
 {
     uint32_t idx = (uint32_t)p->nranges;
     int inserted = 0;
-    tk_status st = tk_pair_map_put(&p->range_map, ev->first, ev->last, &idx, &inserted);
+    tk_status st = cached_put(&p->range_map, p->range_cache, ev->first, ev->last, &idx, &inserted);
     if (st != TK_OK)
         return st;
     *out = idx;
@@ -172,6 +205,9 @@ static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
     r->last = ev->last;
     r->piece = (uint32_t)p->npieces;
     r->inner = (uint32_t)p->ninner;
+    uint64_t off = 0;
+    const tk_symbol *sym = p->code.symbolize(p->code.ctx, ev->first, &off);
+    r->entry = sym && off == 0;
     size_t npieces0 = p->npieces, ninner0 = p->ninner;
     st = ev->last >= ev->first ? walk_range(p, r) : TK_ERR_MISMATCH;
     if (st == TK_ERR_NOMEM)
@@ -195,12 +231,12 @@ static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
     return TK_OK;
 }
 
-static tk_status count_pair(tk_pair_map *m, void **arr, size_t *n, size_t *cap, size_t elem,
-                            uint64_t a, uint64_t b, uint32_t *idx_out)
+static tk_status count_pair(tk_pair_map *m, prof_pair_cache *c, void **arr, size_t *n, size_t *cap,
+                            size_t elem, uint64_t a, uint64_t b, uint32_t *idx_out)
 {
     uint32_t idx = (uint32_t)*n;
     int inserted = 0;
-    tk_status st = tk_pair_map_put(m, a, b, &idx, &inserted);
+    tk_status st = cached_put(m, c, a, b, &idx, &inserted);
     if (st != TK_OK)
         return st;
     if (inserted) {
@@ -216,8 +252,8 @@ static tk_status count_pair(tk_pair_map *m, void **arr, size_t *n, size_t *cap, 
 static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end)
 {
     uint32_t i;
-    tk_status st = count_pair(&p->edge_map, (void **)&p->edges, &p->nedges, &p->cap_edges,
-                              sizeof(*p->edges), from, to, &i);
+    tk_status st = count_pair(&p->edge_map, p->edge_cache, (void **)&p->edges, &p->nedges,
+                              &p->cap_edges, sizeof(*p->edges), from, to, &i);
     if (st != TK_OK)
         return st;
     tk_prof_edge *e = &p->edges[i];
@@ -234,7 +270,7 @@ static tk_status close_run(tk_profile *p, uint64_t last)
         return TK_OK;
     p->run_open = false;
     uint32_t i;
-    tk_status st = count_pair(&p->run_map, (void **)&p->runs, &p->nruns, &p->cap_runs,
+    tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns, &p->cap_runs,
                               sizeof(*p->runs), p->run_start, last, &i);
     if (st != TK_OK)
         return st;
@@ -327,14 +363,8 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
     for (uint32_t i = 0; i < r->npieces; i++) {
         /* r may move when the stack code adds functions: re-read through the index. */
         prof_piece pc = p->pieces[p->ranges[ri].piece + i];
-        bool entry = false;
-        if (i == 0) {
-            uint64_t off = 0;
-            const tk_symbol *sym = p->code.symbolize(p->code.ctx, pc.first, &off);
-            entry = sym && off == 0;
-        } else {
-            entry = true; /* pieces after the first start where a function starts */
-        }
+        /* Pieces after the first start where a function starts. */
+        const bool entry = i == 0 ? p->ranges[ri].entry : true;
         st = tk_cs_enter(p, i == 0 ? act : ACT_FLOW, site, ret, pc.first, pc.func, entry);
         if (st != TK_OK)
             return st;
