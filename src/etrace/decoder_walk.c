@@ -340,6 +340,17 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
     uint64_t idle = 0; /* blocks since the last branch bit or uninferable jump */
     int r;
 
+    /* The range event: what stays the same for the whole walk is set once. */
+    tk_event *ev = &d->range_ev;
+    ev->kind = TK_EV_RANGE;
+    ev->byte_offset = d->byte_offset;
+    ev->packet_index = d->packet_index;
+    ev->priv = d->privilege;
+    ev->context = d->context;
+    /* The instruction executed last is the final instruction of a block while the walk goes
+     * on: it is pointed to, and copied to d->last_insn only when the walk stops. */
+    const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
+
     d->walk_uninf = false;
     cycle_reset(&cyc, d->pc);
     for (;;) {
@@ -347,7 +358,7 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             return r;
         const bool inferred = d->inferred_address;
         /* The block's sequential part, from pc (already reached) to its last instruction. */
-        const tk_rv_insn *prev = d->last_valid ? &d->last_insn : NULL;
+        const tk_rv_insn *prev = last;
         uint64_t prev_pc = d->last_pc;
         if (b->ninsn > 1) {
             if (!inferred && w->address > d->pc && w->address < b->last) {
@@ -396,8 +407,7 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             if (r != TK_OK)
                 return r;
         }
-        tk_event *ev = &d->range_ev;
-        ev->kind = TK_EV_RANGE;
+        /* tk_dec_emit() for a range, with the walk's constant fields already in place */
         ev->end = s.end;
         ev->taken = s.taken;
         ev->indirect = s.indirect;
@@ -405,10 +415,14 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
         ev->last = b->last;
         ev->ninsn = d->range_ninsn;
         ev->next = s.next;
+        d->stats.instructions += d->range_ninsn;
         d->range_ninsn = 0;
-        if ((r = tk_dec_emit(d, ev)) != TK_OK)
-            return r;
-        d->last_insn = b->term;
+        const tk_status st = d->fn(d->ctx, ev);
+        if (st != TK_OK) {
+            d->stop = st;
+            return DEC_STOPPED;
+        }
+        last = &b->term;
         d->last_pc = b->last;
         d->last_valid = true;
         d->pc = s.next;
@@ -419,8 +433,10 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             b = NULL;
             if (s.stop_here) {
                 d->inferred_address = false;
-                if (w->until_discon)
+                if (w->until_discon) {
+                    d->last_insn = *last;
                     return TK_OK;
+                }
             }
         } else {
             const tk_bblock *nb;
@@ -433,9 +449,11 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
                 /* A jump resolved without trace (sijump, implicit return) leads to its
                  * target as an inferable one would: the decoder.adoc test "last instruction
                  * not an uninferable discontinuity" is about how the address was reached. */
-                r = arrive(d, w, d->pc, br, s.inferred ? NULL : &d->last_insn, s.stop_here);
-                if (r == ARRIVE_STOP)
+                r = arrive(d, w, d->pc, br, s.inferred ? NULL : last, s.stop_here);
+                if (r == ARRIVE_STOP) {
+                    d->last_insn = *last;
                     return TK_OK;
+                }
                 if (r != ARRIVE_GO_ON)
                     return r;
             }
