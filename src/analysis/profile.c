@@ -201,6 +201,7 @@ static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
         return st;
     prof_range *r = &p->ranges[p->nranges++];
     memset(r, 0, sizeof(*r));
+    r->succ = r->succ_edge = TK_PAIR_NONE;
     r->first = ev->first;
     r->last = ev->last;
     r->piece = (uint32_t)p->npieces;
@@ -249,7 +250,7 @@ static tk_status count_pair(tk_pair_map *m, prof_pair_cache *c, void **arr, size
     return TK_OK;
 }
 
-static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end)
+static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end, uint32_t *out)
 {
     uint32_t i;
     tk_status st = count_pair(&p->edge_map, p->edge_cache, (void **)&p->edges, &p->nedges,
@@ -261,6 +262,8 @@ static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end
     e->to = to;
     e->end = end;
     e->count++;
+    if (out)
+        *out = i;
     return TK_OK;
 }
 
@@ -309,10 +312,21 @@ static prof_action action_after(uint8_t end)
 
 static tk_status on_range(tk_profile *p, const tk_event *ev)
 {
-    uint32_t ri;
-    tk_status st = range_of(p, ev, &ri);
-    if (st != TK_OK)
-        return st;
+    uint32_t ri = TK_PAIR_NONE;
+    tk_status st;
+    if (p->have_prev) {
+        const uint32_t h = p->ranges[p->prev_range].succ;
+        if (h != TK_PAIR_NONE && p->ranges[h].first == ev->first && p->ranges[h].last == ev->last)
+            ri = h;
+    }
+    if (ri == TK_PAIR_NONE) {
+        if ((st = range_of(p, ev, &ri)) != TK_OK)
+            return st;
+        if (p->have_prev) {
+            p->ranges[p->prev_range].succ = ri;
+            p->ranges[p->prev_range].succ_edge = TK_PAIR_NONE;
+        }
+    }
     prof_range *r = &p->ranges[ri];
     r->count++;
     p->totals.ranges++;
@@ -325,7 +339,7 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
     uint64_t site = 0, ret = UINT64_MAX;
     if (act == ACT_TRAP) {
         site = ret = p->trap_site;
-        if ((st = add_edge(p, p->trap_site, r->first, TK_END_TRAP)) != TK_OK)
+        if ((st = add_edge(p, p->trap_site, r->first, TK_END_TRAP, NULL)) != TK_OK)
             return st;
     } else if (p->have_prev) {
         prof_range *pr = &p->ranges[p->prev_range];
@@ -339,8 +353,17 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
                 pr->taken++;
         }
         if (!seq) {
-            if ((st = add_edge(p, pr->last, r->first, p->prev_end)) != TK_OK)
-                return st;
+            if (pr->succ_edge != TK_PAIR_NONE) {
+                tk_prof_edge *e = &p->edges[pr->succ_edge];
+                e->end = p->prev_end;
+                e->count++;
+            } else {
+                uint32_t ei;
+                if ((st = add_edge(p, pr->last, r->first, p->prev_end, &ei)) != TK_OK)
+                    return st;
+                pr = &p->ranges[p->prev_range];
+                pr->succ_edge = ei;
+            }
             if ((st = close_run(p, pr->last)) != TK_OK)
                 return st;
         }

@@ -20,7 +20,10 @@ typedef struct prof_range {
     uint32_t inner;   /* first of them in tk_profile.inner_branches */
     uint8_t last_len; /* 0 if the range did not walk (bad) */
     bool last_cond;
-    bool entry;           /* first is the first instruction of a function symbol */
+    bool entry; /* first is the first instruction of a function symbol */
+    /* The range that followed this one last time, and the edge to it (TK_PAIR_NONE: none
+     * yet): flow repeats, so the next range is usually found without a lookup. */
+    uint32_t succ, succ_edge;
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
 } prof_range;
 
