@@ -81,6 +81,9 @@ struct tk_te_decoder {
     tk_status stop;      /* what the callback returned to stop decoding */
     tk_event range_ev;   /* reused for every TK_EV_RANGE of the walk (no per-block zeroing) */
     uint64_t idle_limit; /* blocks a walk may follow without trace information */
+    /* The block a walk stopped at the start of: the next walk starts there without a cache
+     * lookup if pc is still its start (blocks never change while the image lives). */
+    const tk_bblock *stop_block;
     char msg[192];
 };
 

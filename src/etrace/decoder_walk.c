@@ -335,7 +335,7 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
      * through tk_dec_exec (next_pc of decoder.adoc). */
     const bool map_only = !d->p.o.branch_prediction;
     const bool irstack = d->p.o.implicit_return;
-    const tk_bblock *b = NULL;
+    const tk_bblock *b = d->stop_block && d->stop_block->start == d->pc ? d->stop_block : NULL;
     cycle cyc;
     uint64_t idle = 0; /* blocks since the last branch bit or uninferable jump */
     int r;
@@ -452,6 +452,7 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
                 r = arrive(d, w, d->pc, br, s.inferred ? NULL : last, s.stop_here);
                 if (r == ARRIVE_STOP) {
                     d->last_insn = *last;
+                    d->stop_block = b;
                     return TK_OK;
                 }
                 if (r != ARRIVE_GO_ON)
