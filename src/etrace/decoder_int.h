@@ -17,6 +17,8 @@
  * decoding (callback stop, no memory). */
 enum { DEC_DESYNC = 2, DEC_STOPPED = 3 };
 
+#define TK_DEC_NEAR_BLOCKS 1024u /* a power of two */
+
 /* The fields of the packet being followed that the stop conditions look at. */
 typedef struct tk_dec_walk {
     uint64_t address; /* reported address (byte address) */
@@ -84,6 +86,10 @@ struct tk_te_decoder {
     /* The block a walk stopped at the start of: the next walk starts there without a cache
      * lookup if pc is still its start (blocks never change while the image lives). */
     const tk_bblock *stop_block;
+    /* Direct-mapped front of the image's block cache, keyed by start address: the targets
+     * of returns and other uninferable jumps repeat, and one probe here saves a hash lookup. */
+    const tk_bblock **near; /* TK_DEC_NEAR_BLOCKS entries (apart: the parallel decoder
+                             * keeps copies of the scalars of a decoder per piece) */
     char msg[192];
 };
 

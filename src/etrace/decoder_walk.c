@@ -33,9 +33,16 @@ bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i)
 
 int tk_dec_block(tk_te_decoder *d, uint64_t pc, const tk_bblock **out)
 {
-    tk_status st = tk_image_block(d->img, pc, out);
-    if (st == TK_OK && (*out)->ninsn > 0)
+    const tk_bblock **near = &d->near[(pc >> 1) & (TK_DEC_NEAR_BLOCKS - 1)];
+    if (*near && (*near)->start == pc) {
+        *out = *near;
         return TK_OK;
+    }
+    tk_status st = tk_image_block(d->img, pc, out);
+    if (st == TK_OK && (*out)->ninsn > 0) {
+        *near = *out;
+        return TK_OK;
+    }
     if (st == TK_ERR_NOMEM)
         return st;
     /* pc was reached but has no code: it is not a retired instruction, do not report it. */
