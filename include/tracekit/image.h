@@ -53,6 +53,17 @@ typedef struct tk_bblock {
                        * the fetch status of the next instruction (TK_ERR_NO_CODE,
                        * TK_ERR_BAD_INSN, TK_ERR_UNSUPPORTED for 48/64-bit encodings), or
                        * TK_ERR_OVERFLOW after 16 MiB of straight-line code */
+    /* Precomputed once when the block is built, so a flow decoder follows whole blocks
+     * without looking at single instructions: */
+    uint64_t fall;   /* address after the block: last + term.len (wrapped to xlen) */
+    uint64_t target; /* static target of term: taken branch, jal, jalr with rs1 = x0 (wrapped
+                      * to xlen); 0 when term has none */
+    uint32_t id;     /* index of the block in the cache (0, 1, 2 ... in build order): lets
+                      * sinks keep per-block data in a plain array */
+    uint8_t end;     /* tk_rv_range_end(&term) */
+    /* Successor blocks already looked up through tk_image_block_next(): [0] at fall, [1] at
+     * target. NULL until then. */
+    const struct tk_bblock *link[2];
 } tk_bblock;
 
 /* Open an ELF executable. Errors: TK_ERR_IO (cannot open/map), TK_ERR_FORMAT (not an ELF,
@@ -86,6 +97,25 @@ tk_status tk_image_fetch(const tk_image *img, uint64_t pc, tk_rv_insn *out);
  * the first instruction cannot be fetched, its status is returned and no block is made.
  * Not thread-safe for one image: use one image per thread. */
 tk_status tk_image_block(tk_image *img, uint64_t pc, const tk_bblock **out);
+/* The block at b's fall-through (which = 0) or static target (which = 1), as tk_image_block
+ * would give it, remembered in b->link[which] so the next call is one load. The inline
+ * tk_image_block_succ() is the fast path. */
+tk_status tk_image_block_next(tk_image *img, const tk_bblock *b, unsigned which,
+                              const tk_bblock **out);
+static inline tk_status tk_image_block_succ(tk_image *img, const tk_bblock *b, unsigned which,
+                                            const tk_bblock **out)
+{
+    if (b->link[which]) {
+        *out = b->link[which];
+        return TK_OK;
+    }
+    return tk_image_block_next(img, b, which, out);
+}
+/* Number of blocks in the cache so far (ids are below it). */
+uint32_t tk_image_block_count(const tk_image *img);
+/* Bytes of executable code (file bytes of executable segments): a bound on the number of
+ * distinct instructions and blocks the program has. */
+uint64_t tk_image_code_bytes(const tk_image *img);
 
 /* Symbols sorted by address: functions, objects with a size, and code labels (assembly
  * symbols without type in executable sections, is_func with size 0). */

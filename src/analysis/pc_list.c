@@ -11,6 +11,24 @@
 #define PC_LIST_BUF (1u << 16)
 #define PC_LINE_MAX 24 /* 16 hex digits, a newline, and slack for 8-byte stores */
 
+/* Ranges start at a few hundred distinct addresses (the blocks of the program) and the lines
+ * of the first instructions from a given address never change: the text of up to
+ * PC_TEXT_LINES lines from each start is kept in a direct-mapped cache, so a range that was
+ * seen before costs one lookup and one copy instead of formatting every address again. */
+#define PC_TEXT_LINES 16
+#define PC_TEXT_BYTES (PC_TEXT_LINES * 17) /* 16 hex digits and a newline per line */
+#define PC_COPY_CHUNK 32                   /* text is copied in chunks of this many bytes */
+#define PC_TEXT_CAP ((PC_TEXT_BYTES + PC_COPY_CHUNK - 1) / PC_COPY_CHUNK * PC_COPY_CHUNK)
+#define PC_CACHE_SLOTS 1024u
+
+typedef struct pc_text {
+    uint64_t first; /* start address; the entry is empty when lines is 0 */
+    uint64_t after; /* address after the last cached line */
+    uint32_t lines;
+    uint16_t end[PC_TEXT_LINES]; /* bytes of text up to and including line i */
+    char text[PC_TEXT_CAP];
+} pc_text;
+
 struct tk_pc_list {
     tk_image *img;
     FILE *out;
@@ -18,8 +36,12 @@ struct tk_pc_list {
     uint64_t count;
     size_t used;
     bool io_error;
+    pc_text *cache; /* PC_CACHE_SLOTS entries */
     char buf[PC_LIST_BUF];
 };
+
+/* Room kept free in buf before a range starts: a whole cached text plus copy slack. */
+#define PC_RANGE_ROOM (PC_TEXT_LINES * PC_LINE_MAX + PC_COPY_CHUNK)
 
 tk_status tk_pc_list_new(tk_image *img, FILE *out, tk_pc_list **sink)
 {
@@ -28,6 +50,11 @@ tk_status tk_pc_list_new(tk_image *img, FILE *out, tk_pc_list **sink)
     tk_pc_list *s = malloc(sizeof(*s));
     if (!s)
         return TK_ERR_NOMEM;
+    s->cache = calloc(PC_CACHE_SLOTS, sizeof(*s->cache));
+    if (!s->cache) {
+        free(s);
+        return TK_ERR_NOMEM;
+    }
     s->img = img;
     s->out = out;
     s->seg = NULL;
@@ -40,6 +67,8 @@ tk_status tk_pc_list_new(tk_image *img, FILE *out, tk_pc_list **sink)
 
 void tk_pc_list_free(tk_pc_list *s)
 {
+    if (s)
+        free(s->cache);
     free(s);
 }
 
@@ -120,6 +149,38 @@ static unsigned length_at(tk_pc_list *s, uint64_t a)
     return (lo & 3) == 3 ? 4 : 2;
 }
 
+static inline pc_text *text_slot(tk_pc_list *s, uint64_t a)
+{
+    return &s->cache[(uint32_t)(((a >> 1) * 0x9e3779b97f4a7c15ull) >> 40) & (PC_CACHE_SLOTS - 1)];
+}
+
+/* Format the first lines from a into buf (which has PC_RANGE_ROOM bytes free) and keep
+ * them in e (the caller sets e->first). Returns the lines of the range written: up to left,
+ * 0 if a is not in a segment's bytes. */
+static uint64_t format_and_keep(tk_pc_list *s, pc_text *e, uint64_t a, uint64_t left)
+{
+    const tk_segment *g = segment_of(s, a);
+    if (!g)
+        return 0;
+    const uint8_t *data = g->data;
+    const uint64_t v0 = g->vaddr, end = g->vaddr + g->filesz;
+    char *const p0 = s->buf + s->used;
+    char *p = p0;
+    uint32_t n = 0;
+    while (n < PC_TEXT_LINES && a >= v0 && a < end) {
+        p = put_hex(p, a);
+        e->end[n++] = (uint16_t)(p - p0);
+        a += (data[a - v0] & 3) == 3 ? 4 : 2;
+    }
+    memcpy(e->text, p0, (size_t)(p - p0));
+    e->lines = n;
+    e->after = a;
+    const uint64_t used = n < left ? n : left;
+    if (n)
+        s->used += e->end[used - 1];
+    return used;
+}
+
 tk_status tk_pc_list_event(void *sink, const tk_event *ev)
 {
     tk_pc_list *s = sink;
@@ -127,6 +188,37 @@ tk_status tk_pc_list_event(void *sink, const tk_event *ev)
         return TK_OK;
     uint64_t a = ev->first;
     uint64_t left = ev->ninsn;
+    if (s->used > PC_LIST_BUF - PC_RANGE_ROOM && tk_pc_list_flush(s) != TK_OK)
+        return TK_ERR_IO;
+    pc_text *e = text_slot(s, a);
+    if (e->first != a || !e->lines) {
+        e->lines = 0;
+        const uint64_t start = a;
+        const uint64_t n = format_and_keep(s, e, a, left);
+        e->first = start;
+        if (n) {
+            left -= n;
+            a = n == e->lines ? e->after : 0;
+            if (!left) {
+                s->count += ev->ninsn;
+                return TK_OK;
+            }
+        }
+    } else {
+        /* Cached: copy whole chunks (both buffers have the slack). */
+        const uint32_t n = left < e->lines ? (uint32_t)left : e->lines;
+        const size_t len = e->end[n - 1];
+        char *dst = s->buf + s->used;
+        for (size_t i = 0; i < len; i += PC_COPY_CHUNK)
+            memcpy(dst + i, e->text + i, PC_COPY_CHUNK);
+        s->used += len;
+        left -= n;
+        if (!left) {
+            s->count += ev->ninsn;
+            return TK_OK;
+        }
+        a = e->after;
+    }
     while (left) {
         if (s->used > PC_LIST_BUF - PC_LINE_MAX && tk_pc_list_flush(s) != TK_OK)
             return TK_ERR_IO;

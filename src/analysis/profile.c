@@ -18,6 +18,15 @@ tk_status tk_profile_new(const tk_code_view *code, tk_profile **out)
     if (!p)
         return TK_ERR_NOMEM;
     p->code = *code;
+    p->range_cache = malloc(3 * PROF_PAIR_CACHE_SLOTS * sizeof(*p->range_cache));
+    if (!p->range_cache) {
+        free(p);
+        return TK_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < 3 * PROF_PAIR_CACHE_SLOTS; i++)
+        p->range_cache[i].value = TK_PAIR_NONE;
+    p->edge_cache = p->range_cache + PROF_PAIR_CACHE_SLOTS;
+    p->run_cache = p->edge_cache + PROF_PAIR_CACHE_SLOTS;
     tk_pair_map_init(&p->range_map);
     tk_pair_map_init(&p->func_map);
     tk_pair_map_init(&p->call_map);
@@ -32,6 +41,7 @@ void tk_profile_free(tk_profile *p)
 {
     if (!p)
         return;
+    free(p->range_cache); /* the three caches are one allocation */
     free(p->ranges);
     free(p->pieces);
     free(p->inner_branches);
@@ -80,6 +90,29 @@ tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *en
     if (entry)
         *entry = sym && off == 0;
     return TK_OK;
+}
+
+static inline prof_pair_cache *cache_slot(prof_pair_cache *c, uint64_t a, uint64_t b)
+{
+    const uint64_t h = (a ^ (b << 7) ^ (b >> 9)) * 0x9e3779b97f4a7c15ull;
+    return &c[(h >> 40) & (PROF_PAIR_CACHE_SLOTS - 1)];
+}
+
+/* tk_pair_map_put with a direct-mapped cache in front: values never change once stored, so
+ * a cached (a, b) is the map's answer. */
+static inline tk_status cached_put(tk_pair_map *m, prof_pair_cache *c, uint64_t a, uint64_t b,
+                                   uint32_t *value, int *inserted)
+{
+    prof_pair_cache *slot = cache_slot(c, a, b);
+    if (slot->value != TK_PAIR_NONE && slot->a == a && slot->b == b) {
+        *value = slot->value;
+        *inserted = 0;
+        return TK_OK;
+    }
+    tk_status st = tk_pair_map_put(m, a, b, value, inserted);
+    if (st == TK_OK)
+        *slot = (prof_pair_cache){.a = a, .b = b, .value = *value};
+    return st;
 }
 
 static tk_status add_piece(tk_profile *p, uint64_t first, uint32_t func)
@@ -159,7 +192,7 @@ static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
 {
     uint32_t idx = (uint32_t)p->nranges;
     int inserted = 0;
-    tk_status st = tk_pair_map_put(&p->range_map, ev->first, ev->last, &idx, &inserted);
+    tk_status st = cached_put(&p->range_map, p->range_cache, ev->first, ev->last, &idx, &inserted);
     if (st != TK_OK)
         return st;
     *out = idx;
@@ -169,10 +202,14 @@ static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
         return st;
     prof_range *r = &p->ranges[p->nranges++];
     memset(r, 0, sizeof(*r));
+    r->succ = r->succ_edge = TK_PAIR_NONE;
     r->first = ev->first;
     r->last = ev->last;
     r->piece = (uint32_t)p->npieces;
     r->inner = (uint32_t)p->ninner;
+    uint64_t off = 0;
+    const tk_symbol *sym = p->code.symbolize(p->code.ctx, ev->first, &off);
+    r->entry = sym && off == 0;
     size_t npieces0 = p->npieces, ninner0 = p->ninner;
     st = ev->last >= ev->first ? walk_range(p, r) : TK_ERR_MISMATCH;
     if (st == TK_ERR_NOMEM)
@@ -196,12 +233,12 @@ static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
     return TK_OK;
 }
 
-static tk_status count_pair(tk_pair_map *m, void **arr, size_t *n, size_t *cap, size_t elem,
-                            uint64_t a, uint64_t b, uint32_t *idx_out)
+static tk_status count_pair(tk_pair_map *m, prof_pair_cache *c, void **arr, size_t *n, size_t *cap,
+                            size_t elem, uint64_t a, uint64_t b, uint32_t *idx_out)
 {
     uint32_t idx = (uint32_t)*n;
     int inserted = 0;
-    tk_status st = tk_pair_map_put(m, a, b, &idx, &inserted);
+    tk_status st = cached_put(m, c, a, b, &idx, &inserted);
     if (st != TK_OK)
         return st;
     if (inserted) {
@@ -214,11 +251,11 @@ static tk_status count_pair(tk_pair_map *m, void **arr, size_t *n, size_t *cap, 
     return TK_OK;
 }
 
-static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end)
+static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end, uint32_t *out)
 {
     uint32_t i;
-    tk_status st = count_pair(&p->edge_map, (void **)&p->edges, &p->nedges, &p->cap_edges,
-                              sizeof(*p->edges), from, to, &i);
+    tk_status st = count_pair(&p->edge_map, p->edge_cache, (void **)&p->edges, &p->nedges,
+                              &p->cap_edges, sizeof(*p->edges), from, to, &i);
     if (st != TK_OK)
         return st;
     tk_prof_edge *e = &p->edges[i];
@@ -226,6 +263,8 @@ static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end
     e->to = to;
     e->end = end;
     e->count++;
+    if (out)
+        *out = i;
     return TK_OK;
 }
 
@@ -235,7 +274,7 @@ static tk_status close_run(tk_profile *p, uint64_t last)
         return TK_OK;
     p->run_open = false;
     uint32_t i;
-    tk_status st = count_pair(&p->run_map, (void **)&p->runs, &p->nruns, &p->cap_runs,
+    tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns, &p->cap_runs,
                               sizeof(*p->runs), p->run_start, last, &i);
     if (st != TK_OK)
         return st;
@@ -274,10 +313,21 @@ static prof_action action_after(uint8_t end)
 
 static tk_status on_range(tk_profile *p, const tk_event *ev)
 {
-    uint32_t ri;
-    tk_status st = range_of(p, ev, &ri);
-    if (st != TK_OK)
-        return st;
+    uint32_t ri = TK_PAIR_NONE;
+    tk_status st;
+    if (p->have_prev) {
+        const uint32_t h = p->ranges[p->prev_range].succ;
+        if (h != TK_PAIR_NONE && p->ranges[h].first == ev->first && p->ranges[h].last == ev->last)
+            ri = h;
+    }
+    if (ri == TK_PAIR_NONE) {
+        if ((st = range_of(p, ev, &ri)) != TK_OK)
+            return st;
+        if (p->have_prev) {
+            p->ranges[p->prev_range].succ = ri;
+            p->ranges[p->prev_range].succ_edge = TK_PAIR_NONE;
+        }
+    }
     prof_range *r = &p->ranges[ri];
     r->count++;
     p->totals.ranges++;
@@ -290,7 +340,7 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
     uint64_t site = 0, ret = UINT64_MAX;
     if (act == ACT_TRAP) {
         site = ret = p->trap_site;
-        if ((st = add_edge(p, p->trap_site, r->first, TK_END_TRAP)) != TK_OK)
+        if ((st = add_edge(p, p->trap_site, r->first, TK_END_TRAP, NULL)) != TK_OK)
             return st;
     } else if (p->have_prev) {
         prof_range *pr = &p->ranges[p->prev_range];
@@ -304,8 +354,17 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
                 pr->taken++;
         }
         if (!seq) {
-            if ((st = add_edge(p, pr->last, r->first, p->prev_end)) != TK_OK)
-                return st;
+            if (pr->succ_edge != TK_PAIR_NONE) {
+                tk_prof_edge *e = &p->edges[pr->succ_edge];
+                e->end = p->prev_end;
+                e->count++;
+            } else {
+                uint32_t ei;
+                if ((st = add_edge(p, pr->last, r->first, p->prev_end, &ei)) != TK_OK)
+                    return st;
+                pr = &p->ranges[p->prev_range];
+                pr->succ_edge = ei;
+            }
             if ((st = close_run(p, pr->last)) != TK_OK)
                 return st;
         }
@@ -328,14 +387,8 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
     for (uint32_t i = 0; i < r->npieces; i++) {
         /* r may move when the stack code adds functions: re-read through the index. */
         prof_piece pc = p->pieces[p->ranges[ri].piece + i];
-        bool entry = false;
-        if (i == 0) {
-            uint64_t off = 0;
-            const tk_symbol *sym = p->code.symbolize(p->code.ctx, pc.first, &off);
-            entry = sym && off == 0;
-        } else {
-            entry = true; /* pieces after the first start where a function starts */
-        }
+        /* Pieces after the first start where a function starts. */
+        const bool entry = i == 0 ? p->ranges[ri].entry : true;
         st = tk_cs_enter(p, i == 0 ? act : ACT_FLOW, site, ret, pc.first, pc.func, entry);
         if (st != TK_OK)
             return st;

@@ -20,8 +20,20 @@ typedef struct prof_range {
     uint32_t inner;   /* first of them in tk_profile.inner_branches */
     uint8_t last_len; /* 0 if the range did not walk (bad) */
     bool last_cond;
+    bool entry; /* first is the first instruction of a function symbol */
+    /* The range that followed this one last time, and the edge to it (TK_PAIR_NONE: none
+     * yet): flow repeats, so the next range is usually found without a lookup. */
+    uint32_t succ, succ_edge;
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
 } prof_range;
+
+/* A direct-mapped cache in front of a tk_pair_map (profile.c): the records the event stream
+ * hits again and again are found with one probe and no hashing of both keys. */
+typedef struct prof_pair_cache {
+    uint64_t a, b;
+    uint32_t value; /* TK_PAIR_NONE: empty */
+} prof_pair_cache;
+#define PROF_PAIR_CACHE_SLOTS 1024u
 
 typedef struct prof_piece {
     uint64_t first;
@@ -59,6 +71,9 @@ struct tk_profile {
     prof_range *ranges;
     size_t nranges, cap_ranges;
     tk_pair_map range_map;
+    prof_pair_cache *range_cache; /* PROF_PAIR_CACHE_SLOTS each, in front of the maps */
+    prof_pair_cache *edge_cache;
+    prof_pair_cache *run_cache;
     prof_piece *pieces;
     size_t npieces, cap_pieces;
     uint64_t *inner_branches; /* addresses of conditional branches inside ranges */

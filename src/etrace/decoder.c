@@ -28,9 +28,13 @@ tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn
     d->ctx = ctx;
     d->xlen = tk_image_xlen(img);
     d->addr_mask = d->xlen >= 64 ? ~0ull : (1ull << d->xlen) - 1;
+    d->idle_limit = tk_dec_idle_limit(img);
+    d->near = calloc(TK_DEC_NEAR_BLOCKS, sizeof(*d->near));
+    tk_status st = d->near ? TK_OK : TK_ERR_NOMEM;
     /* The mode state machines are sized from the static attributes even when their option
      * is off: a support packet may switch the option on. */
-    tk_status st = tk_te_irstack_init(&d->ir, p);
+    if (st == TK_OK)
+        st = tk_te_irstack_init(&d->ir, p);
     if (st == TK_OK)
         st = tk_te_bpred_init(&d->bp, p->s.bpred_size, true);
     if (st == TK_OK)
@@ -52,6 +56,7 @@ void tk_te_decoder_free(tk_te_decoder *d)
     tk_te_irstack_free(&d->ir);
     tk_te_bpred_free(&d->bp);
     tk_te_jtc_free(&d->jtc);
+    free(d->near);
     free(d);
 }
 

@@ -17,6 +17,8 @@
  * decoding (callback stop, no memory). */
 enum { DEC_DESYNC = 2, DEC_STOPPED = 3 };
 
+#define TK_DEC_NEAR_BLOCKS 1024u /* a power of two */
+
 /* The fields of the packet being followed that the stop conditions look at. */
 typedef struct tk_dec_walk {
     uint64_t address; /* reported address (byte address) */
@@ -78,8 +80,16 @@ struct tk_te_decoder {
     uint64_t packet_index;
     uint64_t context;
     tk_te_decoder_stats stats;
-    tk_status stop;    /* what the callback returned to stop decoding */
-    tk_event range_ev; /* reused for every TK_EV_RANGE of the walk (no per-block zeroing) */
+    tk_status stop;      /* what the callback returned to stop decoding */
+    tk_event range_ev;   /* reused for every TK_EV_RANGE of the walk (no per-block zeroing) */
+    uint64_t idle_limit; /* blocks a walk may follow without trace information */
+    /* The block a walk stopped at the start of: the next walk starts there without a cache
+     * lookup if pc is still its start (blocks never change while the image lives). */
+    const tk_bblock *stop_block;
+    /* Direct-mapped front of the image's block cache, keyed by start address: the targets
+     * of returns and other uninferable jumps repeat, and one probe here saves a hash lookup. */
+    const tk_bblock **near; /* TK_DEC_NEAR_BLOCKS entries (apart: the parallel decoder
+                             * keeps copies of the scalars of a decoder per piece) */
     char msg[192];
 };
 
@@ -101,6 +111,9 @@ static inline uint64_t tk_dec_pending(const tk_te_decoder *d)
 
 /* decoder_walk.c */
 bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i);
+/* Blocks a walk may follow without using trace information before it is taken as lost,
+ * from the size of the program's code. */
+uint64_t tk_dec_idle_limit(const tk_image *img);
 /* follow_execution_path(): from pc to w->address. */
 int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w);
 /* The block starting at pc, or a desync error naming pc. */

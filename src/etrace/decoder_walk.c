@@ -9,8 +9,8 @@
 
 enum { ARRIVE_GO_ON = 0, ARRIVE_STOP = 1 };
 
-/* A walk that neither uses a branch bit nor meets an uninferable jump for this many blocks
- * is taken as lost (only a program stuck in a branch-free loop gets there legitimately). */
+/* Bounds of tk_dec_idle_limit(). */
+#define TK_DEC_MIN_IDLE_BLOCKS 4096u
 #define TK_DEC_MAX_IDLE_BLOCKS (1u << 24)
 
 static bool is_uninferable_jump(const tk_rv_insn *i)
@@ -33,9 +33,16 @@ bool tk_dec_is_uninferable_discon(const tk_te_decoder *d, const tk_rv_insn *i)
 
 int tk_dec_block(tk_te_decoder *d, uint64_t pc, const tk_bblock **out)
 {
-    tk_status st = tk_image_block(d->img, pc, out);
-    if (st == TK_OK && (*out)->ninsn > 0)
+    const tk_bblock **near = &d->near[(pc >> 1) & (TK_DEC_NEAR_BLOCKS - 1)];
+    if (*near && (*near)->start == pc) {
+        *out = *near;
         return TK_OK;
+    }
+    tk_status st = tk_image_block(d->img, pc, out);
+    if (st == TK_OK && (*out)->ninsn > 0) {
+        *near = *out;
+        return TK_OK;
+    }
     if (st == TK_ERR_NOMEM)
         return st;
     /* pc was reached but has no code: it is not a retired instruction, do not report it. */
@@ -233,46 +240,37 @@ static unsigned insn_len_at(const tk_te_decoder *d, uint64_t a)
     return tk_rv_length((uint16_t)(h[0] | h[1] << 8));
 }
 
-/* Walk the sequential part of block b (from pc, already reached, to the block's last
- * instruction), stopping early if the reported address is one of them. */
-static int walk_inside(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock *b)
+/* The reported address lies strictly inside the block at pc, after pc (already reached): walk the
+ * instructions up to it and check the stop conditions there. ARRIVE_GO_ON leaves d as it was
+ * (the caller goes on to the block's end). */
+static int walk_to_address(tk_te_decoder *d, const tk_dec_walk *w)
 {
-    if (w->address > d->pc && w->address < b->last) {
-        uint64_t a = d->pc, prev = d->pc;
-        uint64_t n = 0;
-        while (a < w->address) {
-            unsigned len = insn_len_at(d, a);
-            if (!len)
-                break;
-            prev = a;
-            a += len;
-            n++;
-        }
-        if (a == w->address) {
-            int r = arrive(d, w, a, false, NULL, false);
-            if (r == ARRIVE_STOP) {
-                tk_rv_insn pi;
-                if (tk_image_fetch(d->img, prev, &pi) == TK_OK) {
-                    d->last_insn = pi;
-                    d->last_valid = true;
-                } else {
-                    d->last_valid = false;
-                }
-                d->range_ninsn += n;
-                d->pc = a;
-                d->last_pc = prev;
-                return ARRIVE_STOP;
-            }
-            if (r != ARRIVE_GO_ON)
-                return r;
-        }
+    uint64_t a = d->pc, prev = d->pc;
+    uint64_t n = 0;
+    while (a < w->address) {
+        unsigned len = insn_len_at(d, a);
+        if (!len)
+            break;
+        prev = a;
+        a += len;
+        n++;
     }
-    d->range_ninsn += b->ninsn - 1;
-    d->pc = b->last;
-    d->last_pc = b->last - b->prev.len;
-    d->last_insn = b->prev;
-    d->last_valid = true;
-    return arrive(d, w, d->pc, b->term.cf == TK_RV_CF_BRANCH, NULL, false);
+    if (a != w->address)
+        return ARRIVE_GO_ON;
+    int r = arrive(d, w, a, false, NULL, false);
+    if (r != ARRIVE_STOP)
+        return r;
+    tk_rv_insn pi;
+    if (tk_image_fetch(d->img, prev, &pi) == TK_OK) {
+        d->last_insn = pi;
+        d->last_valid = true;
+    } else {
+        d->last_valid = false;
+    }
+    d->range_ninsn += n;
+    d->pc = a;
+    d->last_pc = prev;
+    return ARRIVE_STOP;
 }
 
 /* Brent's cycle detection over the block starts visited without using a branch-map bit: a
@@ -303,15 +301,62 @@ static bool cycle_step(cycle *c, uint64_t pc)
     return false;
 }
 
+/* A walk that uses no trace information may visit at most this many blocks (after a branch-map
+ * bit, or an uninferable jump whose target the packet gives, it starts again). Without the
+ * implicit-return stack such a walk is deterministic in the pc alone, and the cycle search
+ * below finds a loop within twice the number of blocks the program has; with it the stack is
+ * part of the state, so the bound is what ends those walks: every block holds at least one
+ * instruction (two bytes), so a walk longer than code bytes / 2 blocks has come back to some
+ * block with no trace to tell the visits apart; twice that leaves room for call/return
+ * sequences that revisit blocks with a different stack. */
+uint64_t tk_dec_idle_limit(const tk_image *img)
+{
+    const uint64_t bound = tk_image_code_bytes(img);
+    if (bound < TK_DEC_MIN_IDLE_BLOCKS)
+        return TK_DEC_MIN_IDLE_BLOCKS;
+    return bound > TK_DEC_MAX_IDLE_BLOCKS ? TK_DEC_MAX_IDLE_BLOCKS : bound;
+}
+
+/* The block after b, left to `next` through its fall-through (which = 0) or static target
+ * (1): the link remembered in b, else a cache lookup (reported as tk_dec_block does). */
+static inline int linked_block(tk_te_decoder *d, const tk_bblock *b, unsigned which, uint64_t next,
+                               const tk_bblock **out)
+{
+    if (b->link[which]) {
+        *out = b->link[which];
+        return TK_OK;
+    }
+    int r = tk_dec_block(d, next, out);
+    if (r == TK_OK)
+        tk_image_block_next(d->img, b, which, out);
+    return r;
+}
+
 int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
 {
     /* While inferred_address is set, uninferable jumps go back to the address the previous
      * packet reported (the "looplabel" case of payload.adoc). */
     const uint64_t previous_address = d->pc;
-    const tk_bblock *b = NULL;
+    /* Fast paths: a branch's outcome straight from the map when no predictor is involved,
+     * and a direct jump when the implicit-return stack need not see it. Anything else goes
+     * through tk_dec_exec (next_pc of decoder.adoc). */
+    const bool map_only = !d->p.o.branch_prediction;
+    const bool irstack = d->p.o.implicit_return;
+    const tk_bblock *b = d->stop_block && d->stop_block->start == d->pc ? d->stop_block : NULL;
     cycle cyc;
-    uint32_t idle = 0; /* blocks since the last branch bit or uninferable jump */
+    uint64_t idle = 0; /* blocks since the last branch bit or uninferable jump */
     int r;
+
+    /* The range event: what stays the same for the whole walk is set once. */
+    tk_event *ev = &d->range_ev;
+    ev->kind = TK_EV_RANGE;
+    ev->byte_offset = d->byte_offset;
+    ev->packet_index = d->packet_index;
+    ev->priv = d->privilege;
+    ev->context = d->context;
+    /* The instruction executed last is the final instruction of a block while the walk goes
+     * on: it is pointed to, and copied to d->last_insn only when the walk stops. */
+    const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
 
     d->walk_uninf = false;
     cycle_reset(&cyc, d->pc);
@@ -319,30 +364,57 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
         if (!b && (r = tk_dec_block(d, d->pc, &b)) != TK_OK)
             return r;
         const bool inferred = d->inferred_address;
+        /* The block's sequential part, from pc (already reached) to its last instruction. */
+        const tk_rv_insn *prev = last;
+        uint64_t prev_pc = d->last_pc;
         if (b->ninsn > 1) {
-            if (!inferred) {
-                r = walk_inside(d, w, b);
+            if (!inferred && w->address > d->pc && w->address < b->last) {
+                r = walk_to_address(d, w);
                 if (r == ARRIVE_STOP)
                     return TK_OK;
                 if (r != ARRIVE_GO_ON)
                     return r;
-            } else {
-                d->range_ninsn += b->ninsn - 1;
-                d->pc = b->last;
-                d->last_pc = b->last - b->prev.len;
+            }
+            d->range_ninsn += b->ninsn - 1;
+            d->pc = b->last;
+            prev = &b->prev;
+            prev_pc = b->last - b->prev.len;
+            if (!inferred && (d->stop_at_last_branch || b->last == w->address)) {
+                d->last_pc = prev_pc;
                 d->last_insn = b->prev;
                 d->last_valid = true;
+                r = arrive(d, w, d->pc, b->term.cf == TK_RV_CF_BRANCH, NULL, false);
+                if (r == ARRIVE_STOP)
+                    return TK_OK;
+                if (r != ARRIVE_GO_ON)
+                    return r;
             }
         }
 
         /* next_pc() for the block's control-flow instruction */
         tk_dec_step s;
-        r = tk_dec_exec(d, &b->term, b->last, d->last_valid ? &d->last_insn : NULL, d->last_pc,
-                        inferred ? previous_address : w->address, w, false, &s);
-        if (r != TK_OK)
-            return r;
-        tk_event *ev = &d->range_ev;
-        ev->kind = TK_EV_RANGE;
+        unsigned link = 2; /* which static successor was taken (2: none) */
+        if (b->term.cf == TK_RV_CF_BRANCH && map_only && d->branches && b->target != b->last) {
+            const bool taken = !(d->branch_map & 1);
+            d->branch_map >>= 1;
+            d->branches--;
+            s = (tk_dec_step){.next = taken ? b->target : b->fall,
+                              .taken = taken,
+                              .consumed = true,
+                              .end = b->end};
+            link = taken;
+        } else if (b->term.cf == TK_RV_CF_JAL && b->target != b->last &&
+                   !(irstack &&
+                     (b->term.jclass == TK_RV_J_CALL || b->term.jclass == TK_RV_J_SWAP))) {
+            s = (tk_dec_step){.next = b->target, .end = b->end};
+            link = 1;
+        } else {
+            r = tk_dec_exec(d, &b->term, b->last, prev, prev_pc,
+                            inferred ? previous_address : w->address, w, false, &s);
+            if (r != TK_OK)
+                return r;
+        }
+        /* tk_dec_emit() for a range, with the walk's constant fields already in place */
         ev->end = s.end;
         ev->taken = s.taken;
         ev->indirect = s.indirect;
@@ -350,44 +422,62 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
         ev->last = b->last;
         ev->ninsn = d->range_ninsn;
         ev->next = s.next;
+        d->stats.instructions += d->range_ninsn;
         d->range_ninsn = 0;
-        if ((r = tk_dec_emit(d, ev)) != TK_OK)
-            return r;
-        d->last_insn = b->term;
+        const tk_status st = d->fn(d->ctx, ev);
+        if (st != TK_OK) {
+            d->stop = st;
+            return DEC_STOPPED;
+        }
+        last = &b->term;
         d->last_pc = b->last;
         d->last_valid = true;
         d->pc = s.next;
         d->range_first = s.next;
         d->range_ninsn = 1;
-        b = NULL;
 
         if (inferred) {
+            b = NULL;
             if (s.stop_here) {
                 d->inferred_address = false;
-                if (w->until_discon)
+                if (w->until_discon) {
+                    d->last_insn = *last;
                     return TK_OK;
+                }
             }
         } else {
-            if ((r = tk_dec_block(d, d->pc, &b)) != TK_OK)
+            const tk_bblock *nb;
+            r = link < 2 ? linked_block(d, b, link, s.next, &nb) : tk_dec_block(d, d->pc, &nb);
+            if (r != TK_OK)
                 return r;
-            const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
-            /* A jump resolved without trace (sijump, implicit return) leads to its target as
-             * an inferable one would: the decoder.adoc test "last instruction not an
-             * uninferable discontinuity" is about how the address was reached. */
-            r = arrive(d, w, d->pc, br, s.inferred ? NULL : &d->last_insn, s.stop_here);
-            if (r == ARRIVE_STOP)
-                return TK_OK;
-            if (r != ARRIVE_GO_ON)
-                return r;
+            b = nb;
+            if (s.stop_here || d->stop_at_last_branch || d->pc == w->address) {
+                const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
+                /* A jump resolved without trace (sijump, implicit return) leads to its
+                 * target as an inferable one would: the decoder.adoc test "last instruction
+                 * not an uninferable discontinuity" is about how the address was reached. */
+                r = arrive(d, w, d->pc, br, s.inferred ? NULL : last, s.stop_here);
+                if (r == ARRIVE_STOP) {
+                    d->last_insn = *last;
+                    d->stop_block = b;
+                    return TK_OK;
+                }
+                if (r != ARRIVE_GO_ON)
+                    return r;
+            }
         }
         /* Implicit returns make the path depend on the stack as well as the pc, so a pop
-         * restarts the cycle search; the step limit still ends such walks. */
-        if (s.consumed || s.stop_here)
+         * restarts the cycle search; the block limit still ends such walks. */
+        if (s.consumed || s.stop_here) {
             idle = 0;
-        else if (++idle > TK_DEC_MAX_IDLE_BLOCKS)
+        } else if (++idle > d->idle_limit) {
             return tk_dec_fail(d, TK_ERR_MISMATCH,
-                               "followed %u blocks from 0x%llx without using trace information",
-                               TK_DEC_MAX_IDLE_BLOCKS, (unsigned long long)previous_address);
+                               "followed %llu blocks from 0x%llx without using trace "
+                               "information (more than the program's code can hold without "
+                               "looping)",
+                               (unsigned long long)d->idle_limit,
+                               (unsigned long long)previous_address);
+        }
         if (s.consumed || s.stop_here || s.popped) {
             cycle_reset(&cyc, d->pc);
         } else if (cycle_step(&cyc, d->pc)) {

@@ -5,6 +5,7 @@
  * address; afterwards a lookup is one hash probe and no allocation. */
 #include "image_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,16 @@ static tk_status build(const tk_image *img, uint64_t pc, tk_bblock *b)
     }
     b->term = cur;
     b->prev = before;
+    /* What a flow decoder needs to leave the block without decoding again. */
+    const uint64_t wrap = img->xlen == 32 ? 0xffffffffull : ~0ull;
+    b->fall = (b->last + cur.len) & wrap;
+    b->end = tk_rv_range_end(&cur);
+    if (b->status == TK_OK) {
+        if (cur.cf == TK_RV_CF_BRANCH || cur.cf == TK_RV_CF_JAL)
+            b->target = (b->last + (uint64_t)cur.imm) & wrap;
+        else if (cur.cf == TK_RV_CF_JALR && cur.rs1 == 0)
+            b->target = (uint64_t)cur.imm & wrap;
+    }
     return TK_OK;
 }
 
@@ -145,8 +156,39 @@ tk_status tk_image_block(tk_image *img, uint64_t pc, const tk_bblock **out)
     c->slots[s].start = pc;
     c->slots[s].block = b;
     c->used++;
+    b->id = c->nblocks - 1;
     *out = b;
     return TK_OK;
+}
+
+tk_status tk_image_block_next(tk_image *img, const tk_bblock *b, unsigned which,
+                              const tk_bblock **out)
+{
+    if (which > 1 || (which == 1 && !b->target))
+        return TK_ERR_INVALID;
+    tk_status st = tk_image_block(img, which ? b->target : b->fall, out);
+    if (st == TK_OK) {
+        /* Blocks live in the cache's chunks, which are not const: only the interface hands
+         * them out read-only. A block's successors never change (regions cannot be added
+         * once blocks exist). */
+        tk_bblock *w = (tk_bblock *)(uintptr_t)b;
+        w->link[which] = *out;
+    }
+    return st;
+}
+
+uint32_t tk_image_block_count(const tk_image *img)
+{
+    return img->blocks.nblocks;
+}
+
+uint64_t tk_image_code_bytes(const tk_image *img)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < img->nseg; i++)
+        if (img->segs[i].exec)
+            n += img->segs[i].filesz;
+    return n;
 }
 
 void tk_image_free_blocks(tk_image *img)

@@ -2,6 +2,7 @@
 /* E-Trace flow decoder: hand-built packet sequences over tiny hand-encoded programs. Each
  * test states the program, the packets an encoder following the spec's algorithm sends for
  * one execution of it, and the instructions that execution retired. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -602,6 +603,93 @@ static void test_unreachable_address(void **state)
     teardown_rec(&r);
 }
 
+/* A walk without trace information is bounded by the size of the program, not by a fixed
+ * 2^24 blocks: call a function that returns through the implicit-return stack, jump back,
+ * call again (the pops keep restarting the cycle search), with the reported address outside
+ * the loop. The program is the loop followed by pad bytes of code (nops). The error names the
+ * packet that asked for the walk (byte offset and index). Returns the blocks walked. */
+typedef struct idle_rec {
+    uint64_t ranges, insns, errors;
+    tk_event err;
+    char msg[192];
+} idle_rec;
+
+static tk_status idle_event(void *ctx, const tk_event *ev)
+{
+    idle_rec *r = ctx;
+    if (ev->kind == TK_EV_RANGE) {
+        r->ranges++;
+        r->insns += ev->ninsn;
+    } else if (ev->kind == TK_EV_ERROR && r->errors++ == 0) {
+        r->err = *ev;
+        snprintf(r->msg, sizeof(r->msg), "%s", ev->message ? ev->message : "");
+    }
+    return TK_OK;
+}
+
+static uint64_t idle_walk(size_t pad_words)
+{
+    const size_t n = 3 + pad_words;
+    uint8_t *bytes = calloc(n, 4);
+    assert_non_null(bytes);
+    const uint32_t loop[] = {
+        JAL(1u, 8),      /* 0: call 2 */
+        JAL(0u, -4),     /* 1: j 0 */
+        JALR(0u, 1u, 0), /* 2: ret (implicit) */
+    };
+    for (size_t i = 0; i < n; i++)
+        for (unsigned b = 0; b < 4; b++)
+            bytes[4 * i + b] = (uint8_t)((i < 3 ? loop[i] : NOP) >> (8 * b));
+    tk_image *img = NULL;
+    assert_int_equal(tk_image_new(TK_ARCH_RISCV, 64, &img), TK_OK);
+    assert_int_equal(tk_image_add_region(img, BASE, bytes, 4 * n), TK_OK);
+    free(bytes);
+    tk_te_params p;
+    tk_te_params_init(&p);
+    p.s.iaddress_width = 64;
+    p.s.return_stack_size = 4;
+    p.o.implicit_return = true;
+    p.o.full_address = true;
+    idle_rec r;
+    memset(&r, 0, sizeof(r));
+    tk_te_decoder *d = NULL;
+    assert_int_equal(tk_te_decoder_new(&p, img, idle_event, &r, &d), TK_OK);
+    tk_te_packet s = {.format = 3,
+                      .subformat = 0,
+                      .branch = 1,
+                      .privilege = 3,
+                      .address = BASE >> p.s.iaddress_lsb};
+    assert_int_equal(tk_te_decoder_packet(d, &s, 0, 0), TK_OK);
+    /* the address after the padding: never reached from the loop */
+    tk_te_packet f2 = {
+        .format = 2, .has_address = true, .address = (BASE + 4 * n) >> p.s.iaddress_lsb};
+    assert_int_equal(tk_te_decoder_packet(d, &f2, 1234, 7), TK_OK);
+    assert_int_equal(tk_te_decoder_finish(d), TK_OK);
+    assert_int_equal(r.errors, 1);
+    assert_int_equal(r.err.status, TK_ERR_MISMATCH);
+    assert_int_equal(r.err.byte_offset, 1234);
+    assert_int_equal(r.err.packet_index, 7);
+    assert_non_null(strstr(r.msg, "without using trace information"));
+    /* one instruction per block in this loop */
+    assert_int_equal(r.insns, r.ranges);
+    tk_te_decoder_free(d);
+    tk_image_free(img);
+    return r.ranges;
+}
+
+static void test_idle_walk_bounded_by_program(void **state)
+{
+    (void)state;
+    /* A 12-byte program: the smallest bound, 4096 blocks (not 2^24). */
+    const uint64_t small = idle_walk(0);
+    assert_true(small >= 4096 && small <= 4096 + 4);
+    /* 256 KiB of code: the bound is the code size in bytes, so a bigger program may walk
+     * longer before the walk counts as lost. */
+    const size_t words = 1u << 16;
+    const uint64_t big = idle_walk(words);
+    assert_true(big >= 4 * (words + 3) && big <= 4 * (words + 3) + 4);
+}
+
 /* Robustness: random packets over random code never crash, hang or emit inconsistent
  * ranges; the decoder reports errors and keeps going. */
 static uint64_t lcg(uint64_t *x)
@@ -701,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_implicit_return),
         cmocka_unit_test(test_sijump),
         cmocka_unit_test(test_unreachable_address),
+        cmocka_unit_test(test_idle_walk_bounded_by_program),
         cmocka_unit_test(test_random_packets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
