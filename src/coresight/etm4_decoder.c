@@ -77,18 +77,12 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
     d->mem = mem;
     d->fn = fn;
     d->ctx = ctx;
-    d->blocks = calloc(NBLOCKS, sizeof(*d->blocks));
-    if (!d->blocks) {
-        free(d);
-        return TK_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < NBLOCKS; i++)
-        d->blocks[i].start = NO_BLOCK;
+    /* The block cache is allocated at the first atom: a snapshot often names sources that
+     * are not in the trace, and the cache is the bulk of a decoder's memory. */
     d->range.kind = TK_EV_RANGE;
     d->range.trace_id = cfg->trace_id;
     d->rs_enabled = (cfg->configr >> 12) & 1;
     if (cfg->max_spec && !(d->spec = spec_new())) {
-        free(d->blocks);
         free(d);
         return TK_ERR_NOMEM;
     }
@@ -273,9 +267,18 @@ static size_t block_slot(uint64_t pc)
 }
 
 /* Walk the block starting at the current pc into its cache slot. Returns NULL when code is
- * missing there. */
-static struct block *block_fill(tk_etm4_decoder *d)
+ * missing there (or the cache cannot be allocated: *nomem is then set). */
+static struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
 {
+    if (!d->blocks) {
+        d->blocks = malloc(NBLOCKS * sizeof(*d->blocks));
+        if (!d->blocks) {
+            *nomem = true;
+            return NULL;
+        }
+        for (size_t i = 0; i < NBLOCKS; i++)
+            d->blocks[i].start = NO_BLOCK;
+    }
     struct block *b = &d->blocks[block_slot(d->pc)];
     tk_event ev;
     tk_arm_insn br;
@@ -307,15 +310,14 @@ static struct block *block_fill(tk_etm4_decoder *d)
 }
 
 /* num atoms (bit i of bits = atom i, 1 = E): each executes up to and including the next
- * branch, taken or not. The common case (a cached block, a direct branch or a not-taken one)
- * keeps pc and instruction set in registers. */
-static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
+ * branch, taken or not. The general loop: handles every case (return stack, indirect
+ * branches, cache misses, missing code). */
+static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned num)
 {
     tk_status st;
     tk_event *ev = &d->range;
     const tk_event_fn fn = d->fn;
     void *const ctx = d->ctx;
-    const struct block *const blocks = d->blocks;
     ev->byte_offset = d->byte_offset;
     ev->packet_index = d->packet_index;
     for (; num; num--, bits >>= 1) {
@@ -324,9 +326,12 @@ static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
         if (UNLIKELY(!d->pc_valid))
             continue; /* waiting for an address after a discontinuity */
         const uint64_t pc = d->pc;
-        const struct block *b = &blocks[block_slot(pc)];
-        if (UNLIKELY(b->start != pc || b->isa != d->isa)) {
-            if (!(b = block_fill(d))) {
+        const struct block *b = d->blocks ? &d->blocks[block_slot(pc)] : NULL;
+        if (UNLIKELY(!b || b->start != pc || b->isa != d->isa)) {
+            bool nomem = false;
+            if (!(b = block_fill(d, &nomem))) {
+                if (nomem)
+                    return TK_ERR_NOMEM;
                 if ((st = no_code(d)))
                     return st;
                 continue;
@@ -357,6 +362,56 @@ static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
             return st;
     }
     return TK_OK;
+}
+
+/* The same, fast path for the common case: a valid pc, a cached block, a not-taken branch or
+ * a taken direct one without a return stack push. pc and instruction set stay in registers
+ * (the callback cannot see the decoder); the first atom that needs more goes, with the rest,
+ * to atoms_slow. */
+static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
+{
+    const struct block *const blocks = d->blocks;
+    if (UNLIKELY(d->pop_pending || !d->pc_valid || !blocks))
+        return atoms_slow(d, bits, num);
+    tk_status st;
+    tk_event *ev = &d->range;
+    const tk_event_fn fn = d->fn;
+    void *const ctx = d->ctx;
+    const bool rs = d->rs_enabled;
+    uint64_t pc = d->pc;
+    uint8_t isa = (uint8_t)d->isa;
+    ev->byte_offset = d->byte_offset;
+    ev->packet_index = d->packet_index;
+    for (; num; num--, bits >>= 1) {
+        const struct block *b = &blocks[block_slot(pc)];
+        if (UNLIKELY(b->start != pc || b->isa != isa))
+            break;
+        uint64_t next;
+        if (!(bits & 1)) {
+            next = b->fall;
+            ev->taken = 0;
+        } else {
+            if (UNLIKELY(b->indirect || (b->link && rs)))
+                break;
+            next = b->target;
+            isa = b->target_isa;
+            ev->taken = 1;
+        }
+        ev->first = pc;
+        ev->last = b->last;
+        ev->ninsn = b->n;
+        ev->indirect = b->indirect; /* a not-taken conditional indirect branch (A32) */
+        ev->end = b->end;
+        ev->next = pc = next;
+        if (UNLIKELY(st = fn(ctx, ev))) {
+            d->pc = pc;
+            d->isa = (tk_arm_isa)isa;
+            return st;
+        }
+    }
+    d->pc = pc;
+    d->isa = (tk_arm_isa)isa;
+    return num ? atoms_slow(d, bits, num) : TK_OK;
 }
 
 static tk_status atom(tk_etm4_decoder *d, bool taken)
@@ -864,6 +919,50 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return apply(d, p);
     }
     return spec_packet(d, p);
+}
+
+tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t n)
+{
+    tk_status st;
+    if (d->spec) {
+        /* Speculation queues whole packets: the complete path. */
+        tk_etm4_packet pkt;
+        for (size_t k = 0; k < n; k++) {
+            tk_etm4_pkt_from_lite(&v[k], d->cfg.trace_id, &pkt);
+            if ((st = tk_etm4_decoder_packet(d, &pkt)))
+                return st;
+        }
+        return TK_OK;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const tk_etm4_pkt_lite *l = &v[k];
+        d->packet_index++;
+        d->byte_offset = l->index;
+        if (l->atom_num) { /* atoms: the only compact packets with atoms */
+            if ((st = atoms(d, l->atoms, l->atom_num)))
+                return st;
+            continue;
+        }
+        /* An address packet: as apply() */
+        d->pop_pending = false;
+        if (UNLIKELY(d->exc_pending)) {
+            tk_etm4_packet pkt;
+            tk_etm4_pkt_from_lite(l, d->cfg.trace_id, &pkt);
+            if ((st = exception(d, &pkt)))
+                return st;
+            continue;
+        }
+        d->pc = l->addr;
+        d->pc_valid = true;
+        d->last_is = l->addr_is;
+        if (d->ctx_valid && d->c.sf)
+            d->isa = TK_ARM_A64;
+        else if (d->ctx_valid)
+            d->isa = l->addr_is ? TK_ARM_T32 : TK_ARM_A32;
+        else
+            d->isa = l->addr_64 ? TK_ARM_A64 : (l->addr_is ? TK_ARM_T32 : TK_ARM_A32);
+    }
+    return TK_OK;
 }
 
 tk_status tk_etm4_decoder_end(tk_etm4_decoder *d)

@@ -11,7 +11,8 @@
 
 #include "tracekit/etm4.h"
 
-#define MAX_PKT 64 /* longer than any well-formed packet */
+#define MAX_PKT 64   /* longer than any well-formed packet */
+#define LITE_MAX 256 /* compact packets held back in batch mode */
 #define NEED_MORE 0
 
 typedef struct addr_entry {
@@ -49,6 +50,14 @@ struct tk_etm4_parser {
         uint8_t type, num;
         uint32_t bits;
     } atom[64];
+
+    /* Batch mode (tk_etm4_parser_set_batch): the same atoms as compact packets (atom_num 0:
+     * reserved, left to the complete parser) and the compact packets held back. */
+    tk_etm4_batch_fn batch_fn;
+    void *batch_ctx;
+    size_t nlite;
+    tk_etm4_pkt_lite atom_lite[64];
+    tk_etm4_pkt_lite lite[LITE_MAX];
 };
 
 static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
@@ -76,6 +85,13 @@ static void build_atom_table(tk_etm4_parser *p)
         p->atom[h - 0xc0].type = pkt.type;
         p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
         p->atom[h - 0xc0].bits = pkt.atoms;
+        tk_etm4_pkt_lite *l = &p->atom_lite[h - 0xc0];
+        memset(l, 0, sizeof(*l));
+        l->type = pkt.type;
+        l->header = b;
+        l->size = 1;
+        l->atom_num = p->atom[h - 0xc0].num;
+        l->atoms = pkt.atoms;
     }
 }
 
@@ -105,11 +121,61 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     tk_etm4_config cfg = p->cfg;
     tk_etm4_packet_fn fn = p->fn;
     void *ctx = p->ctx;
+    tk_etm4_batch_fn batch_fn = p->batch_fn;
+    void *batch_ctx = p->batch_ctx;
     memset(p, 0, sizeof(*p));
     p->cfg = cfg;
     p->fn = fn;
     p->ctx = ctx;
+    p->batch_fn = batch_fn;
+    p->batch_ctx = batch_ctx;
     build_atom_table(p);
+}
+
+void tk_etm4_parser_set_batch(tk_etm4_parser *p, tk_etm4_batch_fn fn, void *ctx)
+{
+    p->batch_fn = fn;
+    p->batch_ctx = ctx;
+    p->nlite = 0;
+}
+
+tk_status tk_etm4_parser_flush(tk_etm4_parser *p)
+{
+    size_t n = p->nlite;
+    if (!n)
+        return TK_OK;
+    p->nlite = 0;
+    return p->batch_fn(p->batch_ctx, p->lite, n);
+}
+
+/* Every complete packet goes out through here: compact packets held back go first, so the
+ * consumer sees trace order. */
+static tk_status emit_pkt(tk_etm4_parser *p, const tk_etm4_packet *pkt)
+{
+    tk_status st;
+    if (p->nlite && (st = tk_etm4_parser_flush(p)))
+        return st;
+    return p->fn(p->ctx, pkt);
+}
+
+void tk_etm4_pkt_from_lite(const tk_etm4_pkt_lite *l, uint8_t trace_id, tk_etm4_packet *pkt)
+{
+    memset(pkt, 0, sizeof(*pkt));
+    pkt->type = l->type;
+    pkt->header = l->header;
+    pkt->size = l->size;
+    pkt->trace_id = trace_id;
+    pkt->index = l->index;
+    if (l->type >= TK_ETM4_ATOM_F1 && l->type <= TK_ETM4_ATOM_F6) {
+        pkt->atom_num = l->atom_num;
+        pkt->atoms = l->atoms;
+        return;
+    }
+    pkt->addr = l->addr;
+    pkt->addr_is = l->addr_is;
+    pkt->addr_64 = l->addr_64;
+    pkt->addr_bits = l->addr_bits;
+    pkt->match_idx = l->match_idx;
 }
 
 void tk_etm4_parser_resync(tk_etm4_parser *p)
@@ -932,7 +998,7 @@ static tk_status emit_notsync(tk_etm4_parser *p, uint64_t index)
     pkt.type = TK_ETM4_NOT_SYNC;
     pkt.trace_id = p->cfg.trace_id;
     pkt.index = index;
-    return p->fn(p->ctx, &pkt);
+    return emit_pkt(p, &pkt);
 }
 
 /* Unsynchronised: drop bytes until 11 zero bytes followed by 0x80 (§6.4.2 A-Sync). Returns the
@@ -968,7 +1034,7 @@ static tk_status hunt_async(tk_etm4_parser *p, const uint8_t *d, size_t n, uint6
             p->synced = true;
             p->zeros = 0;
             *used = i + 1;
-            return p->fn(p->ctx, &pkt);
+            return emit_pkt(p, &pkt);
         }
         /* Non-sync byte: it and any zeros before it are dropped. */
         if ((st = emit_notsync(p, p->zeros ? p->zero_start : index + i)))
@@ -990,7 +1056,7 @@ static tk_status deliver(tk_etm4_parser *p, tk_etm4_packet *pkt, uint64_t index,
         p->notsync_sent = false;
         p->zeros = 0;
     }
-    return p->fn(p->ctx, pkt);
+    return emit_pkt(p, pkt);
 }
 
 /* Complete a packet split across runs: append as much of d as the side buffer holds and
@@ -1029,6 +1095,127 @@ static tk_status complete_part(tk_etm4_parser *p, const uint8_t *d, size_t n, si
     return deliver(p, pkt, p->part_index, r);
 }
 
+/* Batch mode fast path: atoms, exact-match, short and long address packets straight into
+ * compact records, with exactly the state changes decode() makes for them. Stops at the first
+ * other packet (or one not complete in d), which the caller hands to the complete parser.
+ * Consumes from d[*pi..n); *pi is advanced past the packets taken. */
+static tk_status batch_run(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index,
+                           size_t *pi)
+{
+    size_t i = *pi;
+    tk_status st = TK_OK;
+    /* The address state lives in locals here (registers): updating it in the parser through
+     * memory costs store-forwarding stalls on every address packet. Written back at the end
+     * (the batch callback cannot see the parser). */
+    addr_entry cur = p->cur, s0 = p->stack[0], s1 = p->stack[1], s2 = p->stack[2];
+    const bool aarch64_ctx = p->ctx_valid && p->ctxs.sf;
+#define PUSH() (s2 = s1, s1 = s0, s0 = cur)
+    for (;;) {
+        /* Every packet is at least one byte: scanning at most `room` bytes cannot overflow. */
+        size_t room = LITE_MAX - p->nlite;
+        size_t lim = n - i < room ? n : i + room;
+        tk_etm4_pkt_lite *o = p->lite + p->nlite;
+        while (i < lim) {
+            const uint8_t h = d[i];
+            if (h >= 0xc0) {
+                const tk_etm4_pkt_lite *t = &p->atom_lite[h - 0xc0];
+                if (!t->atom_num)
+                    break;
+                *o = *t;
+                o->index = index + i;
+                o++;
+                i++;
+                continue;
+            }
+            uint8_t bits, len, type, idx = 0;
+            if (h == 0x95 || h == 0x96) {
+                /* §6.4.12 short address, as short_addr() */
+                if (i + 1 >= n || (i + 2 >= n && (d[i + 1] & 0x80)))
+                    break;
+                const uint8_t is = h == 0x96, b1 = d[i + 1];
+                const int shift = 2 - is;
+                uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
+                bits = (uint8_t)(7 + shift);
+                len = 2;
+                if (b1 & 0x80) {
+                    v |= (uint64_t)d[i + 2] << bits;
+                    bits += 8;
+                    len = 3;
+                }
+                uint64_t mask = (1ull << bits) - 1;
+                cur.val = (cur.val & ~mask) | v;
+                if (cur.valid_bits < bits)
+                    cur.valid_bits = bits;
+                cur.is = is;
+                type = is ? TK_ETM4_ADDR_S_IS1 : TK_ETM4_ADDR_S_IS0;
+            } else if (h >= 0x90 && h <= 0x92) {
+                /* as exact_match() */
+                idx = h & 3;
+                cur = idx == 0 ? s0 : (idx == 1 ? s1 : s2);
+                type = TK_ETM4_ADDR_MATCH;
+                bits = 0;
+                len = 1;
+            } else if (h == 0x9a || h == 0x9b) {
+                /* as set_addr32() */
+                if (i + 5 > n)
+                    break;
+                const uint8_t is = h & 1;
+                uint32_t a = (uint32_t)long_addr(d + i + 1, 4, is);
+                if (aarch64_ctx) {
+                    cur.val = (cur.val & ~0xffffffffull) | a;
+                    cur.is64 = 1;
+                } else {
+                    cur.val = a;
+                    cur.is64 = 0;
+                }
+                if (cur.valid_bits < 32)
+                    cur.valid_bits = 32;
+                cur.is = is;
+                type = is ? TK_ETM4_ADDR_L_32IS1 : TK_ETM4_ADDR_L_32IS0;
+                bits = 32;
+                len = 5;
+            } else if (h == 0x9d || h == 0x9e) {
+                /* as set_addr64() */
+                if (i + 9 > n)
+                    break;
+                const uint8_t is = h == 0x9e;
+                cur = (addr_entry){long_addr(d + i + 1, 8, is), is, 64, 1};
+                type = is ? TK_ETM4_ADDR_L_64IS1 : TK_ETM4_ADDR_L_64IS0;
+                bits = 64;
+                len = 9;
+            } else {
+                break;
+            }
+            PUSH();
+            o->index = index + i;
+            o->addr = cur.val;
+            o->atoms = 0;
+            o->type = type;
+            o->header = h;
+            o->atom_num = 0;
+            o->size = len;
+            o->addr_bits = bits;
+            o->addr_is = cur.is;
+            o->addr_64 = cur.is64;
+            o->match_idx = idx;
+            o++;
+            i += len;
+        }
+        p->nlite = (size_t)(o - p->lite);
+        /* Stopped at a packet for the complete parser, or out of data: done. Otherwise the
+         * batch is full: hand it over and go on. */
+        if (i < lim || i >= n || (st = tk_etm4_parser_flush(p)))
+            break;
+    }
+#undef PUSH
+    p->cur = cur;
+    p->stack[0] = s0;
+    p->stack[1] = s1;
+    p->stack[2] = s2;
+    *pi = i;
+    return st;
+}
+
 tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
 {
     size_t i = 0;
@@ -1053,7 +1240,11 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         }
         /* Synchronised: the packets that make up nearly all instruction trace (atoms, short
          * and exact-match addresses) are handled in line; the rest go through decode(). */
-        while (i < n) {
+        if (p->batch_fn) {
+            if ((st = batch_run(p, d, n, index, &i)))
+                return st;
+        }
+        while (!p->batch_fn && i < n) {
             uint8_t h = d[i];
             if (h >= 0xc0 && p->atom[h - 0xc0].num) {
                 pkt->type = p->atom[h - 0xc0].type;
@@ -1138,7 +1329,7 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
 tk_status tk_etm4_parser_end(tk_etm4_parser *p)
 {
     if (!p->npart)
-        return TK_OK;
+        return tk_etm4_parser_flush(p);
     tk_etm4_packet pkt;
     memset(&pkt, 0, sizeof(pkt));
     int r = decode(p, p->part, p->npart, &pkt);
@@ -1149,5 +1340,5 @@ tk_status tk_etm4_parser_end(tk_etm4_parser *p)
     pkt.index = p->part_index;
     pkt.size = (uint8_t)p->npart;
     p->npart = 0;
-    return p->fn(p->ctx, &pkt);
+    return emit_pkt(p, &pkt);
 }
