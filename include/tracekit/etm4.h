@@ -227,6 +227,10 @@ void tk_etm4_parser_free(tk_etm4_parser *p);
  * error packets; the parser then drops bytes until the next A-Sync (§6.4.1) and says how many
  * with a NOT_SYNC packet. Returns fn's first non-OK status. */
 tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *data, size_t n, uint64_t index);
+/* The same for bytes of whole formatter frames joined together (tk_cs_frames_fn): byte k is at
+ * index + k + k / 15. Gives the same packets as one tk_etm4_parser_data call per frame; in
+ * batch mode the compact packets are taken across frame boundaries in one pass. */
+tk_status tk_etm4_parser_frames(tk_etm4_parser *p, const uint8_t *data, size_t n, uint64_t index);
 /* End of trace: a partial packet is reported as INCOMPLETE_EOT. Flushes the batch. */
 tk_status tk_etm4_parser_end(tk_etm4_parser *p);
 /* Batch mode (fn non-NULL): the packets tk_etm4_pkt_lite can hold go to fn in batches, every

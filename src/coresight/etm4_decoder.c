@@ -57,6 +57,7 @@ struct block {
     uint64_t target; /* direct branch target (taken) */
     uint8_t isa, target_isa;
     uint8_t indirect, link, end; /* end: tk_range_end of the range */
+    uint8_t taken_slow;          /* taken, it needs the general loop (indirect, return stack) */
 };
 
 #define NBLOCKS 16384
@@ -296,6 +297,7 @@ static struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
     b->target_isa = br.target_isa;
     b->indirect = br.indirect;
     b->link = br.link;
+    b->taken_slow = br.indirect || (br.link && d->rs_enabled);
     if (br.eret)
         b->end = TK_END_TRAP_RETURN;
     else if (br.ret)
@@ -364,54 +366,9 @@ static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned
     return TK_OK;
 }
 
-/* The same, fast path for the common case: a valid pc, a cached block, a not-taken branch or
- * a taken direct one without a return stack push. pc and instruction set stay in registers
- * (the callback cannot see the decoder); the first atom that needs more goes, with the rest,
- * to atoms_slow. */
 static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
 {
-    const struct block *const blocks = d->blocks;
-    if (UNLIKELY(d->pop_pending || !d->pc_valid || !blocks))
-        return atoms_slow(d, bits, num);
-    tk_status st;
-    tk_event *ev = &d->range;
-    const tk_event_fn fn = d->fn;
-    void *const ctx = d->ctx;
-    const bool rs = d->rs_enabled;
-    uint64_t pc = d->pc;
-    uint8_t isa = (uint8_t)d->isa;
-    ev->byte_offset = d->byte_offset;
-    ev->packet_index = d->packet_index;
-    for (; num; num--, bits >>= 1) {
-        const struct block *b = &blocks[block_slot(pc)];
-        if (UNLIKELY(b->start != pc || b->isa != isa))
-            break;
-        uint64_t next;
-        if (!(bits & 1)) {
-            next = b->fall;
-            ev->taken = 0;
-        } else {
-            if (UNLIKELY(b->indirect || (b->link && rs)))
-                break;
-            next = b->target;
-            isa = b->target_isa;
-            ev->taken = 1;
-        }
-        ev->first = pc;
-        ev->last = b->last;
-        ev->ninsn = b->n;
-        ev->indirect = b->indirect; /* a not-taken conditional indirect branch (A32) */
-        ev->end = b->end;
-        ev->next = pc = next;
-        if (UNLIKELY(st = fn(ctx, ev))) {
-            d->pc = pc;
-            d->isa = (tk_arm_isa)isa;
-            return st;
-        }
-    }
-    d->pc = pc;
-    d->isa = (tk_arm_isa)isa;
-    return num ? atoms_slow(d, bits, num) : TK_OK;
+    return atoms_slow(d, bits, num);
 }
 
 static tk_status atom(tk_etm4_decoder *d, bool taken)
@@ -921,6 +878,86 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
     return spec_packet(d, p);
 }
 
+/* The fused loop over compact packets for the common case: a valid pc, atoms whose blocks
+ * are cached and that are not taken or taken direct branches without a return stack push,
+ * address packets that just set pc. pc, instruction set and counters stay in registers (the
+ * event callback cannot see the decoder); an E or N atom is one block lookup, and the outcome
+ * selects the next pc without a data-dependent branch. An atom that needs more sends the rest
+ * of its packet through atoms_slow and ends the run. *pk: in, the first packet; out, the
+ * first packet not applied. */
+static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t n, size_t *pk)
+{
+    const struct block *const blocks = d->blocks;
+    tk_event *const ev = &d->range;
+    const tk_event_fn fn = d->fn;
+    void *const ctx = d->ctx;
+    uint64_t pc = d->pc, pidx = d->packet_index;
+    uint8_t isa = (uint8_t)d->isa, last_is = d->last_is;
+    /* the instruction set an address packet selects (as set_pc; the context is constant
+     * here: context packets take the complete path) */
+    const int ctx_mode = !d->ctx_valid ? 0 : (d->c.sf ? 1 : 2);
+    tk_status st = TK_OK;
+    size_t k = *pk;
+    for (; k < n; k++) {
+        const tk_etm4_pkt_lite *l = &v[k];
+        if (!l->atom_num) { /* address */
+            pc = l->addr;
+            last_is = l->addr_is;
+            if (ctx_mode == 1)
+                isa = TK_ARM_A64;
+            else if (ctx_mode == 2)
+                isa = l->addr_is ? TK_ARM_T32 : TK_ARM_A32;
+            else
+                isa = l->addr_64 ? TK_ARM_A64 : (l->addr_is ? TK_ARM_T32 : TK_ARM_A32);
+            pidx++;
+            continue;
+        }
+        uint32_t bits = l->atoms;
+        unsigned num = l->atom_num;
+        pidx++;
+        ev->byte_offset = l->index;
+        ev->packet_index = pidx;
+        for (; num; num--, bits >>= 1) {
+            const struct block *b = &blocks[block_slot(pc)];
+            const unsigned e = bits & 1;
+            if (UNLIKELY(b->start != pc || b->isa != isa || (e & b->taken_slow)))
+                goto slow;
+            /* E/N is data, not predictable: select with masks, not a branch */
+            const uint64_t m = 0 - (uint64_t)e;
+            const uint64_t next = (b->target & m) | (b->fall & ~m);
+            isa = (uint8_t)((b->target_isa & m) | (isa & ~m));
+            ev->first = pc;
+            ev->last = b->last;
+            ev->ninsn = b->n;
+            ev->indirect = b->indirect; /* a not-taken conditional indirect branch (A32) */
+            ev->end = b->end;
+            ev->taken = (uint8_t)e;
+            ev->next = pc = next;
+            if (UNLIKELY(st = fn(ctx, ev)))
+                goto out;
+        }
+        continue;
+    slow:
+        /* The rest of this packet's atoms through the general loop. */
+        d->pc = pc;
+        d->isa = (tk_arm_isa)isa;
+        d->last_is = last_is;
+        d->packet_index = pidx;
+        d->byte_offset = l->index;
+        *pk = k + 1;
+        return atoms_slow(d, bits, num);
+    }
+out:
+    d->pc = pc;
+    d->isa = (tk_arm_isa)isa;
+    d->last_is = last_is;
+    d->packet_index = pidx;
+    if (k > *pk) /* as apply(): the offset of the last packet applied */
+        d->byte_offset = v[k < n ? k : n - 1].index;
+    *pk = k < n ? k + 1 : n; /* on a callback error, the packet is consumed */
+    return st;
+}
+
 tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t n)
 {
     tk_status st;
@@ -934,12 +971,17 @@ tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v,
         }
         return TK_OK;
     }
-    for (size_t k = 0; k < n; k++) {
-        const tk_etm4_pkt_lite *l = &v[k];
+    for (size_t k = 0; k < n;) {
+        if (!d->pop_pending && d->pc_valid && d->blocks && !d->exc_pending) {
+            if ((st = fast_run(d, v, n, &k))) /* applies at least packet k */
+                return st;
+            continue;
+        }
+        const tk_etm4_pkt_lite *l = &v[k++];
         d->packet_index++;
         d->byte_offset = l->index;
         if (l->atom_num) { /* atoms: the only compact packets with atoms */
-            if ((st = atoms(d, l->atoms, l->atom_num)))
+            if ((st = atoms_slow(d, l->atoms, l->atom_num)))
                 return st;
             continue;
         }

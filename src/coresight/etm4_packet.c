@@ -6,6 +6,7 @@
  * the compressed packets are relative to: the three-entry address history (§6.4.12, used by
  * short and exact-match address packets), the context, the timestamp and the cycle count
  * threshold from the last Trace Info. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1095,125 +1096,166 @@ static tk_status complete_part(tk_etm4_parser *p, const uint8_t *d, size_t n, si
     return deliver(p, pkt, p->part_index, r);
 }
 
-/* Batch mode fast path: atoms, exact-match, short and long address packets straight into
- * compact records, with exactly the state changes decode() makes for them. Stops at the first
- * other packet (or one not complete in d), which the caller hands to the complete parser.
- * Consumes from d[*pi..n); *pi is advanced past the packets taken. */
-static tk_status batch_run(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index,
-                           size_t *pi)
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d, size_t n,
+                                              uint64_t index, size_t *pi, const bool frames)
 {
     size_t i = *pi;
     tk_status st = TK_OK;
     /* The address state lives in locals here (registers): updating it in the parser through
      * memory costs store-forwarding stalls on every address packet. Written back at the end
      * (the batch callback cannot see the parser). */
-    addr_entry cur = p->cur, s0 = p->stack[0], s1 = p->stack[1], s2 = p->stack[2];
+    /* Each entry as its value and a word of meta data: IS [7:0], valid bits [15:8], 64-bit
+     * [16] (single bytes get spilled one by one). */
+#define META(e) ((uint32_t)(e).is | (uint32_t)(e).valid_bits << 8 | (uint32_t)(e).is64 << 16)
+    uint64_t cv = p->cur.val, v0 = p->stack[0].val, v1 = p->stack[1].val, v2 = p->stack[2].val;
+    uint32_t cm = META(p->cur), m0 = META(p->stack[0]), m1 = META(p->stack[1]),
+             m2 = META(p->stack[2]);
+#undef META
     const bool aarch64_ctx = p->ctx_valid && p->ctxs.sf;
-#define PUSH() (s2 = s1, s1 = s0, s0 = cur)
+    const tk_etm4_pkt_lite *const atom_lite = p->atom_lite;
+#define PUSH() (v2 = v1, m2 = m1, v1 = v0, m1 = m0, v0 = cv, m0 = cm)
     for (;;) {
         /* Every packet is at least one byte: scanning at most `room` bytes cannot overflow. */
         size_t room = LITE_MAX - p->nlite;
         size_t lim = n - i < room ? n : i + room;
         tk_etm4_pkt_lite *o = p->lite + p->nlite;
         while (i < lim) {
-            const uint8_t h = d[i];
-            if (h >= 0xc0) {
-                const tk_etm4_pkt_lite *t = &p->atom_lite[h - 0xc0];
-                if (!t->atom_num)
-                    break;
-                *o = *t;
-                o->index = index + i;
-                o++;
-                i++;
-                continue;
+            /* Joined frames: within one frame, byte i is at base + i. */
+            size_t seg = lim;
+            uint64_t base = index;
+            if (frames) {
+                size_t f = i / 15;
+                base += f;
+                if ((f + 1) * 15 < seg)
+                    seg = (f + 1) * 15;
             }
-            uint8_t bits, len, type, idx = 0;
-            if (h == 0x95 || h == 0x96) {
-                /* §6.4.12 short address, as short_addr() */
-                if (i + 1 >= n || (i + 2 >= n && (d[i + 1] & 0x80)))
-                    break;
-                const uint8_t is = h == 0x96, b1 = d[i + 1];
-                const int shift = 2 - is;
-                uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
-                bits = (uint8_t)(7 + shift);
-                len = 2;
-                if (b1 & 0x80) {
-                    v |= (uint64_t)d[i + 2] << bits;
-                    bits += 8;
-                    len = 3;
+            while (i < seg) {
+                uint8_t h = d[i];
+                if (h >= 0xc0) {
+                    const tk_etm4_pkt_lite *t = &atom_lite[h - 0xc0];
+                    if (!t->atom_num)
+                        goto stop;
+                    /* the template from atoms on (addr is not used by atoms) */
+                    memcpy(&o->atoms, &t->atoms, sizeof(*o) - offsetof(tk_etm4_pkt_lite, atoms));
+                    o->index = base + i;
+                    o++;
+                    i++;
+                    continue;
                 }
-                uint64_t mask = (1ull << bits) - 1;
-                cur.val = (cur.val & ~mask) | v;
-                if (cur.valid_bits < bits)
-                    cur.valid_bits = bits;
-                cur.is = is;
-                type = is ? TK_ETM4_ADDR_S_IS1 : TK_ETM4_ADDR_S_IS0;
-            } else if (h >= 0x90 && h <= 0x92) {
-                /* as exact_match() */
-                idx = h & 3;
-                cur = idx == 0 ? s0 : (idx == 1 ? s1 : s2);
-                type = TK_ETM4_ADDR_MATCH;
-                bits = 0;
-                len = 1;
-            } else if (h == 0x9a || h == 0x9b) {
-                /* as set_addr32() */
-                if (i + 5 > n)
-                    break;
-                const uint8_t is = h & 1;
-                uint32_t a = (uint32_t)long_addr(d + i + 1, 4, is);
-                if (aarch64_ctx) {
-                    cur.val = (cur.val & ~0xffffffffull) | a;
-                    cur.is64 = 1;
+                uint8_t bits, len, type, idx = 0;
+                if (h == 0x95 || h == 0x96) {
+                    /* §6.4.12 short address, as short_addr() */
+                    if (i + 1 >= n || (i + 2 >= n && (d[i + 1] & 0x80)))
+                        goto stop;
+                    const uint8_t is = h == 0x96, b1 = d[i + 1];
+                    const int shift = 2 - is;
+                    uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
+                    bits = (uint8_t)(7 + shift);
+                    len = 2;
+                    if (b1 & 0x80) {
+                        v |= (uint64_t)d[i + 2] << bits;
+                        bits += 8;
+                        len = 3;
+                    }
+                    uint64_t mask = (1ull << bits) - 1;
+                    cv = (cv & ~mask) | v;
+                    if (((cm >> 8) & 0xff) < bits)
+                        cm = (cm & ~0xff00u) | (uint32_t)bits << 8;
+                    cm = (cm & ~0xffu) | is;
+                    type = is ? TK_ETM4_ADDR_S_IS1 : TK_ETM4_ADDR_S_IS0;
+                } else if (h >= 0x90 && h <= 0x92) {
+                    /* as exact_match() */
+                    idx = h & 3;
+                    cv = idx == 0 ? v0 : (idx == 1 ? v1 : v2);
+                    cm = idx == 0 ? m0 : (idx == 1 ? m1 : m2);
+                    type = TK_ETM4_ADDR_MATCH;
+                    bits = 0;
+                    len = 1;
+                } else if (h == 0x9a || h == 0x9b) {
+                    /* as set_addr32() */
+                    if (i + 5 > n)
+                        goto stop;
+                    const uint8_t is = h & 1;
+                    uint32_t a = (uint32_t)long_addr(d + i + 1, 4, is);
+                    if (aarch64_ctx) {
+                        cv = (cv & ~0xffffffffull) | a;
+                        cm |= 1u << 16;
+                    } else {
+                        cv = a;
+                        cm &= ~(1u << 16);
+                    }
+                    if (((cm >> 8) & 0xff) < 32)
+                        cm = (cm & ~0xff00u) | 32u << 8;
+                    cm = (cm & ~0xffu) | is;
+                    type = is ? TK_ETM4_ADDR_L_32IS1 : TK_ETM4_ADDR_L_32IS0;
+                    bits = 32;
+                    len = 5;
+                } else if (h == 0x9d || h == 0x9e) {
+                    /* as set_addr64() */
+                    if (i + 9 > n)
+                        goto stop;
+                    const uint8_t is = h == 0x9e;
+                    cv = long_addr(d + i + 1, 8, is);
+                    cm = is | 64u << 8 | 1u << 16;
+                    type = is ? TK_ETM4_ADDR_L_64IS1 : TK_ETM4_ADDR_L_64IS0;
+                    bits = 64;
+                    len = 9;
                 } else {
-                    cur.val = a;
-                    cur.is64 = 0;
+                    goto stop;
                 }
-                if (cur.valid_bits < 32)
-                    cur.valid_bits = 32;
-                cur.is = is;
-                type = is ? TK_ETM4_ADDR_L_32IS1 : TK_ETM4_ADDR_L_32IS0;
-                bits = 32;
-                len = 5;
-            } else if (h == 0x9d || h == 0x9e) {
-                /* as set_addr64() */
-                if (i + 9 > n)
-                    break;
-                const uint8_t is = h == 0x9e;
-                cur = (addr_entry){long_addr(d + i + 1, 8, is), is, 64, 1};
-                type = is ? TK_ETM4_ADDR_L_64IS1 : TK_ETM4_ADDR_L_64IS0;
-                bits = 64;
-                len = 9;
-            } else {
-                break;
+                PUSH();
+                o->index = base + i;
+                o->addr = cv;
+                o->atoms = 0;
+                o->type = type;
+                o->header = h;
+                o->atom_num = 0;
+                o->size = len;
+                o->addr_bits = bits;
+                o->addr_is = (uint8_t)cm;
+                o->addr_64 = (uint8_t)(cm >> 16);
+                o->match_idx = idx;
+                o++;
+                i += len;
             }
-            PUSH();
-            o->index = index + i;
-            o->addr = cur.val;
-            o->atoms = 0;
-            o->type = type;
-            o->header = h;
-            o->atom_num = 0;
-            o->size = len;
-            o->addr_bits = bits;
-            o->addr_is = cur.is;
-            o->addr_64 = cur.is64;
-            o->match_idx = idx;
-            o++;
-            i += len;
         }
+        /* The batch is full (or the data ends): hand it over and go on. */
         p->nlite = (size_t)(o - p->lite);
-        /* Stopped at a packet for the complete parser, or out of data: done. Otherwise the
-         * batch is full: hand it over and go on. */
-        if (i < lim || i >= n || (st = tk_etm4_parser_flush(p)))
-            break;
+        if (i >= n || (st = tk_etm4_parser_flush(p)))
+            goto out;
+        continue;
+    stop: /* a packet for the complete parser, or one not complete in d */
+        p->nlite = (size_t)(o - p->lite);
+        goto out;
     }
+out:
 #undef PUSH
-    p->cur = cur;
-    p->stack[0] = s0;
-    p->stack[1] = s1;
-    p->stack[2] = s2;
+#define ENTRY(v, m) ((addr_entry){v, (uint8_t)(m), (uint8_t)((m) >> 8), (uint8_t)((m) >> 16)})
+    p->cur = ENTRY(cv, cm);
+    p->stack[0] = ENTRY(v0, m0);
+    p->stack[1] = ENTRY(v1, m1);
+    p->stack[2] = ENTRY(v2, m2);
+#undef ENTRY
     *pi = i;
     return st;
+}
+
+/* Batch mode fast path: atoms, exact-match, short and long address packets straight into
+ * compact records, with exactly the state changes decode() makes for them. Stops at the first
+ * other packet (or one not complete in d), which the caller hands to the complete parser.
+ * Consumes from d[*pi..n); *pi is advanced past the packets taken. frames: d holds joined
+ * formatter frames (tk_etm4_parser_frames), byte i at index + i + i / 15. */
+static tk_status batch_run(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index,
+                           size_t *pi, bool frames)
+{
+    return frames ? batch_run_body(p, d, n, index, pi, true)
+                  : batch_run_body(p, d, n, index, pi, false);
 }
 
 tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
@@ -1241,7 +1283,7 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         /* Synchronised: the packets that make up nearly all instruction trace (atoms, short
          * and exact-match addresses) are handled in line; the rest go through decode(). */
         if (p->batch_fn) {
-            if ((st = batch_run(p, d, n, index, &i)))
+            if ((st = batch_run(p, d, n, index, &i, false)))
                 return st;
         }
         while (!p->batch_fn && i < n) {
@@ -1322,6 +1364,29 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         if ((st = deliver(p, pkt, index + i, r)))
             return st;
         i += (size_t)r;
+    }
+    return TK_OK;
+}
+
+tk_status tk_etm4_parser_frames(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
+{
+    tk_status st;
+    size_t i = 0;
+    while (i < n) {
+        /* Synchronised, no partial packet: compact packets straight from the joined frames. */
+        if (p->batch_fn && p->synced && !p->npart) {
+            if ((st = batch_run(p, d, n, index, &i, true)))
+                return st;
+            if (i >= n)
+                break;
+        }
+        /* Anything else: the rest of this frame's bytes as one run, as without joining. */
+        size_t end = (i / 15 + 1) * 15;
+        if (end > n)
+            end = n;
+        if ((st = tk_etm4_parser_data(p, d + i, end - i, index + i + i / 15)))
+            return st;
+        i = end;
     }
     return TK_OK;
 }
