@@ -51,14 +51,23 @@ struct tk_etm4_decoder {
 #endif
 
 /* A basic block ending in a branch, with everything an atom needs precomputed. */
+/* 32 bytes: the cache is walked by a serial chain (pc -> block -> next pc), so its latency,
+ * i.e. how much of it stays in the near caches, bounds the decoder. */
 struct block {
-    uint64_t start, last, n;
-    uint64_t fall;   /* address after the branch (not taken) */
+    uint64_t start, last;
     uint64_t target; /* direct branch target (taken) */
+    uint32_t n;      /* instructions, the branch included */
     uint8_t isa, target_isa;
-    uint8_t indirect, link, end; /* end: tk_range_end of the range */
-    uint8_t taken_slow;          /* taken, it needs the general loop (indirect, return stack) */
+    uint8_t end;   /* tk_range_end of the range */
+    uint8_t flags; /* BF_* */
 };
+#define BF_SIZE 0x0f     /* size of the branch: fall-through address = last + size */
+#define BF_INDIRECT 0x10 /* indirect branch */
+#define BF_LINK 0x20     /* branch with link */
+#define BF_TAKEN_SLOW                                                                              \
+    0x40 /* taken, it needs the general loop (indirect, return stack); bit 6                       \
+            is tested as flags >> 6 */
+#define BLOCK_FALL(b) ((b)->last + ((b)->flags & BF_SIZE))
 
 #define NBLOCKS 16384
 /* start of an empty cache slot: odd, so never the address of an instruction */
@@ -289,15 +298,18 @@ static struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
         return NULL;
     }
     b->start = ev.first;
+    if (ev.ninsn > UINT32_MAX) { /* 16 GiB without a branch: reported as missing code */
+        b->start = NO_BLOCK;
+        return NULL;
+    }
     b->last = ev.last;
-    b->n = ev.ninsn;
+    b->n = (uint32_t)ev.ninsn;
     b->isa = (uint8_t)d->isa;
-    b->fall = ev.last + br.size;
     b->target = br.target;
     b->target_isa = br.target_isa;
-    b->indirect = br.indirect;
-    b->link = br.link;
-    b->taken_slow = br.indirect || (br.link && d->rs_enabled);
+    b->flags =
+        (uint8_t)((br.size & BF_SIZE) | (br.indirect ? BF_INDIRECT : 0) | (br.link ? BF_LINK : 0) |
+                  (br.indirect || (br.link && d->rs_enabled) ? BF_TAKEN_SLOW : 0));
     if (br.eret)
         b->end = TK_END_TRAP_RETURN;
     else if (br.ret)
@@ -342,16 +354,16 @@ static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned
         ev->first = b->start;
         ev->last = b->last;
         ev->ninsn = b->n;
-        ev->indirect = b->indirect;
+        ev->indirect = (b->flags & BF_INDIRECT) != 0;
         ev->end = b->end;
         if (!(bits & 1)) {
             ev->taken = 0;
-            d->pc = ev->next = b->fall;
+            d->pc = ev->next = BLOCK_FALL(b);
         } else {
             ev->taken = 1;
-            if (UNLIKELY(b->link && d->rs_enabled))
-                rs_push(d, b->fall);
-            if (!b->indirect) {
+            if (UNLIKELY((b->flags & BF_LINK) && d->rs_enabled))
+                rs_push(d, BLOCK_FALL(b));
+            if (!(b->flags & BF_INDIRECT)) {
                 d->pc = ev->next = b->target;
                 d->isa = (tk_arm_isa)b->target_isa;
             } else {
@@ -920,16 +932,17 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
         for (; num; num--, bits >>= 1) {
             const struct block *b = &blocks[block_slot(pc)];
             const unsigned e = bits & 1;
-            if (UNLIKELY(b->start != pc || b->isa != isa || (e & b->taken_slow)))
+            if (UNLIKELY(b->start != pc || b->isa != isa || (e & (b->flags >> 6))))
                 goto slow;
             /* E/N is data, not predictable: select with masks, not a branch */
             const uint64_t m = 0 - (uint64_t)e;
-            const uint64_t next = (b->target & m) | (b->fall & ~m);
+            const uint64_t next = (b->target & m) | (BLOCK_FALL(b) & ~m);
             isa = (uint8_t)((b->target_isa & m) | (isa & ~m));
             ev->first = pc;
             ev->last = b->last;
             ev->ninsn = b->n;
-            ev->indirect = b->indirect; /* a not-taken conditional indirect branch (A32) */
+            /* a not-taken conditional indirect branch (A32) */
+            ev->indirect = (b->flags & BF_INDIRECT) != 0;
             ev->end = b->end;
             ev->taken = (uint8_t)e;
             ev->next = pc = next;
