@@ -114,6 +114,14 @@ static tk_status count_packet(void *ctx, const tk_etm4_packet *p)
     return TK_OK;
 }
 
+static tk_status count_packets(void *ctx, const tk_etm4_pkt_lite *p, size_t n)
+{
+    cli *c = ctx;
+    c->packets += n;
+    (void)p;
+    return TK_OK;
+}
+
 static tk_status count_event(void *ctx, const tk_event *ev)
 {
     cli *c = ctx;
@@ -175,6 +183,7 @@ static int stats(const char *cmd, tk_cs_snapshot *ss, tk_etm4_run_opts *o, cli *
     o->data = data;
     o->data_len = len;
     o->on_packet = o->decode ? NULL : count_packet;
+    o->on_packets = o->decode ? NULL : count_packets; /* the parser's batch mode */
     o->on_event = count_event;
     tk_diag diag;
     tk_diag_clear(&diag);

@@ -140,6 +140,14 @@ enum {
 tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_fn error, void *ctx,
                                 tk_cs_deformatter **out);
 void tk_cs_deformatter_free(tk_cs_deformatter *d);
+/* Bytes of consecutive whole frames of one source, joined: each frame of the run holds 15 data
+ * bytes of that source and no ID change, so byte k is at index + k + k / 15. */
+typedef tk_status (*tk_cs_frames_fn)(void *ctx, uint8_t id, const uint8_t *data, size_t n,
+                                     uint64_t index);
+/* Optional: deliver runs of such frames (the common case of a single active source) to fn in
+ * one call instead of one tk_cs_data_fn call per frame. Every other run still goes to the
+ * tk_cs_data_fn, in order. Joined frames are handed over before tk_cs_deformat returns. */
+void tk_cs_deformatter_set_frames_fn(tk_cs_deformatter *d, tk_cs_frames_fn fn);
 /* Feed raw buffer bytes (may be called repeatedly with consecutive pieces). Indices follow the
  * convention of OpenCSD so that packet positions can be compared: a run starts at the index of
  * the frame byte pair where its source ID took effect (frame start for the first run). */

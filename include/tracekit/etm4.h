@@ -192,6 +192,31 @@ int tk_etm4_pkt_format(const tk_etm4_packet *p, char *buf, size_t size);
 
 typedef tk_status (*tk_etm4_packet_fn)(void *ctx, const tk_etm4_packet *pkt);
 
+/* Compact form of the packets that make up nearly all instruction trace: atoms (ATOM_F1..F6),
+ * exact-match, short and long addresses (ADDR_MATCH, ADDR_S_*, ADDR_L_*). Filled in batches
+ * by the parser's fast path (tk_etm4_parser_set_batch) instead of one call per packet.
+ * tk_etm4_pkt_from_lite gives the tk_etm4_packet the complete parser reports for it. */
+typedef struct tk_etm4_pkt_lite {
+    uint64_t index; /* position of the first byte */
+    uint64_t addr;  /* address packets: the full address after the packet (as pkt->addr) */
+    uint32_t atoms; /* atoms: bit i = atom i (oldest first), 1 = E */
+    uint8_t type;   /* tk_etm4_pkt_type */
+    uint8_t header;
+    uint8_t atom_num;
+    uint8_t size;
+    uint8_t addr_bits; /* address packets: bits carried (as pkt->addr_bits) */
+    uint8_t addr_is;
+    uint8_t addr_64;
+    uint8_t match_idx; /* ADDR_MATCH */
+} tk_etm4_pkt_lite;
+
+/* Called with n >= 1 compact packets, in trace order. */
+typedef tk_status (*tk_etm4_batch_fn)(void *ctx, const tk_etm4_pkt_lite *pkts, size_t n);
+
+/* The complete packet for a compact one (every field the complete parser sets for its type;
+ * the others zero). */
+void tk_etm4_pkt_from_lite(const tk_etm4_pkt_lite *l, uint8_t trace_id, tk_etm4_packet *pkt);
+
 typedef struct tk_etm4_parser tk_etm4_parser;
 
 tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, void *ctx,
@@ -202,9 +227,21 @@ void tk_etm4_parser_free(tk_etm4_parser *p);
  * error packets; the parser then drops bytes until the next A-Sync (§6.4.1) and says how many
  * with a NOT_SYNC packet. Returns fn's first non-OK status. */
 tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *data, size_t n, uint64_t index);
-/* End of trace: a partial packet is reported as INCOMPLETE_EOT. */
+/* The same for bytes of whole formatter frames joined together (tk_cs_frames_fn): byte k is at
+ * index + k + k / 15. Gives the same packets as one tk_etm4_parser_data call per frame; in
+ * batch mode the compact packets are taken across frame boundaries in one pass. */
+tk_status tk_etm4_parser_frames(tk_etm4_parser *p, const uint8_t *data, size_t n, uint64_t index);
+/* End of trace: a partial packet is reported as INCOMPLETE_EOT. Flushes the batch. */
 tk_status tk_etm4_parser_end(tk_etm4_parser *p);
-/* Forget all state (as at the start of trace). */
+/* Batch mode (fn non-NULL): the packets tk_etm4_pkt_lite can hold go to fn in batches, every
+ * other packet to the parser's tk_etm4_packet_fn as before, all in trace order (a batch is
+ * handed over before any single packet that follows it). A batch may be held back across
+ * tk_etm4_parser_data calls: tk_etm4_parser_end or tk_etm4_parser_flush hands it over.
+ * fn NULL: every packet goes to the tk_etm4_packet_fn (the default). */
+void tk_etm4_parser_set_batch(tk_etm4_parser *p, tk_etm4_batch_fn fn, void *ctx);
+/* Hand over the compact packets held back (batch mode). */
+tk_status tk_etm4_parser_flush(tk_etm4_parser *p);
+/* Forget all state (as at the start of trace); held-back compact packets are dropped. */
 void tk_etm4_parser_reset(tk_etm4_parser *p);
 /* Bytes of this source were lost (e.g. a corrupt frame): drop any partial packet and hunt for
  * the next A-Sync, reporting the skipped bytes with a NOT_SYNC packet. */
@@ -221,6 +258,9 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
 void tk_etm4_decoder_free(tk_etm4_decoder *d);
 /* Feed one packet (from a tk_etm4_parser). */
 tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *pkt);
+/* Feed n compact packets (a tk_etm4_batch_fn): the same as feeding each one's
+ * tk_etm4_pkt_from_lite to tk_etm4_decoder_packet. */
+tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *pkts, size_t n);
 /* End of trace: flushes pending elements. */
 tk_status tk_etm4_decoder_end(tk_etm4_decoder *d);
 
@@ -238,6 +278,9 @@ typedef struct tk_etm4_run_opts {
     void *ctx;
     const uint8_t *data; /* trace bytes to use instead of the buffer's file (tests, benches) */
     size_t data_len;
+    /* Packets in batch mode (tk_etm4_parser_set_batch): compact packets here, the others to
+     * on_packet. Used only without decode. */
+    tk_etm4_batch_fn on_packets;
 } tk_etm4_run_opts;
 
 /* Deformat one buffer of a snapshot and parse (and decode) every ETMv4 source in it. Sources

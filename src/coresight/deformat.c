@@ -15,6 +15,7 @@
 #include "tracekit/coresight.h"
 
 #define FRAME 16
+#define JOIN_FRAMES 256 /* frames joined into one run at most */
 
 struct tk_cs_deformatter {
     unsigned flags;
@@ -26,7 +27,27 @@ struct tk_cs_deformatter {
     uint64_t offset; /* raw offset of the next unprocessed byte */
     uint8_t carry[64];
     size_t ncarry;
+    /* Joined frames (tk_cs_deformatter_set_frames_fn): data of whole frames of one source. */
+    tk_cs_frames_fn frames;
+    uint8_t join_id;
+    uint64_t join_index; /* index of the first frame */
+    size_t njoin;        /* bytes held, 15 per frame */
+    uint8_t join[JOIN_FRAMES * 15 + 1];
 };
+
+void tk_cs_deformatter_set_frames_fn(tk_cs_deformatter *d, tk_cs_frames_fn fn)
+{
+    d->frames = fn;
+}
+
+static tk_status flush_join(tk_cs_deformatter *d)
+{
+    size_t n = d->njoin;
+    if (!n)
+        return TK_OK;
+    d->njoin = 0;
+    return d->frames(d->ctx, d->join_id, d->join, n, d->join_index);
+}
 
 tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_fn error, void *ctx,
                                 tk_cs_deformatter **out)
@@ -49,8 +70,13 @@ void tk_cs_deformatter_free(tk_cs_deformatter *d)
     free(d);
 }
 
+static tk_status flush_join(tk_cs_deformatter *d);
+
 static tk_status report(tk_cs_deformatter *d, tk_status st, uint64_t off, const char *msg)
 {
+    tk_status fst = flush_join(d); /* data before the error first */
+    if (fst)
+        return fst;
     return d->error ? d->error(d->ctx, st, off, msg) : TK_OK;
 }
 
@@ -102,13 +128,36 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
     if (!((lo | hi) & 0x0001000100010001ull)) {
         if (d->cur_id == 0xff || !valid_id(d->cur_id))
             return TK_OK;
-        uint8_t out[16];
         uint8_t aux = f[15];
         lo |= spread_aux[aux & 0xf];
         hi |= spread_aux[aux >> 4];
+        if (d->frames) {
+            /* Append to the joined run when this frame continues it (same source, next frame
+             * in the buffer); 16 bytes are stored, the 16th is overwritten by the next. */
+            if (d->njoin && (d->join_id != d->cur_id || d->njoin == JOIN_FRAMES * 15 ||
+                             d->join_index + d->njoin / 15 * FRAME != sof)) {
+                tk_status st = flush_join(d);
+                if (st)
+                    return st;
+            }
+            if (!d->njoin) {
+                d->join_id = d->cur_id;
+                d->join_index = sof;
+            }
+            store64(d->join + d->njoin, lo);
+            store64(d->join + d->njoin + 8, hi);
+            d->njoin += 15;
+            return TK_OK;
+        }
+        uint8_t out[16];
         store64(out, lo);
         store64(out + 8, hi);
         return d->data(d->ctx, d->cur_id, out, 15, sof);
+    }
+    if (d->njoin) {
+        tk_status st = flush_join(d);
+        if (st)
+            return st;
     }
 
     uint8_t run[FRAME];
@@ -264,8 +313,10 @@ tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
             d->ncarry += take;
             buf += take;
             len -= take;
-            if ((st = process(d, d->carry, d->ncarry, false, &used)))
+            if ((st = process(d, d->carry, d->ncarry, false, &used))) {
+                d->njoin = 0;
                 return st;
+            }
             if (!used && d->ncarry == sizeof(d->carry))
                 return TK_ERR_STATE; /* cannot happen: 64 bytes always hold a frame */
             memmove(d->carry, d->carry + used, d->ncarry - used);
@@ -273,8 +324,10 @@ tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
             d->offset += used;
             continue;
         }
-        if ((st = process(d, buf, len, false, &used)))
+        if ((st = process(d, buf, len, false, &used))) {
+            d->njoin = 0;
             return st;
+        }
         d->offset += used;
         size_t rest = len - used;
         if (rest > sizeof(d->carry))
@@ -283,7 +336,7 @@ tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
         d->ncarry = rest;
         break;
     }
-    return TK_OK;
+    return flush_join(d);
 }
 
 tk_status tk_cs_deformat_end(tk_cs_deformatter *d)
@@ -295,5 +348,8 @@ tk_status tk_cs_deformat_end(tk_cs_deformatter *d)
         d->offset += d->ncarry;
         d->ncarry = 0;
     }
+    if (!st)
+        st = flush_join(d);
+    d->njoin = 0;
     return st;
 }

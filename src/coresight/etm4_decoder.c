@@ -51,13 +51,23 @@ struct tk_etm4_decoder {
 #endif
 
 /* A basic block ending in a branch, with everything an atom needs precomputed. */
+/* 32 bytes: the cache is walked by a serial chain (pc -> block -> next pc), so its latency,
+ * i.e. how much of it stays in the near caches, bounds the decoder. */
 struct block {
-    uint64_t start, last, n;
-    uint64_t fall;   /* address after the branch (not taken) */
+    uint64_t start, last;
     uint64_t target; /* direct branch target (taken) */
+    uint32_t n;      /* instructions, the branch included */
     uint8_t isa, target_isa;
-    uint8_t indirect, link, end; /* end: tk_range_end of the range */
+    uint8_t end;   /* tk_range_end of the range */
+    uint8_t flags; /* BF_* */
 };
+#define BF_SIZE 0x0f     /* size of the branch: fall-through address = last + size */
+#define BF_INDIRECT 0x10 /* indirect branch */
+#define BF_LINK 0x20     /* branch with link */
+#define BF_TAKEN_SLOW                                                                              \
+    0x40 /* taken, it needs the general loop (indirect, return stack); bit 6                       \
+            is tested as flags >> 6 */
+#define BLOCK_FALL(b) ((b)->last + ((b)->flags & BF_SIZE))
 
 #define NBLOCKS 16384
 /* start of an empty cache slot: odd, so never the address of an instruction */
@@ -77,18 +87,12 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
     d->mem = mem;
     d->fn = fn;
     d->ctx = ctx;
-    d->blocks = calloc(NBLOCKS, sizeof(*d->blocks));
-    if (!d->blocks) {
-        free(d);
-        return TK_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < NBLOCKS; i++)
-        d->blocks[i].start = NO_BLOCK;
+    /* The block cache is allocated at the first atom: a snapshot often names sources that
+     * are not in the trace, and the cache is the bulk of a decoder's memory. */
     d->range.kind = TK_EV_RANGE;
     d->range.trace_id = cfg->trace_id;
     d->rs_enabled = (cfg->configr >> 12) & 1;
     if (cfg->max_spec && !(d->spec = spec_new())) {
-        free(d->blocks);
         free(d);
         return TK_ERR_NOMEM;
     }
@@ -273,9 +277,18 @@ static size_t block_slot(uint64_t pc)
 }
 
 /* Walk the block starting at the current pc into its cache slot. Returns NULL when code is
- * missing there. */
-static struct block *block_fill(tk_etm4_decoder *d)
+ * missing there (or the cache cannot be allocated: *nomem is then set). */
+static struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
 {
+    if (!d->blocks) {
+        d->blocks = malloc(NBLOCKS * sizeof(*d->blocks));
+        if (!d->blocks) {
+            *nomem = true;
+            return NULL;
+        }
+        for (size_t i = 0; i < NBLOCKS; i++)
+            d->blocks[i].start = NO_BLOCK;
+    }
     struct block *b = &d->blocks[block_slot(d->pc)];
     tk_event ev;
     tk_arm_insn br;
@@ -285,14 +298,18 @@ static struct block *block_fill(tk_etm4_decoder *d)
         return NULL;
     }
     b->start = ev.first;
+    if (ev.ninsn > UINT32_MAX) { /* 16 GiB without a branch: reported as missing code */
+        b->start = NO_BLOCK;
+        return NULL;
+    }
     b->last = ev.last;
-    b->n = ev.ninsn;
+    b->n = (uint32_t)ev.ninsn;
     b->isa = (uint8_t)d->isa;
-    b->fall = ev.last + br.size;
     b->target = br.target;
     b->target_isa = br.target_isa;
-    b->indirect = br.indirect;
-    b->link = br.link;
+    b->flags =
+        (uint8_t)((br.size & BF_SIZE) | (br.indirect ? BF_INDIRECT : 0) | (br.link ? BF_LINK : 0) |
+                  (br.indirect || (br.link && d->rs_enabled) ? BF_TAKEN_SLOW : 0));
     if (br.eret)
         b->end = TK_END_TRAP_RETURN;
     else if (br.ret)
@@ -307,15 +324,14 @@ static struct block *block_fill(tk_etm4_decoder *d)
 }
 
 /* num atoms (bit i of bits = atom i, 1 = E): each executes up to and including the next
- * branch, taken or not. The common case (a cached block, a direct branch or a not-taken one)
- * keeps pc and instruction set in registers. */
-static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
+ * branch, taken or not. The general loop: handles every case (return stack, indirect
+ * branches, cache misses, missing code). */
+static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned num)
 {
     tk_status st;
     tk_event *ev = &d->range;
     const tk_event_fn fn = d->fn;
     void *const ctx = d->ctx;
-    const struct block *const blocks = d->blocks;
     ev->byte_offset = d->byte_offset;
     ev->packet_index = d->packet_index;
     for (; num; num--, bits >>= 1) {
@@ -324,9 +340,12 @@ static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
         if (UNLIKELY(!d->pc_valid))
             continue; /* waiting for an address after a discontinuity */
         const uint64_t pc = d->pc;
-        const struct block *b = &blocks[block_slot(pc)];
-        if (UNLIKELY(b->start != pc || b->isa != d->isa)) {
-            if (!(b = block_fill(d))) {
+        const struct block *b = d->blocks ? &d->blocks[block_slot(pc)] : NULL;
+        if (UNLIKELY(!b || b->start != pc || b->isa != d->isa)) {
+            bool nomem = false;
+            if (!(b = block_fill(d, &nomem))) {
+                if (nomem)
+                    return TK_ERR_NOMEM;
                 if ((st = no_code(d)))
                     return st;
                 continue;
@@ -335,16 +354,16 @@ static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
         ev->first = b->start;
         ev->last = b->last;
         ev->ninsn = b->n;
-        ev->indirect = b->indirect;
+        ev->indirect = (b->flags & BF_INDIRECT) != 0;
         ev->end = b->end;
         if (!(bits & 1)) {
             ev->taken = 0;
-            d->pc = ev->next = b->fall;
+            d->pc = ev->next = BLOCK_FALL(b);
         } else {
             ev->taken = 1;
-            if (UNLIKELY(b->link && d->rs_enabled))
-                rs_push(d, b->fall);
-            if (!b->indirect) {
+            if (UNLIKELY((b->flags & BF_LINK) && d->rs_enabled))
+                rs_push(d, BLOCK_FALL(b));
+            if (!(b->flags & BF_INDIRECT)) {
                 d->pc = ev->next = b->target;
                 d->isa = (tk_arm_isa)b->target_isa;
             } else {
@@ -357,6 +376,11 @@ static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
             return st;
     }
     return TK_OK;
+}
+
+static tk_status atoms(tk_etm4_decoder *d, uint32_t bits, unsigned num)
+{
+    return atoms_slow(d, bits, num);
 }
 
 static tk_status atom(tk_etm4_decoder *d, bool taken)
@@ -864,6 +888,136 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return apply(d, p);
     }
     return spec_packet(d, p);
+}
+
+/* The fused loop over compact packets for the common case: a valid pc, atoms whose blocks
+ * are cached and that are not taken or taken direct branches without a return stack push,
+ * address packets that just set pc. pc, instruction set and counters stay in registers (the
+ * event callback cannot see the decoder); an E or N atom is one block lookup, and the outcome
+ * selects the next pc without a data-dependent branch. An atom that needs more sends the rest
+ * of its packet through atoms_slow and ends the run. *pk: in, the first packet; out, the
+ * first packet not applied. */
+static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t n, size_t *pk)
+{
+    const struct block *const blocks = d->blocks;
+    tk_event *const ev = &d->range;
+    const tk_event_fn fn = d->fn;
+    void *const ctx = d->ctx;
+    uint64_t pc = d->pc, pidx = d->packet_index;
+    uint8_t isa = (uint8_t)d->isa, last_is = d->last_is;
+    /* the instruction set an address packet selects (as set_pc; the context is constant
+     * here: context packets take the complete path) */
+    const int ctx_mode = !d->ctx_valid ? 0 : (d->c.sf ? 1 : 2);
+    tk_status st = TK_OK;
+    size_t k = *pk;
+    for (; k < n; k++) {
+        const tk_etm4_pkt_lite *l = &v[k];
+        if (!l->atom_num) { /* address */
+            pc = l->addr;
+            last_is = l->addr_is;
+            if (ctx_mode == 1)
+                isa = TK_ARM_A64;
+            else if (ctx_mode == 2)
+                isa = l->addr_is ? TK_ARM_T32 : TK_ARM_A32;
+            else
+                isa = l->addr_64 ? TK_ARM_A64 : (l->addr_is ? TK_ARM_T32 : TK_ARM_A32);
+            pidx++;
+            continue;
+        }
+        uint32_t bits = l->atoms;
+        unsigned num = l->atom_num;
+        pidx++;
+        ev->byte_offset = l->index;
+        ev->packet_index = pidx;
+        for (; num; num--, bits >>= 1) {
+            const struct block *b = &blocks[block_slot(pc)];
+            const unsigned e = bits & 1;
+            if (UNLIKELY(b->start != pc || b->isa != isa || (e & (b->flags >> 6))))
+                goto slow;
+            /* E/N is data, not predictable: select with masks, not a branch */
+            const uint64_t m = 0 - (uint64_t)e;
+            const uint64_t next = (b->target & m) | (BLOCK_FALL(b) & ~m);
+            isa = (uint8_t)((b->target_isa & m) | (isa & ~m));
+            ev->first = pc;
+            ev->last = b->last;
+            ev->ninsn = b->n;
+            /* a not-taken conditional indirect branch (A32) */
+            ev->indirect = (b->flags & BF_INDIRECT) != 0;
+            ev->end = b->end;
+            ev->taken = (uint8_t)e;
+            ev->next = pc = next;
+            if (UNLIKELY(st = fn(ctx, ev)))
+                goto out;
+        }
+        continue;
+    slow:
+        /* The rest of this packet's atoms through the general loop. */
+        d->pc = pc;
+        d->isa = (tk_arm_isa)isa;
+        d->last_is = last_is;
+        d->packet_index = pidx;
+        d->byte_offset = l->index;
+        *pk = k + 1;
+        return atoms_slow(d, bits, num);
+    }
+out:
+    d->pc = pc;
+    d->isa = (tk_arm_isa)isa;
+    d->last_is = last_is;
+    d->packet_index = pidx;
+    if (k > *pk) /* as apply(): the offset of the last packet applied */
+        d->byte_offset = v[k < n ? k : n - 1].index;
+    *pk = k < n ? k + 1 : n; /* on a callback error, the packet is consumed */
+    return st;
+}
+
+tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t n)
+{
+    tk_status st;
+    if (d->spec) {
+        /* Speculation queues whole packets: the complete path. */
+        tk_etm4_packet pkt;
+        for (size_t k = 0; k < n; k++) {
+            tk_etm4_pkt_from_lite(&v[k], d->cfg.trace_id, &pkt);
+            if ((st = tk_etm4_decoder_packet(d, &pkt)))
+                return st;
+        }
+        return TK_OK;
+    }
+    for (size_t k = 0; k < n;) {
+        if (!d->pop_pending && d->pc_valid && d->blocks && !d->exc_pending) {
+            if ((st = fast_run(d, v, n, &k))) /* applies at least packet k */
+                return st;
+            continue;
+        }
+        const tk_etm4_pkt_lite *l = &v[k++];
+        d->packet_index++;
+        d->byte_offset = l->index;
+        if (l->atom_num) { /* atoms: the only compact packets with atoms */
+            if ((st = atoms_slow(d, l->atoms, l->atom_num)))
+                return st;
+            continue;
+        }
+        /* An address packet: as apply() */
+        d->pop_pending = false;
+        if (UNLIKELY(d->exc_pending)) {
+            tk_etm4_packet pkt;
+            tk_etm4_pkt_from_lite(l, d->cfg.trace_id, &pkt);
+            if ((st = exception(d, &pkt)))
+                return st;
+            continue;
+        }
+        d->pc = l->addr;
+        d->pc_valid = true;
+        d->last_is = l->addr_is;
+        if (d->ctx_valid && d->c.sf)
+            d->isa = TK_ARM_A64;
+        else if (d->ctx_valid)
+            d->isa = l->addr_is ? TK_ARM_T32 : TK_ARM_A32;
+        else
+            d->isa = l->addr_64 ? TK_ARM_A64 : (l->addr_is ? TK_ARM_T32 : TK_ARM_A32);
+    }
+    return TK_OK;
 }
 
 tk_status tk_etm4_decoder_end(tk_etm4_decoder *d)

@@ -6,12 +6,14 @@
  * the compressed packets are relative to: the three-entry address history (§6.4.12, used by
  * short and exact-match address packets), the context, the timestamp and the cycle count
  * threshold from the last Trace Info. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracekit/etm4.h"
 
-#define MAX_PKT 64 /* longer than any well-formed packet */
+#define MAX_PKT 64   /* longer than any well-formed packet */
+#define LITE_MAX 256 /* compact packets held back in batch mode */
 #define NEED_MORE 0
 
 typedef struct addr_entry {
@@ -49,6 +51,14 @@ struct tk_etm4_parser {
         uint8_t type, num;
         uint32_t bits;
     } atom[64];
+
+    /* Batch mode (tk_etm4_parser_set_batch): the same atoms as compact packets (atom_num 0:
+     * reserved, left to the complete parser) and the compact packets held back. */
+    tk_etm4_batch_fn batch_fn;
+    void *batch_ctx;
+    size_t nlite;
+    tk_etm4_pkt_lite atom_lite[64];
+    tk_etm4_pkt_lite lite[LITE_MAX];
 };
 
 static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
@@ -76,6 +86,13 @@ static void build_atom_table(tk_etm4_parser *p)
         p->atom[h - 0xc0].type = pkt.type;
         p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
         p->atom[h - 0xc0].bits = pkt.atoms;
+        tk_etm4_pkt_lite *l = &p->atom_lite[h - 0xc0];
+        memset(l, 0, sizeof(*l));
+        l->type = pkt.type;
+        l->header = b;
+        l->size = 1;
+        l->atom_num = p->atom[h - 0xc0].num;
+        l->atoms = pkt.atoms;
     }
 }
 
@@ -105,11 +122,61 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     tk_etm4_config cfg = p->cfg;
     tk_etm4_packet_fn fn = p->fn;
     void *ctx = p->ctx;
+    tk_etm4_batch_fn batch_fn = p->batch_fn;
+    void *batch_ctx = p->batch_ctx;
     memset(p, 0, sizeof(*p));
     p->cfg = cfg;
     p->fn = fn;
     p->ctx = ctx;
+    p->batch_fn = batch_fn;
+    p->batch_ctx = batch_ctx;
     build_atom_table(p);
+}
+
+void tk_etm4_parser_set_batch(tk_etm4_parser *p, tk_etm4_batch_fn fn, void *ctx)
+{
+    p->batch_fn = fn;
+    p->batch_ctx = ctx;
+    p->nlite = 0;
+}
+
+tk_status tk_etm4_parser_flush(tk_etm4_parser *p)
+{
+    size_t n = p->nlite;
+    if (!n)
+        return TK_OK;
+    p->nlite = 0;
+    return p->batch_fn(p->batch_ctx, p->lite, n);
+}
+
+/* Every complete packet goes out through here: compact packets held back go first, so the
+ * consumer sees trace order. */
+static tk_status emit_pkt(tk_etm4_parser *p, const tk_etm4_packet *pkt)
+{
+    tk_status st;
+    if (p->nlite && (st = tk_etm4_parser_flush(p)))
+        return st;
+    return p->fn(p->ctx, pkt);
+}
+
+void tk_etm4_pkt_from_lite(const tk_etm4_pkt_lite *l, uint8_t trace_id, tk_etm4_packet *pkt)
+{
+    memset(pkt, 0, sizeof(*pkt));
+    pkt->type = l->type;
+    pkt->header = l->header;
+    pkt->size = l->size;
+    pkt->trace_id = trace_id;
+    pkt->index = l->index;
+    if (l->type >= TK_ETM4_ATOM_F1 && l->type <= TK_ETM4_ATOM_F6) {
+        pkt->atom_num = l->atom_num;
+        pkt->atoms = l->atoms;
+        return;
+    }
+    pkt->addr = l->addr;
+    pkt->addr_is = l->addr_is;
+    pkt->addr_64 = l->addr_64;
+    pkt->addr_bits = l->addr_bits;
+    pkt->match_idx = l->match_idx;
 }
 
 void tk_etm4_parser_resync(tk_etm4_parser *p)
@@ -932,7 +999,7 @@ static tk_status emit_notsync(tk_etm4_parser *p, uint64_t index)
     pkt.type = TK_ETM4_NOT_SYNC;
     pkt.trace_id = p->cfg.trace_id;
     pkt.index = index;
-    return p->fn(p->ctx, &pkt);
+    return emit_pkt(p, &pkt);
 }
 
 /* Unsynchronised: drop bytes until 11 zero bytes followed by 0x80 (§6.4.2 A-Sync). Returns the
@@ -968,7 +1035,7 @@ static tk_status hunt_async(tk_etm4_parser *p, const uint8_t *d, size_t n, uint6
             p->synced = true;
             p->zeros = 0;
             *used = i + 1;
-            return p->fn(p->ctx, &pkt);
+            return emit_pkt(p, &pkt);
         }
         /* Non-sync byte: it and any zeros before it are dropped. */
         if ((st = emit_notsync(p, p->zeros ? p->zero_start : index + i)))
@@ -990,7 +1057,7 @@ static tk_status deliver(tk_etm4_parser *p, tk_etm4_packet *pkt, uint64_t index,
         p->notsync_sent = false;
         p->zeros = 0;
     }
-    return p->fn(p->ctx, pkt);
+    return emit_pkt(p, pkt);
 }
 
 /* Complete a packet split across runs: append as much of d as the side buffer holds and
@@ -1029,6 +1096,168 @@ static tk_status complete_part(tk_etm4_parser *p, const uint8_t *d, size_t n, si
     return deliver(p, pkt, p->part_index, r);
 }
 
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d, size_t n,
+                                              uint64_t index, size_t *pi, const bool frames)
+{
+    size_t i = *pi;
+    tk_status st = TK_OK;
+    /* The address state lives in locals here (registers): updating it in the parser through
+     * memory costs store-forwarding stalls on every address packet. Written back at the end
+     * (the batch callback cannot see the parser). */
+    /* Each entry as its value and a word of meta data: IS [7:0], valid bits [15:8], 64-bit
+     * [16] (single bytes get spilled one by one). */
+#define META(e) ((uint32_t)(e).is | (uint32_t)(e).valid_bits << 8 | (uint32_t)(e).is64 << 16)
+    uint64_t cv = p->cur.val, v0 = p->stack[0].val, v1 = p->stack[1].val, v2 = p->stack[2].val;
+    uint32_t cm = META(p->cur), m0 = META(p->stack[0]), m1 = META(p->stack[1]),
+             m2 = META(p->stack[2]);
+#undef META
+    const bool aarch64_ctx = p->ctx_valid && p->ctxs.sf;
+    const tk_etm4_pkt_lite *const atom_lite = p->atom_lite;
+#define PUSH() (v2 = v1, m2 = m1, v1 = v0, m1 = m0, v0 = cv, m0 = cm)
+    for (;;) {
+        /* Every packet is at least one byte: scanning at most `room` bytes cannot overflow. */
+        size_t room = LITE_MAX - p->nlite;
+        size_t lim = n - i < room ? n : i + room;
+        tk_etm4_pkt_lite *o = p->lite + p->nlite;
+        while (i < lim) {
+            /* Joined frames: within one frame, byte i is at base + i. */
+            size_t seg = lim;
+            uint64_t base = index;
+            if (frames) {
+                size_t f = i / 15;
+                base += f;
+                if ((f + 1) * 15 < seg)
+                    seg = (f + 1) * 15;
+            }
+            while (i < seg) {
+                uint8_t h = d[i];
+                if (h >= 0xc0) {
+                    const tk_etm4_pkt_lite *t = &atom_lite[h - 0xc0];
+                    if (!t->atom_num)
+                        goto stop;
+                    /* the template from atoms on (addr is not used by atoms) */
+                    memcpy(&o->atoms, &t->atoms, sizeof(*o) - offsetof(tk_etm4_pkt_lite, atoms));
+                    o->index = base + i;
+                    o++;
+                    i++;
+                    continue;
+                }
+                uint8_t bits, len, type, idx = 0;
+                if (h == 0x95 || h == 0x96) {
+                    /* §6.4.12 short address, as short_addr() */
+                    if (i + 1 >= n || (i + 2 >= n && (d[i + 1] & 0x80)))
+                        goto stop;
+                    const uint8_t is = h == 0x96, b1 = d[i + 1];
+                    const int shift = 2 - is;
+                    uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
+                    bits = (uint8_t)(7 + shift);
+                    len = 2;
+                    if (b1 & 0x80) {
+                        v |= (uint64_t)d[i + 2] << bits;
+                        bits += 8;
+                        len = 3;
+                    }
+                    uint64_t mask = (1ull << bits) - 1;
+                    cv = (cv & ~mask) | v;
+                    if (((cm >> 8) & 0xff) < bits)
+                        cm = (cm & ~0xff00u) | (uint32_t)bits << 8;
+                    cm = (cm & ~0xffu) | is;
+                    type = is ? TK_ETM4_ADDR_S_IS1 : TK_ETM4_ADDR_S_IS0;
+                } else if (h >= 0x90 && h <= 0x92) {
+                    /* as exact_match() */
+                    idx = h & 3;
+                    cv = idx == 0 ? v0 : (idx == 1 ? v1 : v2);
+                    cm = idx == 0 ? m0 : (idx == 1 ? m1 : m2);
+                    type = TK_ETM4_ADDR_MATCH;
+                    bits = 0;
+                    len = 1;
+                } else if (h == 0x9a || h == 0x9b) {
+                    /* as set_addr32() */
+                    if (i + 5 > n)
+                        goto stop;
+                    const uint8_t is = h & 1;
+                    uint32_t a = (uint32_t)long_addr(d + i + 1, 4, is);
+                    if (aarch64_ctx) {
+                        cv = (cv & ~0xffffffffull) | a;
+                        cm |= 1u << 16;
+                    } else {
+                        cv = a;
+                        cm &= ~(1u << 16);
+                    }
+                    if (((cm >> 8) & 0xff) < 32)
+                        cm = (cm & ~0xff00u) | 32u << 8;
+                    cm = (cm & ~0xffu) | is;
+                    type = is ? TK_ETM4_ADDR_L_32IS1 : TK_ETM4_ADDR_L_32IS0;
+                    bits = 32;
+                    len = 5;
+                } else if (h == 0x9d || h == 0x9e) {
+                    /* as set_addr64() */
+                    if (i + 9 > n)
+                        goto stop;
+                    const uint8_t is = h == 0x9e;
+                    cv = long_addr(d + i + 1, 8, is);
+                    cm = is | 64u << 8 | 1u << 16;
+                    type = is ? TK_ETM4_ADDR_L_64IS1 : TK_ETM4_ADDR_L_64IS0;
+                    bits = 64;
+                    len = 9;
+                } else {
+                    goto stop;
+                }
+                PUSH();
+                o->index = base + i;
+                o->addr = cv;
+                o->atoms = 0;
+                o->type = type;
+                o->header = h;
+                o->atom_num = 0;
+                o->size = len;
+                o->addr_bits = bits;
+                o->addr_is = (uint8_t)cm;
+                o->addr_64 = (uint8_t)(cm >> 16);
+                o->match_idx = idx;
+                o++;
+                i += len;
+            }
+        }
+        /* The batch is full (or the data ends): hand it over and go on. */
+        p->nlite = (size_t)(o - p->lite);
+        if (i >= n || (st = tk_etm4_parser_flush(p)))
+            goto out;
+        continue;
+    stop: /* a packet for the complete parser, or one not complete in d */
+        p->nlite = (size_t)(o - p->lite);
+        goto out;
+    }
+out:
+#undef PUSH
+#define ENTRY(v, m) ((addr_entry){v, (uint8_t)(m), (uint8_t)((m) >> 8), (uint8_t)((m) >> 16)})
+    p->cur = ENTRY(cv, cm);
+    p->stack[0] = ENTRY(v0, m0);
+    p->stack[1] = ENTRY(v1, m1);
+    p->stack[2] = ENTRY(v2, m2);
+#undef ENTRY
+    *pi = i;
+    return st;
+}
+
+/* Batch mode fast path: atoms, exact-match, short and long address packets straight into
+ * compact records, with exactly the state changes decode() makes for them. Stops at the first
+ * other packet (or one not complete in d), which the caller hands to the complete parser.
+ * Consumes from d[*pi..n); *pi is advanced past the packets taken. frames: d holds joined
+ * formatter frames (tk_etm4_parser_frames), byte i at index + i + i / 15. */
+static tk_status batch_run(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index,
+                           size_t *pi, bool frames)
+{
+    return frames ? batch_run_body(p, d, n, index, pi, true)
+                  : batch_run_body(p, d, n, index, pi, false);
+}
+
 tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
 {
     size_t i = 0;
@@ -1053,7 +1282,11 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         }
         /* Synchronised: the packets that make up nearly all instruction trace (atoms, short
          * and exact-match addresses) are handled in line; the rest go through decode(). */
-        while (i < n) {
+        if (p->batch_fn) {
+            if ((st = batch_run(p, d, n, index, &i, false)))
+                return st;
+        }
+        while (!p->batch_fn && i < n) {
             uint8_t h = d[i];
             if (h >= 0xc0 && p->atom[h - 0xc0].num) {
                 pkt->type = p->atom[h - 0xc0].type;
@@ -1135,10 +1368,33 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
     return TK_OK;
 }
 
+tk_status tk_etm4_parser_frames(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
+{
+    tk_status st;
+    size_t i = 0;
+    while (i < n) {
+        /* Synchronised, no partial packet: compact packets straight from the joined frames. */
+        if (p->batch_fn && p->synced && !p->npart) {
+            if ((st = batch_run(p, d, n, index, &i, true)))
+                return st;
+            if (i >= n)
+                break;
+        }
+        /* Anything else: the rest of this frame's bytes as one run, as without joining. */
+        size_t end = (i / 15 + 1) * 15;
+        if (end > n)
+            end = n;
+        if ((st = tk_etm4_parser_data(p, d + i, end - i, index + i + i / 15)))
+            return st;
+        i = end;
+    }
+    return TK_OK;
+}
+
 tk_status tk_etm4_parser_end(tk_etm4_parser *p)
 {
     if (!p->npart)
-        return TK_OK;
+        return tk_etm4_parser_flush(p);
     tk_etm4_packet pkt;
     memset(&pkt, 0, sizeof(pkt));
     int r = decode(p, p->part, p->npart, &pkt);
@@ -1149,5 +1405,5 @@ tk_status tk_etm4_parser_end(tk_etm4_parser *p)
     pkt.index = p->part_index;
     pkt.size = (uint8_t)p->npart;
     p->npart = 0;
-    return p->fn(p->ctx, &pkt);
+    return emit_pkt(p, &pkt);
 }

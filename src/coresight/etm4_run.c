@@ -14,14 +14,24 @@ typedef struct stream {
 
 typedef struct runner {
     const tk_etm4_run_opts *o;
+    int last_id; /* source of the last run handed to a parser, -1 before the first */
     stream s[128];
 } runner;
 
 static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
 {
     runner *r = ctx;
+    tk_status st;
     if (id >= 128 || !r->s[id].parser)
         return TK_OK;
+    /* Parsers in batch mode hold compact packets back: hand them over when the buffer
+     * switches to another source, so that packets and events of different sources come out
+     * in buffer order, exactly as without batches. */
+    if (id != r->last_id) {
+        if (r->last_id >= 0 && (st = tk_etm4_parser_flush(r->s[r->last_id].parser)))
+            return st;
+        r->last_id = id;
+    }
     return tk_etm4_parser_data(r->s[id].parser, data, n, index);
 }
 
@@ -35,10 +45,28 @@ static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
     return s->decoder ? tk_etm4_decoder_packet(s->decoder, pkt) : TK_OK;
 }
 
+/* Whole frames of one source joined together (the deformatter's fast path). */
+static tk_status on_frames(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
+{
+    runner *r = ctx;
+    tk_status st;
+    if (id >= 128 || !r->s[id].parser)
+        return TK_OK;
+    if (id != r->last_id) {
+        if (r->last_id >= 0 && (st = tk_etm4_parser_flush(r->s[r->last_id].parser)))
+            return st;
+        r->last_id = id;
+    }
+    return tk_etm4_parser_frames(r->s[id].parser, data, n, index);
+}
+
 /* A framing error loses bytes of unknown sources: every stream hunts for its next A-Sync. */
 static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, const char *msg)
 {
     runner *r = ctx;
+    tk_status st;
+    if (r->last_id >= 0 && (st = tk_etm4_parser_flush(r->s[r->last_id].parser)))
+        return st; /* packets before the error first */
     for (int id = 0; id < 128; id++)
         if (r->s[id].parser)
             tk_etm4_parser_resync(r->s[id].parser);
@@ -49,6 +77,12 @@ static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, co
 static tk_status to_decoder(void *ctx, const tk_etm4_packet *pkt)
 {
     return tk_etm4_decoder_packet(ctx, pkt);
+}
+
+/* Compact packets straight to the flow decoder. */
+static tk_status to_decoder_batch(void *ctx, const tk_etm4_pkt_lite *pkts, size_t n)
+{
+    return tk_etm4_decoder_packets(ctx, pkts, n);
 }
 
 static tk_status drop(void *ctx, const tk_etm4_packet *pkt)
@@ -113,6 +147,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
     if (!r)
         return TK_ERR_NOMEM;
     r->o = o;
+    r->last_id = -1;
     tk_status st = TK_OK;
     int nstreams = 0, raw_id = -1;
     for (size_t i = 0; i < ss->nsources && !st; i++) {
@@ -132,10 +167,16 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
          * call is a noticeable part of the cost. */
         if (!st && o->decode && o->on_packet)
             st = tk_etm4_parser_new(&cfg, on_packet, r, &s->parser);
-        else if (!st && o->decode)
+        else if (!st && o->decode) {
+            /* Atoms and addresses reach the decoder in batches of compact packets. */
             st = tk_etm4_parser_new(&cfg, to_decoder, s->decoder, &s->parser);
-        else if (!st)
+            if (!st)
+                tk_etm4_parser_set_batch(s->parser, to_decoder_batch, s->decoder);
+        } else if (!st) {
             st = tk_etm4_parser_new(&cfg, o->on_packet ? o->on_packet : drop, o->ctx, &s->parser);
+            if (!st && o->on_packets)
+                tk_etm4_parser_set_batch(s->parser, o->on_packets, o->ctx);
+        }
         nstreams++;
         raw_id = src->trace_id;
     }
@@ -158,12 +199,16 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         unsigned flags = buf->format == TK_CS_FMT_DSTREAM ? TK_CS_DEFMT_FSYNC : 0;
         st = tk_cs_deformatter_new(flags, on_data, on_frame_error, r, &d);
         if (!st) {
+            tk_cs_deformatter_set_frames_fn(d, on_frames);
             st = tk_cs_deformat(d, data, len);
             if (!st)
                 st = tk_cs_deformat_end(d);
             tk_cs_deformatter_free(d);
         }
     }
+    /* The last source's held-back packets came before anything the ends report. */
+    if (!st && r->last_id >= 0)
+        st = tk_etm4_parser_flush(r->s[r->last_id].parser);
     for (int id = 0; id < 128; id++) {
         stream *s = &r->s[id];
         if (!st && s->parser)

@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The parser's batch mode (compact packets, tk_etm4_parser_set_batch) and the decoder's batch
+ * entry (tk_etm4_decoder_packets) against the complete paths, so that the fast paths can never
+ * diverge silently: the same packets (type, index, size, printed values) and the same events,
+ * on real snapshots and on damaged copies of a real stream (random byte mutations, fed in
+ * random pieces). */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/etm4.h"
+
+/* ---- recording ---------------------------------------------------------------------- */
+
+typedef struct rec {
+    uint64_t index, hash;
+    uint8_t type, size, header, lite;
+} rec;
+
+typedef struct recs {
+    rec *r;
+    size_t n, cap, nlite;
+    uint8_t trace_id; /* for compact packets fed to the parser directly */
+} recs;
+
+static uint64_t fnv(const void *data, size_t n, uint64_t h)
+{
+    const uint8_t *s = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211ull;
+    return h;
+}
+
+static void push(recs *l, rec r)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4096;
+        l->r = realloc(l->r, l->cap * sizeof(*l->r));
+        assert_non_null(l->r);
+    }
+    l->r[l->n++] = r;
+}
+
+static rec make_rec(const tk_etm4_packet *p, uint8_t lite)
+{
+    char text[256];
+    int len = tk_etm4_pkt_format(p, text, sizeof(text));
+    uint64_t h = fnv(text, (size_t)len, 1469598103934665603ull);
+    h = fnv(&p->trace_id, 1, h);
+    return (rec){p->index, h, p->type, p->size, p->header, lite};
+}
+
+static tk_status on_pkt(void *ctx, const tk_etm4_packet *p)
+{
+    push(ctx, make_rec(p, 0));
+    return TK_OK;
+}
+
+static tk_status on_lite(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
+{
+    recs *l = ctx;
+    assert_true(n >= 1);
+    for (size_t i = 0; i < n; i++) {
+        tk_etm4_packet p;
+        /* Only atoms and addresses come as compact packets. */
+        assert_true((v[i].type >= TK_ETM4_ATOM_F1 && v[i].type <= TK_ETM4_ATOM_F6) ||
+                    (v[i].type >= TK_ETM4_ADDR_MATCH && v[i].type <= TK_ETM4_ADDR_L_64IS1));
+        tk_etm4_pkt_from_lite(&v[i], l->trace_id, &p);
+        push(l, make_rec(&p, 1));
+        l->nlite++;
+    }
+    return TK_OK;
+}
+
+static void same_packets(const recs *a, const recs *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->r[i].index, b->r[i].index);
+        assert_int_equal(a->r[i].type, b->r[i].type);
+        assert_int_equal(a->r[i].size, b->r[i].size);
+        assert_int_equal(a->r[i].header, b->r[i].header);
+        assert_int_equal(a->r[i].hash, b->r[i].hash);
+    }
+}
+
+/* Events: every field that identifies them. */
+typedef struct evs {
+    uint64_t *h;
+    size_t n, cap, ranges;
+} evs;
+
+static tk_status on_event(void *ctx, const tk_event *ev)
+{
+    evs *l = ctx;
+    uint64_t h = 1469598103934665603ull;
+    uint64_t f[] = {ev->kind,    ev->end,  ev->taken,       ev->indirect,     ev->cause,
+                    ev->first,   ev->last, ev->ninsn,       ev->next,         ev->context,
+                    ev->time,    ev->priv, ev->byte_offset, ev->packet_index, (uint64_t)ev->status,
+                    ev->trace_id};
+    h = fnv(f, sizeof(f), h);
+    if (ev->message)
+        h = fnv(ev->message, strlen(ev->message), h);
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4096;
+        l->h = realloc(l->h, l->cap * sizeof(*l->h));
+        assert_non_null(l->h);
+    }
+    l->h[l->n++] = h;
+    l->ranges += ev->kind == TK_EV_RANGE;
+    return TK_OK;
+}
+
+static void same_events(const evs *a, const evs *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++)
+        assert_int_equal(a->h[i], b->h[i]);
+}
+
+/* ---- real snapshots ----------------------------------------------------------------- */
+
+static tk_status ignore_pkt(void *ctx, const tk_etm4_packet *p)
+{
+    (void)ctx, (void)p;
+    return TK_OK;
+}
+
+static void run(const tk_cs_snapshot *ss, bool decode, tk_etm4_packet_fn pf, tk_etm4_batch_fn bf,
+                void *pctx, evs *ev)
+{
+    tk_etm4_run_opts o;
+    memset(&o, 0, sizeof(o));
+    o.size = sizeof(o);
+    o.buffer = -1;
+    o.id = -1;
+    o.decode = decode;
+    o.on_packet = pf;
+    o.on_packets = bf;
+    o.on_event = on_event;
+    o.ctx = decode ? (void *)ev : pctx;
+    tk_diag diag;
+    assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
+}
+
+static void check_snapshot(const char *rel)
+{
+    char *dir = tk_test_data_path(rel);
+    tk_cs_snapshot *ss;
+    tk_diag diag;
+    assert_int_equal(tk_cs_snapshot_load(dir, &ss, &diag), TK_OK);
+    free(dir);
+
+    /* Packets: complete parser vs batch mode. With several sources the compact packets are
+     * checked per source below; the whole-buffer comparison needs the trace ID in them. */
+    recs full = {0}, batch = {0};
+    run(ss, false, on_pkt, NULL, &full, NULL);
+    int b = tk_cs_snapshot_default_buffer(ss);
+    for (size_t s = 0; s < ss->nsources; s++) {
+        const tk_cs_source *src = &ss->sources[s];
+        if (src->buffer != b || !tk_cs_protocol_is_etm4(src->protocol))
+            continue;
+        tk_etm4_run_opts o;
+        memset(&o, 0, sizeof(o));
+        o.size = sizeof(o);
+        o.buffer = b;
+        o.id = src->trace_id;
+        o.on_packet = on_pkt;
+        o.on_packets = on_lite;
+        recs one = {0};
+        o.ctx = &one;
+        one.trace_id = src->trace_id;
+        assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
+        recs ref = {0};
+        o.on_packets = NULL;
+        o.ctx = &ref;
+        assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
+        same_packets(&ref, &one);
+        batch.nlite += one.nlite;
+        batch.n += one.n;
+        free(one.r);
+        free(ref.r);
+    }
+    assert_int_equal(batch.n, full.n);
+
+    /* Decoding: packets one by one (a packet callback forces the complete path) vs batches. */
+    evs e_full = {0}, e_batch = {0};
+    run(ss, true, ignore_pkt, NULL, NULL, &e_full);
+    run(ss, true, NULL, NULL, NULL, &e_batch);
+    same_events(&e_full, &e_batch);
+    print_message("%s: %zu packets (%zu compact), %zu events (%zu ranges), identical\n", rel,
+                  full.n, batch.nlite, e_full.n, e_full.ranges);
+    free(full.r);
+    free(e_full.h);
+    free(e_batch.h);
+    tk_cs_snapshot_free(ss);
+}
+
+static void test_snapshots(void **state)
+{
+    (void)state;
+    static const char *const list[] = {
+        "opencsd/snapshots/bugfix-exact-match",   "opencsd/snapshots/juno_r1_1",
+        "opencsd/snapshots/juno-ret-stck",        "opencsd/snapshots/a57_single_step",
+        "opencsd/snapshots/init-short-addr",      "opencsd/snapshots-ete/ete_spec_1",
+        "opencsd/snapshots-ete/q_elem",           "opencsd/snapshots-ete/infrastructure",
+        "opencsd/snapshots-ete/002-ack_test_scr",
+    };
+    for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+        check_snapshot(list[i]);
+}
+
+/* ---- damaged streams ---------------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+typedef struct bytes {
+    uint8_t *b;
+    size_t n;
+} bytes;
+
+static tk_status grab(void *ctx, uint8_t id, const uint8_t *d, size_t n, uint64_t index)
+{
+    bytes *s = ctx;
+    (void)index;
+    if (id == 0x12) {
+        s->b = realloc(s->b, s->n + n);
+        memcpy(s->b + s->n, d, n);
+        s->n += n;
+    }
+    return TK_OK;
+}
+
+/* Parse (and decode) b in pieces of random size (the same pieces for both paths). */
+typedef struct both {
+    recs pk;
+    evs ev;
+    tk_etm4_decoder *dec;
+} both;
+
+static tk_status full_to_both(void *ctx, const tk_etm4_packet *p)
+{
+    both *x = ctx;
+    push(&x->pk, make_rec(p, 0));
+    return tk_etm4_decoder_packet(x->dec, p);
+}
+
+static tk_status lite_to_both(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
+{
+    both *x = ctx;
+    x->pk.trace_id = 0x12;
+    assert_int_equal(on_lite(&x->pk, v, n), TK_OK);
+    return tk_etm4_decoder_packets(x->dec, v, n);
+}
+
+static void parse_pieces(const tk_etm4_config *cfg, const tk_cs_mem *mem, const uint8_t *b,
+                         size_t n, uint64_t seed, bool batch, both *x)
+{
+    tk_etm4_parser *p;
+    assert_int_equal(tk_etm4_decoder_new(cfg, mem, on_event, &x->ev, &x->dec), TK_OK);
+    assert_int_equal(tk_etm4_parser_new(cfg, full_to_both, x, &p), TK_OK);
+    if (batch)
+        tk_etm4_parser_set_batch(p, lite_to_both, x);
+    uint64_t s = seed;
+    for (size_t i = 0; i < n;) {
+        size_t k = 1 + rng_next(&s) % 97;
+        if (k > n - i)
+            k = n - i;
+        /* indices jump between pieces, as deformatted runs do */
+        assert_int_equal(tk_etm4_parser_data(p, b + i, k, i * 2), TK_OK);
+        i += k;
+    }
+    assert_int_equal(tk_etm4_parser_end(p), TK_OK);
+    assert_int_equal(tk_etm4_decoder_end(x->dec), TK_OK);
+    tk_etm4_parser_free(p);
+    tk_etm4_decoder_free(x->dec);
+}
+
+static void test_mutations(void **state)
+{
+    (void)state;
+    char *dir = tk_test_data_path("opencsd/snapshots/bugfix-exact-match");
+    tk_cs_snapshot *ss;
+    tk_diag diag;
+    assert_int_equal(tk_cs_snapshot_load(dir, &ss, &diag), TK_OK);
+    free(dir);
+    size_t raw_len;
+    uint8_t *raw = tk_test_read_file(ss->buffers[0].path, &raw_len);
+    assert_non_null(raw);
+    bytes stream = {0};
+    tk_cs_deformatter *d;
+    assert_int_equal(tk_cs_deformatter_new(0, grab, NULL, &stream, &d), TK_OK);
+    assert_int_equal(tk_cs_deformat(d, raw, raw_len), TK_OK);
+    assert_int_equal(tk_cs_deformat_end(d), TK_OK);
+    tk_cs_deformatter_free(d);
+    const tk_cs_source *src = tk_cs_snapshot_find_id(ss, 0x12);
+    assert_non_null(src);
+    tk_etm4_config cfg;
+    tk_etm4_config_from_source(&cfg, ss, src);
+    const tk_cs_mem *mem = ss->cores[src->core >= 0 ? src->core : 0].mem;
+
+    /* A 64 KiB window of the stream keeps the test quick; 40 damaged copies of it. */
+    size_t win = stream.n < 65536 ? stream.n : 65536;
+    uint8_t *copy = malloc(win);
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    size_t errors = 0, lites = 0;
+    for (int round = 0; round < 40; round++) {
+        size_t start = (size_t)(rng_next(&s) % (stream.n - win + 1));
+        memcpy(copy, stream.b + start, win);
+        int nmut = round == 0 ? 0 : 1 + (int)(rng_next(&s) % 24);
+        for (int m = 0; m < nmut; m++) {
+            size_t at = (size_t)(rng_next(&s) % win);
+            switch (rng_next(&s) % 4) {
+            case 0: /* a random byte */
+                copy[at] = (uint8_t)rng_next(&s);
+                break;
+            case 1: /* one flipped bit */
+                copy[at] ^= (uint8_t)(1u << (rng_next(&s) % 8));
+                break;
+            case 2: /* a fake address header */
+                copy[at] = (uint8_t)(0x90 + rng_next(&s) % 16);
+                break;
+            default: /* a stretch of zeros (A-Sync prefixes) */
+                for (size_t z = 0; z < 12 && at + z < win; z++)
+                    copy[at + z] = 0;
+                break;
+            }
+        }
+        uint64_t seed = rng_next(&s) | 1;
+        both a = {0}, b = {0};
+        parse_pieces(&cfg, mem, copy, win, seed, false, &a);
+        parse_pieces(&cfg, mem, copy, win, seed, true, &b);
+        same_packets(&a.pk, &b.pk);
+        same_events(&a.ev, &b.ev);
+        assert_true(b.pk.nlite > 0);
+        lites += b.pk.nlite;
+        for (size_t i = 0; i < a.pk.n; i++)
+            errors +=
+                a.pk.r[i].type >= TK_ETM4_INCOMPLETE_EOT && a.pk.r[i].type <= TK_ETM4_RESERVED_CFG;
+        free(a.pk.r);
+        free(b.pk.r);
+        free(a.ev.h);
+        free(b.ev.h);
+    }
+    /* The damage must really have exercised the error paths. */
+    assert_true(errors > 20);
+    print_message("40 damaged windows: %zu error packets, %zu compact packets, identical\n", errors,
+                  lites);
+    free(copy);
+    free(stream.b);
+    free(raw);
+    tk_cs_snapshot_free(ss);
+}
+
+/* ---- joined frames ----------------------------------------------------------------- */
+
+/* Every deformatted byte as (id, index, value), whichever callback it came through. */
+typedef struct dbytes {
+    uint64_t *v; /* id << 56 | index << 8 | byte */
+    size_t n, cap, joined_calls;
+} dbytes;
+
+static void dpush(dbytes *l, uint8_t id, uint64_t index, uint8_t b)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 65536;
+        l->v = realloc(l->v, l->cap * sizeof(*l->v));
+        assert_non_null(l->v);
+    }
+    l->v[l->n++] = (uint64_t)id << 56 | index << 8 | b;
+}
+
+static tk_status d_run(void *ctx, uint8_t id, const uint8_t *d, size_t n, uint64_t index)
+{
+    for (size_t k = 0; k < n; k++)
+        dpush(ctx, id, index + k, d[k]);
+    return TK_OK;
+}
+
+static tk_status d_frames(void *ctx, uint8_t id, const uint8_t *d, size_t n, uint64_t index)
+{
+    dbytes *l = ctx;
+    assert_true(n % 15 == 0);
+    l->joined_calls++;
+    for (size_t k = 0; k < n; k++)
+        dpush(l, id, index + k + k / 15, d[k]);
+    return TK_OK;
+}
+
+static tk_status d_err(void *ctx, tk_status st, uint64_t off, const char *msg)
+{
+    (void)st, (void)msg;
+    dpush(ctx, 0xff, off, 0);
+    return TK_OK;
+}
+
+static void deformat_both(const uint8_t *raw, size_t len, unsigned flags, size_t piece)
+{
+    dbytes a = {0}, b = {0};
+    tk_cs_deformatter *d;
+    for (int joined = 0; joined < 2; joined++) {
+        dbytes *l = joined ? &b : &a;
+        assert_int_equal(tk_cs_deformatter_new(flags, d_run, d_err, l, &d), TK_OK);
+        if (joined)
+            tk_cs_deformatter_set_frames_fn(d, d_frames);
+        for (size_t i = 0; i < len; i += piece)
+            assert_int_equal(tk_cs_deformat(d, raw + i, len - i < piece ? len - i : piece), TK_OK);
+        assert_int_equal(tk_cs_deformat_end(d), TK_OK);
+        tk_cs_deformatter_free(d);
+    }
+    assert_int_equal(a.n, b.n);
+    assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+    /* memory-aligned frames of one source fed at once are joined (DSTREAM frames: one at a
+     * time; each tk_cs_deformat call hands its joined frames over before returning) */
+    if (!(flags & TK_CS_DEFMT_FSYNC) && piece >= len)
+        assert_true(b.joined_calls * 4 < len / 16); /* this capture: an ID every 8 frames */
+    free(a.v);
+    free(b.v);
+}
+
+/* The deformatter's joined runs hold the same bytes at the same indices as per-frame runs,
+ * and the whole pipeline (deformatter, parser in batch mode over joined frames) gives the same
+ * packets as the complete path, on the real buffer and on damaged copies of it. */
+static void test_joined_frames(void **state)
+{
+    (void)state;
+    char *dir = tk_test_data_path("opencsd/snapshots/bugfix-exact-match");
+    tk_cs_snapshot *ss;
+    tk_diag diag;
+    assert_int_equal(tk_cs_snapshot_load(dir, &ss, &diag), TK_OK);
+    free(dir);
+    size_t len;
+    uint8_t *raw = tk_test_read_file(ss->buffers[0].path, &len);
+    assert_non_null(raw);
+    uint8_t *copy = malloc(len);
+    uint64_t s = 0x1234567887654321ull;
+    for (int round = 0; round < 6; round++) {
+        memcpy(copy, raw, len);
+        for (int m = 0; round && m < 40; m++) {
+            size_t at = (size_t)(rng_next(&s) % len);
+            /* ID bytes (odd even-position bytes), reserved IDs and random data */
+            copy[at] = (at & 1) || rng_next(&s) % 2 ? (uint8_t)rng_next(&s)
+                                                    : (uint8_t)(rng_next(&s) % 0x80 * 2 + 1);
+        }
+        deformat_both(copy, len, 0, round ? 1 + rng_next(&s) % 5000 : len);
+        tk_etm4_run_opts o;
+        memset(&o, 0, sizeof(o));
+        o.size = sizeof(o);
+        o.buffer = 0;
+        o.id = -1;
+        o.on_packet = on_pkt;
+        o.data = copy;
+        o.data_len = len;
+        recs full = {0}, batch = {0};
+        o.ctx = &full;
+        assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
+        batch.trace_id = 0x12; /* the only source in this buffer */
+        o.on_packets = on_lite;
+        o.ctx = &batch;
+        assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
+        same_packets(&full, &batch);
+        assert_true(batch.nlite > full.n / 2);
+        free(full.r);
+        free(batch.r);
+    }
+    /* DSTREAM framing: no two frames are adjacent, nothing is joined across FSYNCs. */
+    size_t frames = len / 16;
+    uint8_t *ds = malloc(frames * 20);
+    for (size_t f = 0; f < frames; f++) {
+        static const uint8_t fsync[4] = {0xff, 0xff, 0xff, 0x7f};
+        memcpy(ds + f * 20, fsync, 4);
+        memcpy(ds + f * 20 + 4, raw + f * 16, 16);
+    }
+    deformat_both(ds, frames * 20, TK_CS_DEFMT_FSYNC, 4096);
+    free(ds);
+    free(copy);
+    free(raw);
+    tk_cs_snapshot_free(ss);
+}
+
+int main(void)
+{
+    if (!tk_test_data_present())
+        return TK_TEST_SKIP;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_snapshots),
+        cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_joined_frames),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
