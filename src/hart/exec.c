@@ -64,6 +64,12 @@ static int predecode(hart *h, ram *r, uint64_t pc, hinsn *d, uint64_t *bad)
     tk__hart_decode((uint32_t)lo | ((uint32_t)hi << 16), h->xlen, d);
     d->off = (uint16_t)(pc & (PAGE_SIZE - 1));
     d->nextb = (uint8_t)(d->len / 2u * sizeof(hinsn));
+    if ((d->op >= OP_BEQ && d->op <= OP_BGEU) || d->op == OP_JAL) {
+        uint64_t t = pc + (uint64_t)(int64_t)d->imm;
+        if (((t ^ pc) >> PAGE_SHIFT) == 0)
+            d->jdelta =
+                (int32_t)(((int64_t)(t >> 1) - (int64_t)(pc >> 1)) * (int64_t)sizeof(hinsn));
+    }
     /* integer results for x0 go to the scratch x[32] (FP destinations index f[]) */
     if (d->rd == 0 && d->op != OP_FLW && d->op != OP_FLD && d->op != OP_FP)
         d->rd = 32;
@@ -119,6 +125,16 @@ static hinsn *fetch_page(tk_sim *s, uint64_t pc, ram **rp)
             NEXT();                                                                                \
         }                                                                                          \
         goto fetch;                                                                                \
+    } while (0)
+/* A branch or jal at d completed taken: straight to the target's slot when it lies in the
+ * same page (jdelta), else through JUMP. */
+#define TAKEN()                                                                                    \
+    do {                                                                                           \
+        if (!trace && !slowfetch && TK_LIKELY(d->jdelta != 0)) {                                   \
+            d = (hinsn *)((char *)d + d->jdelta);                                                  \
+            NEXT();                                                                                \
+        }                                                                                          \
+        JUMP((PC + (uint64_t)(int64_t)d->imm) & amask);                                            \
     } while (0)
 /* The instruction at d completed and continues at t. */
 #define JUMP(t)                                                                                    \

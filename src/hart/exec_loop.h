@@ -64,9 +64,9 @@ static uint64_t RUN_NAME(tk_sim *s, hart *h, uint64_t budget, bool *mode_switch)
             }
             CASE(OP_JAL)
             {
-                uint64_t ipc = PC, link = ipc + d->len;
+                uint64_t link = PC + d->len;
                 X(d->rd) = rv32 ? sx32(link) : link;
-                JUMP((ipc + (uint64_t)(int64_t)d->imm) & amask);
+                TAKEN();
             }
             CASE(OP_JALR)
             {
@@ -76,27 +76,27 @@ static uint64_t RUN_NAME(tk_sim *s, hart *h, uint64_t budget, bool *mode_switch)
             }
             CASE(OP_BEQ)
             if (X(d->rs1) == X(d->rs2))
-                JUMP((PC + (uint64_t)(int64_t)d->imm) & amask);
+                TAKEN();
             SEQ();
             CASE(OP_BNE)
             if (X(d->rs1) != X(d->rs2))
-                JUMP((PC + (uint64_t)(int64_t)d->imm) & amask);
+                TAKEN();
             SEQ();
             CASE(OP_BLT)
             if ((int64_t)X(d->rs1) < (int64_t)X(d->rs2))
-                JUMP((PC + (uint64_t)(int64_t)d->imm) & amask);
+                TAKEN();
             SEQ();
             CASE(OP_BGE)
             if ((int64_t)X(d->rs1) >= (int64_t)X(d->rs2))
-                JUMP((PC + (uint64_t)(int64_t)d->imm) & amask);
+                TAKEN();
             SEQ();
             CASE(OP_BLTU)
             if (X(d->rs1) < X(d->rs2))
-                JUMP((PC + (uint64_t)(int64_t)d->imm) & amask);
+                TAKEN();
             SEQ();
             CASE(OP_BGEU)
             if (X(d->rs1) >= X(d->rs2))
-                JUMP((PC + (uint64_t)(int64_t)d->imm) & amask);
+                TAKEN();
             SEQ();
             CASE(OP_LB)
             {
@@ -333,7 +333,7 @@ static uint64_t RUN_NAME(tk_sim *s, hart *h, uint64_t budget, bool *mode_switch)
             /* the flush also emptied this slot: decode it again for its record and step */
             {
                 uint64_t bad = 0;
-                (void)predecode(h, cr, PC, d, &bad);
+                (void)predecode(h, cr, SLOT_PC(d), d, &bad);
             }
             SEQ();
             CASE(OP_ECALL)

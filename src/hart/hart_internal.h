@@ -163,9 +163,16 @@ typedef struct hinsn {
     uint32_t raw;
     uint16_t off;  /* offset of the instruction in its page (set by the interpreter) */
     uint8_t nextb; /* len / 2 * sizeof(hinsn): step to the next sequential slot */
-    uint8_t rm;    /* FP rounding mode / AMO width / FP sub-op variant */
-    uint8_t fop;   /* FP operation (fpu.c) */
     uint8_t fmt;   /* FP format: 0 single, 1 double */
+    union {
+        struct {
+            uint8_t rm;  /* FP rounding mode / AMO width / FP sub-op variant */
+            uint8_t fop; /* FP operation (fpu.c) */
+        };
+        /* branches and jal (set by the interpreter): byte distance from this slot to the
+         * target's, when the target lies in the same page; 0 otherwise */
+        int32_t jdelta;
+    };
 } hinsn;
 
 #define PAGE_SHIFT 12
