@@ -244,6 +244,7 @@ static hinsn *fetch_page(tk_sim *s, uint64_t pc, ram **rp)
 
 /* Plain runs. */
 #define RUN_NAME run_plain
+#define RUN_ALIGN 0
 #define RUN_TRACE false
 #define RUN_MTRACE false
 #define RUN_SLOWFETCH false
@@ -252,9 +253,11 @@ static hinsn *fetch_page(tk_sim *s, uint64_t pc, ram **rp)
 #undef RUN_TRACE
 #undef RUN_MTRACE
 #undef RUN_SLOWFETCH
+#undef RUN_ALIGN
 
 /* Retirement records. */
 #define RUN_NAME run_trace
+#define RUN_ALIGN 0
 #define RUN_TRACE true
 #define RUN_MTRACE false
 #define RUN_SLOWFETCH false
@@ -263,9 +266,11 @@ static hinsn *fetch_page(tk_sim *s, uint64_t pc, ram **rp)
 #undef RUN_TRACE
 #undef RUN_MTRACE
 #undef RUN_SLOWFETCH
+#undef RUN_ALIGN
 
 /* Retirement records with data accesses. */
 #define RUN_NAME run_mtrace
+#define RUN_ALIGN 0
 #define RUN_TRACE true
 #define RUN_MTRACE true
 #define RUN_SLOWFETCH false
@@ -274,13 +279,15 @@ static hinsn *fetch_page(tk_sim *s, uint64_t pc, ram **rp)
 #undef RUN_TRACE
 #undef RUN_MTRACE
 #undef RUN_SLOWFETCH
+#undef RUN_ALIGN
 
-/* Fetches checked against PMP (S/U code under restrictive PMP): rare, so one variant with
- * tracing decided at run time. */
+/* Fetches checked against PMP (S/U code under restrictive PMP), or misaligned accesses
+ * trapping (spike's behaviour): rarer, so one variant decides at run time. */
 #define RUN_NAME run_checked
 #define RUN_TRACE (s->retire != NULL)
 #define RUN_MTRACE (s->retire != NULL && s->mem_trace)
-#define RUN_SLOWFETCH true
+#define RUN_SLOWFETCH (!h->fast_fetch)
+#define RUN_ALIGN (s->cfg.misaligned_trap ? UINT64_MAX : 0)
 #include "exec_loop.h"
 
 uint64_t tk__hart_run(tk_sim *s, hart *h, uint64_t budget)
@@ -288,7 +295,7 @@ uint64_t tk__hart_run(tk_sim *s, hart *h, uint64_t budget)
     uint64_t done = 0;
     for (;;) {
         bool sw = false;
-        if (!h->fast_fetch)
+        if (!h->fast_fetch || s->cfg.misaligned_trap)
             done += run_checked(s, h, budget - done, &sw);
         else if (!s->retire)
             done += run_plain(s, h, budget - done, &sw);

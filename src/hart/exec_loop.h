@@ -5,6 +5,7 @@
  *   RUN_TRACE       fill retirement records (constant, or an expression for the slow variant)
  *   RUN_MTRACE      fill their data-access fields
  *   RUN_SLOWFETCH   check PMP on every fetch (no page-sized straight-line stepping)
+ *   RUN_ALIGN       all-ones when misaligned accesses trap, else 0 (QEMU performs them)
  *
  * Instructions are pre-decoded once per code page (mem.c) into 24-byte slots. With GCC or
  * clang each handler ends in its own indirect jump through a table of label addresses
@@ -26,7 +27,7 @@ static uint64_t RUN_NAME(tk_sim *s, hart *h, uint64_t budget, bool *mode_switch)
     const bool rv32 = h->xlen == 32;
     const unsigned shm = h->xlen - 1;
     /* all-ones when misaligned accesses trap, else 0 (QEMU performs them) */
-    const uint64_t align = s->cfg.misaligned_trap ? UINT64_MAX : 0;
+    const uint64_t align = RUN_ALIGN;
     /* fast-path state kept in registers; it changes only through traps (refreshed below)
      * and through CSR writes and xRET, which end the slice */
     uint64_t fbase = h->fast_base, flimit = h->fast_limit;

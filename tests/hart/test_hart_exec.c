@@ -433,6 +433,43 @@ static void test_page_crossing(void **state)
     tk_sim_free(s);
 }
 
+/* With misaligned_trap (spike's behaviour) a misaligned load or store raises address-
+ * misaligned (cause 4 / 6) with the address in mtval; aligned ones are performed. */
+static void test_misaligned_trap(void **state)
+{
+    for (unsigned store = 0; store < 2; store++) {
+        const uint32_t code[] = {
+            AUIPC(1, 0),                       /* 0 */
+            ADDI(1, 1, 24),                    /* 4: x1 = handler */
+            CSRRW(0, 0x305, 1),                /* 8: mtvec */
+            LD(3, 1, 0),                       /* 12: aligned: performed */
+            store ? SW(3, 1, 2) : LW(2, 1, 1), /* 16: misaligned */
+            JAL(0, 0),                         /* 20 */
+            JAL(0, 0),                         /* 24: handler */
+        };
+        tk_sim_config c;
+        tk_sim *s = NULL;
+        uint64_t v = 0;
+        (void)state;
+        tk_sim_config_init(&c);
+        c.ram_size = 1u << 20;
+        c.misaligned_trap = true;
+        assert_int_equal(tk_sim_new(&c, &s), TK_OK);
+        assert_int_equal(tk_sim_write_mem(s, BASE, code, sizeof(code)), TK_OK);
+        tk_sim_set_pc(s, 0, BASE);
+        assert_int_equal(run(s, 6), TK_END);
+        assert_int_equal(X(s, 3), JAL(0, 0)); /* the handler word, then zeros */
+        assert_int_equal(tk_sim_get_csr(s, 0, 0x342, &v), TK_OK);
+        assert_int_equal(v, store ? 6 : 4);
+        tk_sim_get_csr(s, 0, 0x343, &v);
+        assert_int_equal(v, BASE + 24 + (store ? 2 : 1));
+        tk_sim_get_csr(s, 0, 0x341, &v);
+        assert_int_equal(v, BASE + 16);
+        assert_int_equal(tk_sim_get_pc(s, 0), BASE + 24);
+        tk_sim_free(s);
+    }
+}
+
 struct out {
     char buf[64];
     size_t n;
@@ -596,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_self_modifying_next),
         cmocka_unit_test(test_fence_i),
         cmocka_unit_test(test_page_crossing),
+        cmocka_unit_test(test_misaligned_trap),
         cmocka_unit_test(test_uart_and_htif_exit),
         cmocka_unit_test(test_timer_wfi),
         cmocka_unit_test(test_fp),
