@@ -40,7 +40,7 @@ static uint8_t jump_itype(bool is_jal, unsigned rd, unsigned rs1)
 
 static void set(hinsn *d, unsigned op, unsigned rd, unsigned rs1, unsigned rs2, int32_t imm)
 {
-    d->op = (uint16_t)op;
+    d->op = (uint8_t)op;
     d->rd = (uint8_t)rd;
     d->rs1 = (uint8_t)rs1;
     d->rs2 = (uint8_t)rs2;

@@ -11,157 +11,177 @@
 #define TK_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Operations of the pre-decoded form. Compressed instructions decode to the same ops. */
-enum hop {
-    OP_UNDECODED = 0, /* slot not decoded yet */
-    OP_ILLEGAL,       /* architecturally illegal: illegal-instruction trap */
-    OP_UNSUPPORTED,   /* valid in some extension the model lacks: stop the simulation */
-    OP_LUI,
-    OP_AUIPC,
-    OP_JAL,
-    OP_JALR,
-    OP_BEQ,
-    OP_BNE,
-    OP_BLT,
-    OP_BGE,
-    OP_BLTU,
-    OP_BGEU,
-    OP_LB,
-    OP_LH,
-    OP_LW,
-    OP_LD,
-    OP_LBU,
-    OP_LHU,
-    OP_LWU,
-    OP_SB,
-    OP_SH,
-    OP_SW,
-    OP_SD,
-    OP_ADDI,
-    OP_SLTI,
-    OP_SLTIU,
-    OP_XORI,
-    OP_ORI,
-    OP_ANDI,
-    OP_SLLI,
-    OP_SRLI,
-    OP_SRAI,
-    OP_ADD,
-    OP_SUB,
-    OP_SLL,
-    OP_SLT,
-    OP_SLTU,
-    OP_XOR,
-    OP_SRL,
-    OP_SRA,
-    OP_OR,
-    OP_AND,
-    OP_ADDIW,
-    OP_SLLIW,
-    OP_SRLIW,
-    OP_SRAIW,
-    OP_ADDW,
-    OP_SUBW,
-    OP_SLLW,
-    OP_SRLW,
-    OP_SRAW,
-    OP_MUL,
-    OP_MULH,
-    OP_MULHSU,
-    OP_MULHU,
-    OP_DIV,
-    OP_DIVU,
-    OP_REM,
-    OP_REMU,
-    OP_MULW,
-    OP_DIVW,
-    OP_DIVUW,
-    OP_REMW,
-    OP_REMUW,
-    OP_MULH32,
-    OP_MULHSU32,
-    OP_MULHU32, /* RV32 high products */
-    OP_FENCE,
-    OP_FENCE_I,
-    OP_ECALL,
-    OP_EBREAK,
-    OP_MRET,
-    OP_SRET,
-    OP_WFI,
-    OP_SFENCE_VMA,
-    OP_CSRRW,
-    OP_CSRRS,
-    OP_CSRRC,
-    OP_CSRRWI,
-    OP_CSRRSI,
-    OP_CSRRCI,
-    OP_AMO, /* A extension: funct5 in rs3, width in rm (2 = W, 3 = D) */
-    OP_FLW,
-    OP_FLD,
-    OP_FSW,
-    OP_FSD,
-    OP_FP, /* every other F/D instruction: handled by the fpu module */
-    /* Zba / Zbb / Zbs */
-    OP_SH1ADD,
-    OP_SH2ADD,
-    OP_SH3ADD,
-    OP_ADD_UW,
-    OP_SH1ADD_UW,
-    OP_SH2ADD_UW,
-    OP_SH3ADD_UW,
-    OP_SLLI_UW,
-    OP_ANDN,
-    OP_ORN,
-    OP_XNOR,
-    OP_CLZ,
-    OP_CTZ,
-    OP_CPOP,
-    OP_CLZW,
-    OP_CTZW,
-    OP_CPOPW,
-    OP_MAX,
-    OP_MAXU,
-    OP_MIN,
-    OP_MINU,
-    OP_SEXT_B,
-    OP_SEXT_H,
-    OP_ZEXT_H,
-    OP_ROL,
-    OP_ROR,
-    OP_RORI,
-    OP_ROLW,
-    OP_RORW,
-    OP_RORIW,
-    OP_ORC_B,
-    OP_REV8,
-    OP_BCLR,
-    OP_BCLRI,
-    OP_BEXT,
-    OP_BEXTI,
-    OP_BINV,
-    OP_BINVI,
-    OP_BSET,
-    OP_BSETI,
-    OP_COUNT
-};
+/* Operations of the pre-decoded form, as an X-macro so that the interpreter can build its
+ * table of handler addresses in the same order. Compressed instructions decode to the same
+ * ops. OP_PAGE_END marks the two sentinel slots past the end of a code page. */
+#define TK_HART_OPS(X)                                                                             \
+    X(OP_UNDECODED)   /* slot not decoded yet */                                                   \
+    X(OP_ILLEGAL)     /* architecturally illegal: illegal-instruction trap */                      \
+    X(OP_UNSUPPORTED) /* valid in some extension the model lacks: stop the simulation */           \
+    X(OP_LUI)                                                                                      \
+    X(OP_AUIPC)                                                                                    \
+    X(OP_JAL)                                                                                      \
+    X(OP_JALR)                                                                                     \
+    X(OP_BEQ)                                                                                      \
+    X(OP_BNE)                                                                                      \
+    X(OP_BLT)                                                                                      \
+    X(OP_BGE)                                                                                      \
+    X(OP_BLTU)                                                                                     \
+    X(OP_BGEU)                                                                                     \
+    X(OP_LB)                                                                                       \
+    X(OP_LH)                                                                                       \
+    X(OP_LW)                                                                                       \
+    X(OP_LD)                                                                                       \
+    X(OP_LBU)                                                                                      \
+    X(OP_LHU)                                                                                      \
+    X(OP_LWU)                                                                                      \
+    X(OP_SB)                                                                                       \
+    X(OP_SH)                                                                                       \
+    X(OP_SW)                                                                                       \
+    X(OP_SD)                                                                                       \
+    X(OP_ADDI)                                                                                     \
+    X(OP_SLTI)                                                                                     \
+    X(OP_SLTIU)                                                                                    \
+    X(OP_XORI)                                                                                     \
+    X(OP_ORI)                                                                                      \
+    X(OP_ANDI)                                                                                     \
+    X(OP_SLLI)                                                                                     \
+    X(OP_SRLI)                                                                                     \
+    X(OP_SRAI)                                                                                     \
+    X(OP_ADD)                                                                                      \
+    X(OP_SUB)                                                                                      \
+    X(OP_SLL)                                                                                      \
+    X(OP_SLT)                                                                                      \
+    X(OP_SLTU)                                                                                     \
+    X(OP_XOR)                                                                                      \
+    X(OP_SRL)                                                                                      \
+    X(OP_SRA)                                                                                      \
+    X(OP_OR)                                                                                       \
+    X(OP_AND)                                                                                      \
+    X(OP_ADDIW)                                                                                    \
+    X(OP_SLLIW)                                                                                    \
+    X(OP_SRLIW)                                                                                    \
+    X(OP_SRAIW)                                                                                    \
+    X(OP_ADDW)                                                                                     \
+    X(OP_SUBW)                                                                                     \
+    X(OP_SLLW)                                                                                     \
+    X(OP_SRLW)                                                                                     \
+    X(OP_SRAW)                                                                                     \
+    X(OP_MUL)                                                                                      \
+    X(OP_MULH)                                                                                     \
+    X(OP_MULHSU)                                                                                   \
+    X(OP_MULHU)                                                                                    \
+    X(OP_DIV)                                                                                      \
+    X(OP_DIVU)                                                                                     \
+    X(OP_REM)                                                                                      \
+    X(OP_REMU)                                                                                     \
+    X(OP_MULW)                                                                                     \
+    X(OP_DIVW)                                                                                     \
+    X(OP_DIVUW)                                                                                    \
+    X(OP_REMW)                                                                                     \
+    X(OP_REMUW)                                                                                    \
+    X(OP_MULH32) /* RV32 high products */                                                          \
+    X(OP_MULHSU32)                                                                                 \
+    X(OP_MULHU32)                                                                                  \
+    X(OP_FENCE)                                                                                    \
+    X(OP_FENCE_I)                                                                                  \
+    X(OP_ECALL)                                                                                    \
+    X(OP_EBREAK)                                                                                   \
+    X(OP_MRET)                                                                                     \
+    X(OP_SRET)                                                                                     \
+    X(OP_WFI)                                                                                      \
+    X(OP_SFENCE_VMA)                                                                               \
+    X(OP_CSRRW)                                                                                    \
+    X(OP_CSRRS)                                                                                    \
+    X(OP_CSRRC)                                                                                    \
+    X(OP_CSRRWI)                                                                                   \
+    X(OP_CSRRSI)                                                                                   \
+    X(OP_CSRRCI)                                                                                   \
+    X(OP_AMO) /* A extension: funct5 in rs3, width in rm (2 = W, 3 = D) */                         \
+    X(OP_FLW)                                                                                      \
+    X(OP_FLD)                                                                                      \
+    X(OP_FSW)                                                                                      \
+    X(OP_FSD)                                                                                      \
+    X(OP_FP)     /* every other F/D instruction: handled by the fpu module */                      \
+    X(OP_SH1ADD) /* Zba / Zbb / Zbs */                                                             \
+    X(OP_SH2ADD)                                                                                   \
+    X(OP_SH3ADD)                                                                                   \
+    X(OP_ADD_UW)                                                                                   \
+    X(OP_SH1ADD_UW)                                                                                \
+    X(OP_SH2ADD_UW)                                                                                \
+    X(OP_SH3ADD_UW)                                                                                \
+    X(OP_SLLI_UW)                                                                                  \
+    X(OP_ANDN)                                                                                     \
+    X(OP_ORN)                                                                                      \
+    X(OP_XNOR)                                                                                     \
+    X(OP_CLZ)                                                                                      \
+    X(OP_CTZ)                                                                                      \
+    X(OP_CPOP)                                                                                     \
+    X(OP_CLZW)                                                                                     \
+    X(OP_CTZW)                                                                                     \
+    X(OP_CPOPW)                                                                                    \
+    X(OP_MAX)                                                                                      \
+    X(OP_MAXU)                                                                                     \
+    X(OP_MIN)                                                                                      \
+    X(OP_MINU)                                                                                     \
+    X(OP_SEXT_B)                                                                                   \
+    X(OP_SEXT_H)                                                                                   \
+    X(OP_ZEXT_H)                                                                                   \
+    X(OP_ROL)                                                                                      \
+    X(OP_ROR)                                                                                      \
+    X(OP_RORI)                                                                                     \
+    X(OP_ROLW)                                                                                     \
+    X(OP_RORW)                                                                                     \
+    X(OP_RORIW)                                                                                    \
+    X(OP_ORC_B)                                                                                    \
+    X(OP_REV8)                                                                                     \
+    X(OP_BCLR)                                                                                     \
+    X(OP_BCLRI)                                                                                    \
+    X(OP_BEXT)                                                                                     \
+    X(OP_BEXTI)                                                                                    \
+    X(OP_BINV)                                                                                     \
+    X(OP_BINVI)                                                                                    \
+    X(OP_BSET)                                                                                     \
+    X(OP_BSETI)                                                                                    \
+    X(OP_PAGE_END)
 
-/* One pre-decoded instruction (one slot per half-word of a code page). */
+#define TK_HART_OP_ENUM(name) name,
+enum hop { TK_HART_OPS(TK_HART_OP_ENUM) OP_COUNT };
+
+/* One pre-decoded instruction (one slot per half-word of a code page), 24 bytes. The
+ * interpreter steps through a page by nextb bytes and recovers the pc from off, so it keeps
+ * no pc of its own between jumps. An integer destination x0 is stored as rd = 32 (a scratch
+ * register that is never read): handlers then write their result unconditionally and x0
+ * stays zero without a per-instruction reset. rd & 31 is the architectural register. */
 typedef struct hinsn {
-    uint16_t op;
+    uint8_t op; /* enum hop */
     uint8_t rd, rs1, rs2, rs3;
     uint8_t len;   /* 2 or 4 */
     uint8_t itype; /* trace class: TK_ITYPE_* (NOT_TAKEN for branches: resolved at run time) */
-    int32_t imm;
-    uint8_t rm;    /* FP rounding mode / AMO width / FP sub-op variant */
-    uint8_t fop;   /* FP operation (fpu.c) */
     uint8_t upper; /* lui/auipc */
-    uint8_t fmt;   /* FP format: 0 single, 1 double */
+    int32_t imm;
     uint32_t raw;
+    uint16_t off;  /* offset of the instruction in its page (set by the interpreter) */
+    uint8_t nextb; /* len / 2 * sizeof(hinsn): step to the next sequential slot */
+    uint8_t fmt;   /* FP format: 0 single, 1 double */
+    union {
+        struct {
+            uint8_t rm;  /* FP rounding mode / AMO width / FP sub-op variant */
+            uint8_t fop; /* FP operation (fpu.c) */
+        };
+        /* branches and jal (set by the interpreter): byte distance from this slot to the
+         * target's, when the target lies in the same page; 0 otherwise */
+        int32_t jdelta;
+    };
 } hinsn;
 
 #define PAGE_SHIFT 12
 #define PAGE_SIZE (1u << PAGE_SHIFT)
 #define SLOTS_PER_PAGE (PAGE_SIZE / 2)
+/* Two OP_PAGE_END sentinels follow a page's slots: sequential execution runs into one of them
+ * (the second after a 32-bit instruction at the page's last half-word) and then looks the
+ * next page up, so that a step within a page needs no bounds check. */
+#define SLOTS_ALLOC (SLOTS_PER_PAGE + 2)
 
 /* Page flags in RAM. */
 enum { PF_CODE = 1, PF_WATCH = 2 };
@@ -175,7 +195,7 @@ typedef struct ram {
 } ram;
 
 typedef struct hart {
-    uint64_t x[32];
+    uint64_t x[33]; /* x[32]: where writes to x0 go (hinsn.rd) */
     uint64_t f[32];
     uint64_t pc;
     unsigned id;

@@ -41,9 +41,14 @@ void tk__ram_free(ram *r)
 hinsn *tk__ram_code_page(ram *r, uint64_t pi)
 {
     if (!r->pages[pi]) {
-        r->pages[pi] = calloc(SLOTS_PER_PAGE, sizeof(hinsn));
-        if (!r->pages[pi])
+        hinsn *p = calloc(SLOTS_ALLOC, sizeof(hinsn));
+        if (!p)
             return NULL;
+        for (unsigned i = SLOTS_PER_PAGE; i < SLOTS_ALLOC; i++) {
+            p[i].op = OP_PAGE_END;
+            p[i].off = (uint16_t)(i * 2);
+        }
+        r->pages[pi] = p;
     }
     r->pflags[pi] |= PF_CODE;
     return r->pages[pi];
@@ -62,6 +67,8 @@ void tk__ram_invalidate(ram *r, uint64_t addr, unsigned n)
     }
 }
 
+/* fence.i: every slot of every page becomes undecoded (the sentinels past SLOTS_PER_PAGE
+ * stay). The pages stay allocated: the interpreter may be executing from one. */
 void tk__ram_flush_code(ram *r)
 {
     for (uint64_t i = 0; i < r->npages; i++)

@@ -320,6 +320,156 @@ static void test_self_modifying(void **state)
     tk_sim_free(s);
 }
 
+/* A store over the very next instruction, already decoded by an earlier pass: the
+ * interpreter steps straight into that slot, which must run the new instruction. */
+static void test_self_modifying_next(void **state)
+{
+    const uint32_t code[] = {
+        AUIPC(1, 0),     /* 0: x1 = BASE */
+        BEQ(6, 0, 12),   /* 4: first pass: to 16 */
+        LW(2, 1, 32),    /* 8: second pass: the replacement */
+        SW(2, 1, 16),    /* 12: over the next instruction */
+        ADDI(5, 5, 1),   /* 16: patched on the second pass */
+        ADDI(6, 0, 1),   /* 20 */
+        BEQ(0, 0, -20),  /* 24: back to 4 */
+        JAL(0, 0),       /* 28 */
+        ADDI(5, 5, 100), /* 32: replacement */
+    };
+    tk_sim *s = new_sim(64, code, 9);
+    (void)state;
+    assert_int_equal(run(s, 10), TK_END);
+    assert_int_equal(X(s, 5), 101);
+    assert_int_equal(tk_sim_get_pc(s, 0), BASE + 24);
+    tk_sim_free(s);
+}
+
+struct recs {
+    tk_hart_retire r[64];
+    size_t n;
+};
+
+static tk_status keep_records(void *ctx, const tk_hart_retire *recs, size_t n)
+{
+    struct recs *k = ctx;
+    for (size_t i = 0; i < n && k->n < 64; i++)
+        k->r[k->n++] = recs[i];
+    return TK_OK;
+}
+
+/* fence.i drops every decoded slot, including its own: execution continues after it, its
+ * record is intact, and code patched before it runs in its new form. */
+static void test_fence_i(void **state)
+{
+    const uint32_t code[] = {
+        AUIPC(1, 0),    /* 0 */
+        ADDI(5, 5, 1),  /* 4: patched on the first pass */
+        BNE(6, 0, 24),  /* 8: second pass: to 32 */
+        ADDI(6, 0, 1),  /* 12 */
+        LW(2, 1, 36),   /* 16 */
+        SW(2, 1, 4),    /* 20: over the instruction at 4 */
+        FENCE_I,        /* 24 */
+        JAL(0, -24),    /* 28: back to 4 */
+        JAL(0, 0),      /* 32 */
+        ADDI(5, 5, 10), /* 36: replacement */
+    };
+    tk_sim *s = new_sim(64, code, 10);
+    struct recs k = {.n = 0};
+    (void)state;
+    tk_sim_set_retire(s, keep_records, &k);
+    assert_int_equal(run(s, 11), TK_END);
+    assert_int_equal(X(s, 5), 11);
+    assert_int_equal(tk_sim_get_pc(s, 0), BASE + 32);
+    assert_int_equal(k.n, 11);
+    assert_int_equal(k.r[6].pc, BASE + 24);
+    assert_int_equal(k.r[6].insn, FENCE_I);
+    assert_int_equal(k.r[6].len, 4);
+    assert_int_equal(k.r[7].pc, BASE + 28);
+    assert_int_equal(k.r[7].insn, JAL(0, -24));
+    assert_int_equal(k.r[7].rd, 0); /* x0 destination reported as x0 */
+    assert_int_equal(k.r[7].itype, TK_ITYPE_INF_JUMP);
+    assert_int_equal(k.r[8].pc, BASE + 4);
+    assert_int_equal(k.r[8].insn, ADDI(5, 5, 10));
+    assert_int_equal(k.r[9].itype, TK_ITYPE_TAKEN);
+    tk_sim_free(s);
+}
+
+/* Straight-line code across a page boundary, with a 32-bit instruction straddling it; a
+ * write to the upper half alone (in the next page) drops the straddling instruction; a
+ * budget that ends at the boundary resumes there. */
+static void test_page_crossing(void **state)
+{
+    const uint64_t at = BASE + 0xff8;
+    const uint16_t cadd = 0x0085; /* c.addi x1, 1 */
+    uint32_t w;
+    uint16_t hi;
+    tk_sim *s = new_sim(64, NULL, 0);
+    (void)state;
+    w = ADDI(1, 1, 1);
+    tk_sim_write_mem(s, at, &w, 4);
+    tk_sim_write_mem(s, at + 4, &cadd, 2);
+    w = ADDI(1, 1, 2);
+    tk_sim_write_mem(s, at + 6, &w, 4); /* 0xffe..0x1001 */
+    w = ADDI(1, 1, 4);
+    tk_sim_write_mem(s, at + 10, &w, 4);
+    w = BEQ(0, 0, -0xff6); /* 0x1006: taken back into the first page, to BASE + 0x10 */
+    tk_sim_write_mem(s, at + 14, &w, 4);
+    w = JAL(0, 0);
+    tk_sim_write_mem(s, BASE + 0x10, &w, 4);
+    tk_sim_set_pc(s, 0, at);
+    assert_int_equal(run(s, 5), TK_END);
+    assert_int_equal(X(s, 1), 8);
+    assert_int_equal(tk_sim_get_pc(s, 0), BASE + 0x10);
+
+    hi = (uint16_t)(ADDI(1, 1, 16) >> 16);
+    assert_int_equal(tk_sim_write_mem(s, BASE + 0x1000, &hi, 2), TK_OK);
+    tk_sim_set_xreg(s, 0, 1, 0);
+    tk_sim_set_pc(s, 0, at);
+    assert_int_equal(run(s, 2), TK_END);
+    assert_int_equal(tk_sim_get_pc(s, 0), BASE + 0xffe);
+    assert_int_equal(run(s, 1), TK_END);
+    assert_int_equal(tk_sim_get_pc(s, 0), BASE + 0x1002);
+    assert_int_equal(run(s, 1), TK_END);
+    assert_int_equal(X(s, 1), 22);
+    tk_sim_free(s);
+}
+
+/* With misaligned_trap (spike's behaviour) a misaligned load or store raises address-
+ * misaligned (cause 4 / 6) with the address in mtval; aligned ones are performed. */
+static void test_misaligned_trap(void **state)
+{
+    for (unsigned store = 0; store < 2; store++) {
+        const uint32_t code[] = {
+            AUIPC(1, 0),                       /* 0 */
+            ADDI(1, 1, 24),                    /* 4: x1 = handler */
+            CSRRW(0, 0x305, 1),                /* 8: mtvec */
+            LD(3, 1, 0),                       /* 12: aligned: performed */
+            store ? SW(3, 1, 2) : LW(2, 1, 1), /* 16: misaligned */
+            JAL(0, 0),                         /* 20 */
+            JAL(0, 0),                         /* 24: handler */
+        };
+        tk_sim_config c;
+        tk_sim *s = NULL;
+        uint64_t v = 0;
+        (void)state;
+        tk_sim_config_init(&c);
+        c.ram_size = 1u << 20;
+        c.misaligned_trap = true;
+        assert_int_equal(tk_sim_new(&c, &s), TK_OK);
+        assert_int_equal(tk_sim_write_mem(s, BASE, code, sizeof(code)), TK_OK);
+        tk_sim_set_pc(s, 0, BASE);
+        assert_int_equal(run(s, 6), TK_END);
+        assert_int_equal(X(s, 3), JAL(0, 0)); /* the handler word, then zeros */
+        assert_int_equal(tk_sim_get_csr(s, 0, 0x342, &v), TK_OK);
+        assert_int_equal(v, store ? 6 : 4);
+        tk_sim_get_csr(s, 0, 0x343, &v);
+        assert_int_equal(v, BASE + 24 + (store ? 2 : 1));
+        tk_sim_get_csr(s, 0, 0x341, &v);
+        assert_int_equal(v, BASE + 16);
+        assert_int_equal(tk_sim_get_pc(s, 0), BASE + 24);
+        tk_sim_free(s);
+    }
+}
+
 struct out {
     char buf[64];
     size_t n;
@@ -480,6 +630,10 @@ int main(void)
         cmocka_unit_test(test_illegal),
         cmocka_unit_test(test_unsupported_stops),
         cmocka_unit_test(test_self_modifying),
+        cmocka_unit_test(test_self_modifying_next),
+        cmocka_unit_test(test_fence_i),
+        cmocka_unit_test(test_page_crossing),
+        cmocka_unit_test(test_misaligned_trap),
         cmocka_unit_test(test_uart_and_htif_exit),
         cmocka_unit_test(test_timer_wfi),
         cmocka_unit_test(test_fp),
