@@ -46,6 +46,9 @@ typedef struct tk_te_encoder_options {
     bool irdepth_ones;
     /* Trace from the first block (the reference). Off: wait for a trace-on trigger. */
     bool start_qualified;
+    /* Take every block through the general path of the algorithm, never the fast path for
+     * quiet cycles (the packets are the same; for tests that check exactly that). */
+    bool general_path_only;
 } tk_te_encoder_options;
 
 void tk_te_encoder_options_init(tk_te_encoder_options *o);

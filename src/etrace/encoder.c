@@ -797,10 +797,10 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
 static void update_steady(tk_te_encoder *e)
 {
     const te_step *c = e->curr, *n = e->next;
-    e->steady = e->modes_off & !e->lost_pending & !e->force_sync & !e->finished & e->started &
-                e->trace_on & (e->resync.count < e->resync.max) & c->qualified & !c->exc &
-                !c->updiscon & n->qualified & !n->exc & !n->notify & (c->priv == n->priv) &
-                (c->context == n->context);
+    e->steady = !e->o.general_path_only & e->modes_off & !e->lost_pending & !e->force_sync &
+                !e->finished & e->started & e->trace_on & (e->resync.count < e->resync.max) &
+                c->qualified & !c->exc & !c->updiscon & n->qualified & !n->exc & !n->notify &
+                (c->priv == n->priv) & (c->context == n->context);
 }
 
 /* Write one traced, plain instruction of block b into the pipe (rotating it). */
