@@ -14,10 +14,15 @@
  *       (written to /dev/null). Reports instructions/s and trace MB/s per sink. SINKS (e.g.
  *       "count,pcs") runs only those (to profile one sink under callgrind).
  *   tkbench gen SCF UCF ENCODER_INPUT COPIES OUT.te_inst_raw [GOLDEN.te_inst_raw]
- *       Encode the ingress COPIES times with a fresh encoder each time (each copy is a
- *       complete trace: start packet ... support packet with ended_rep) and write the
- *       concatenated raw stream; reports the encoder's speed and whether the first copy is
- *       byte-identical to GOLDEN.
+ *       Encode the ingress (read into memory once; the read's rows/s is reported) COPIES
+ *       times with a fresh encoder each time (each copy is a complete trace: start packet ...
+ *       support packet with ended_rep) and write the concatenated raw stream; reports the
+ *       encoder's speed and whether the first copy is byte-identical to GOLDEN. Three ways
+ *       in, timed separately, each checked to give the same bytes: encoder_Minstr_per_s
+ *       with tk_te_encoder_push_run over the rows (one instruction per row),
+ *       encoder_push1_Minstr_per_s with one tk_te_encoder_push per row, and
+ *       encoder_grouped_Minstr_per_s over grouped ingress (tk_te_grouper: up to 8
+ *       instructions per block, 2 blocks per cycle), one push per cycle.
  *
  * Output: one "key value" per line, for run.sh. Times are the thread's CPU time (the
  * machine is shared: CPU time is what one core spends) and wall-clock time. */
@@ -451,6 +456,66 @@ static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
     return TK_OK;
 }
 
+/* How the ingress reaches the encoder. */
+enum gen_mode {
+    GEN_RUN,     /* tk_te_encoder_push_run over all rows (cycles of one instruction) */
+    GEN_PUSH1,   /* tk_te_encoder_push once per row */
+    GEN_GROUPED, /* grouped ingress (several instructions per block), one push per cycle */
+    GEN_MODES
+};
+
+/* Cycles of grouped ingress: blocks[] cut into cycles of ncycle[k] blocks. */
+typedef struct cycles {
+    tk_te_block *blocks;
+    uint8_t *ncycle;
+    size_t nblocks, ncycles;
+} cycles;
+
+/* Group the single-retired rows (tk_te_grouper) into blocks of up to max_insns
+ * instructions, max_blocks per cycle, once, outside the timed part. */
+static tk_status group_rows(const tk_te_block *rows, size_t n, unsigned max_insns,
+                            unsigned max_blocks, cycles *out)
+{
+    memset(out, 0, sizeof(*out));
+    tk_te_grouper *g = NULL;
+    tk_status st = tk_te_grouper_new(max_insns, max_blocks, &g);
+    out->blocks = malloc((n + 1) * sizeof(*out->blocks));
+    out->ncycle = malloc(n + 1);
+    if (st == TK_OK && (!out->blocks || !out->ncycle))
+        st = TK_ERR_NOMEM;
+    for (size_t i = 0; st == TK_OK && i <= n; i++) {
+        size_t k = 0;
+        st = i < n ? tk_te_grouper_push(g, &rows[i], out->blocks + out->nblocks, &k)
+                   : tk_te_grouper_finish(g, out->blocks + out->nblocks, &k);
+        if (st == TK_OK && k) {
+            out->nblocks += k;
+            out->ncycle[out->ncycles++] = (uint8_t)k;
+        }
+    }
+    tk_te_grouper_free(g);
+    return st;
+}
+
+static tk_status encode_once(const tk_te_params *p, enum gen_mode mode, const tk_te_block *rows,
+                             size_t n, const cycles *cy, sink *s)
+{
+    tk_te_encoder *e = NULL;
+    tk_status st = tk_te_encoder_new(p, on_packet, s, &e);
+    if (st == TK_OK && mode == GEN_RUN)
+        st = tk_te_encoder_push_run(e, rows, n);
+    for (size_t i = 0; st == TK_OK && mode == GEN_PUSH1 && i < n; i++)
+        st = tk_te_encoder_push(e, &rows[i], 1);
+    const tk_te_block *b = cy->blocks;
+    for (size_t k = 0; st == TK_OK && mode == GEN_GROUPED && k < cy->ncycles; k++) {
+        st = tk_te_encoder_push(e, b, cy->ncycle[k]);
+        b += cy->ncycle[k];
+    }
+    if (st == TK_OK)
+        st = tk_te_encoder_finish(e);
+    tk_te_encoder_free(e);
+    return st;
+}
+
 static int cmd_gen(int argc, char **argv)
 {
     if (argc < 7)
@@ -462,24 +527,24 @@ static int cmd_gen(int argc, char **argv)
     tk_diag d;
     tk_diag_clear(&d);
     tk_te_ingress_reader *in = NULL;
+    double r0 = now(CLOCK_THREAD_CPUTIME_ID);
     if (tk_te_ingress_open(argv[4], &in, &d) != TK_OK) {
         fprintf(stderr, "tkbench: %s\n", d.message);
         return 1;
     }
     size_t n = 0, cap = 1u << 16;
     tk_te_block *blocks = malloc(cap * sizeof(*blocks));
-    tk_status st;
+    tk_status st = TK_OK;
     while (blocks && (st = tk_te_ingress_next(in, &blocks[n], &d)) == TK_OK) {
         if (++n == cap) {
             tk_te_block *nb = realloc(blocks, (cap *= 2) * sizeof(*blocks));
-            if (!nb) {
+            if (!nb)
                 free(blocks);
-                blocks = NULL;
-            }
             blocks = nb;
         }
     }
     tk_te_ingress_close(in);
+    const double read_cpu = now(CLOCK_THREAD_CPUTIME_ID) - r0;
     if (!blocks || st != TK_END) {
         fprintf(stderr, "tkbench: %s\n", blocks ? d.message : "out of memory");
         free(blocks);
@@ -488,58 +553,85 @@ static int cmd_gen(int argc, char **argv)
     uint64_t insns = 0;
     for (size_t i = 0; i < n; i++)
         insns += blocks[i].iretire >> blocks[i].ilastsize; /* single retirement */
-    FILE *out = fopen(argv[6], "wb");
-    if (!out) {
-        fprintf(stderr, "tkbench: %s: cannot create\n", argv[6]);
+    /* grouped ingress: up to 8 instructions per block, 2 blocks per cycle (a wide core) */
+    cycles cy;
+    if ((st = group_rows(blocks, n, 8, 2, &cy)) != TK_OK) {
+        fprintf(stderr, "tkbench: grouping: %s\n", tk_strerror(st));
+        free(cy.blocks);
+        free(cy.ncycle);
         free(blocks);
         return 1;
     }
-    sink s = {.p = &p};
-    double cpu = 0, wall = 0;
-    int identical = -1;
-    for (long c = 0; c < copies; c++) {
-        s.len = 0;
-        double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
-        tk_te_encoder *e = NULL;
-        st = tk_te_encoder_new(&p, on_packet, &s, &e);
-        for (size_t i = 0; st == TK_OK && i < n; i++)
-            st = tk_te_encoder_push(e, &blocks[i], 1);
-        if (st == TK_OK)
-            st = tk_te_encoder_finish(e);
-        tk_te_encoder_free(e);
-        cpu += now(CLOCK_THREAD_CPUTIME_ID) - c0;
-        wall += now(CLOCK_MONOTONIC) - w0;
-        if (st != TK_OK) {
-            fprintf(stderr, "tkbench: encoder: %s\n", tk_strerror(st));
-            break;
-        }
-        if (c == 0 && argc > 7) {
-            FILE *g = fopen(argv[7], "rb");
-            identical = 0;
-            if (g) {
-                uint8_t *gb = malloc(s.len + 1);
-                size_t gl = gb ? fread(gb, 1, s.len + 1, g) : 0;
-                identical = gl == s.len && !memcmp(gb, s.buf, s.len);
-                free(gb);
-                fclose(g);
+    FILE *out = fopen(argv[6], "wb");
+    if (!out) {
+        fprintf(stderr, "tkbench: %s: cannot create\n", argv[6]);
+        free(cy.blocks);
+        free(cy.ncycle);
+        free(blocks);
+        return 1;
+    }
+    /* every mode must give the bytes of the first copy of GEN_RUN */
+    sink s = {.p = &p}, first = {.p = &p};
+    double cpu[GEN_MODES] = {0}, wall[GEN_MODES] = {0};
+    int identical = -1, same = 1;
+    for (long c = 0; c < copies && st == TK_OK; c++) {
+        for (int m = 0; m < GEN_MODES && st == TK_OK; m++) {
+            s.len = 0;
+            double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
+            st = encode_once(&p, (enum gen_mode)m, blocks, n, &cy, &s);
+            cpu[m] += now(CLOCK_THREAD_CPUTIME_ID) - c0;
+            wall[m] += now(CLOCK_MONOTONIC) - w0;
+            if (st != TK_OK) {
+                fprintf(stderr, "tkbench: encoder: %s\n", tk_strerror(st));
+                break;
             }
+            if (c == 0 && m == GEN_RUN) {
+                first.buf = malloc(s.len + 1);
+                if (!first.buf) {
+                    st = TK_ERR_NOMEM;
+                    break;
+                }
+                memcpy(first.buf, s.buf, s.len);
+                first.len = s.len;
+            }
+            if (s.len != first.len || memcmp(s.buf, first.buf, s.len))
+                same = 0;
+            if (m == GEN_RUN && fwrite(s.buf, 1, s.len, out) != s.len)
+                st = TK_ERR_IO;
         }
-        if (fwrite(s.buf, 1, s.len, out) != s.len)
-            st = TK_ERR_IO;
+    }
+    if (st == TK_OK && argc > 7) {
+        FILE *g = fopen(argv[7], "rb");
+        identical = 0;
+        if (g) {
+            uint8_t *gb = malloc(first.len + 1);
+            size_t gl = gb ? fread(gb, 1, first.len + 1, g) : 0;
+            identical = gl == first.len && !memcmp(gb, first.buf, first.len);
+            free(gb);
+            fclose(g);
+        }
     }
     if (fclose(out) != 0)
         st = TK_ERR_IO;
     free(s.buf);
+    free(first.buf);
+    free(cy.blocks);
+    free(cy.ncycle);
     free(blocks);
     if (st != TK_OK)
         return 1;
     const double total = (double)insns * (double)copies;
-    printf("instructions %.0f\nencoder_cpu_s %.4f\nencoder_Minstr_per_s %.1f\n"
-           "encoder_wall_Minstr_per_s %.1f\n",
-           total, cpu, total / cpu / 1e6, total / wall / 1e6);
+    printf("instructions %.0f\nrows %zu\ningress_read_rows_per_s %.0f\n", total, n,
+           (double)n / read_cpu);
+    printf("encoder_cpu_s %.4f\nencoder_Minstr_per_s %.1f\nencoder_wall_Minstr_per_s %.1f\n",
+           cpu[GEN_RUN], total / cpu[GEN_RUN] / 1e6, total / wall[GEN_RUN] / 1e6);
+    printf("encoder_push1_Minstr_per_s %.1f\n", total / cpu[GEN_PUSH1] / 1e6);
+    printf("grouped_blocks %zu\ngrouped_cycles %zu\nencoder_grouped_Minstr_per_s %.1f\n",
+           cy.nblocks, cy.ncycles, total / cpu[GEN_GROUPED] / 1e6);
+    printf("modes_identical %s\n", same ? "yes" : "NO");
     if (identical >= 0)
         printf("identical_to_golden %s\n", identical ? "yes" : "NO");
-    return 0;
+    return same ? 0 : 1;
 }
 
 int main(int argc, char **argv)

@@ -133,8 +133,10 @@ int tk_cmd_convert(int argc, char **argv)
             rc = 1;
             break;
         }
-        if (ready && tk_te_ingress_write_block(out, &p, &b) != TK_OK)
-            rc = 1;
+        /* with the blocks the converter held back, if any */
+        for (; rc == 0 && ready; tk_spike_conv_next(conv, &b, &ready))
+            if (tk_te_ingress_write_block(out, &p, &b) != TK_OK)
+                rc = 1;
     }
     if (rc == 0) {
         st = tk_spike_conv_finish(conv, &b, &ready, &diag);
@@ -142,9 +144,10 @@ int tk_cmd_convert(int argc, char **argv)
             fprintf(stderr, "tracekit convert: %s:%llu: %s\n", inp,
                     (unsigned long long)tk_spike_line(rd), diag.message);
             rc = 1;
-        } else if (ready && tk_te_ingress_write_block(out, &p, &b) != TK_OK) {
-            rc = 1;
         }
+        for (; rc == 0 && ready; tk_spike_conv_next(conv, &b, &ready))
+            if (tk_te_ingress_write_block(out, &p, &b) != TK_OK)
+                rc = 1;
     }
     bool werr = ferror(out) != 0;
     if (out != stdout && fclose(out) != 0)

@@ -141,6 +141,10 @@ static tk_status source_read(source *src, tk_te_block *b)
     for (;;) {
         bool ready = false;
         tk_spike_row row;
+        /* blocks the converter held back (an interrupted branch waiting for its outcome) */
+        tk_spike_conv_next(src->conv, b, &ready);
+        if (ready)
+            return TK_OK;
         if (src->conv_done)
             return TK_END;
         st = tk_spike_next(src->spike, &row, &diag);

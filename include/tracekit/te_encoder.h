@@ -46,6 +46,9 @@ typedef struct tk_te_encoder_options {
     bool irdepth_ones;
     /* Trace from the first block (the reference). Off: wait for a trace-on trigger. */
     bool start_qualified;
+    /* Take every block through the general path of the algorithm, never the fast path for
+     * quiet cycles (the packets are the same; for tests that check exactly that). */
+    bool general_path_only;
 } tk_te_encoder_options;
 
 void tk_te_encoder_options_init(tk_te_encoder_options *o);
@@ -71,6 +74,11 @@ tk_status tk_te_encoder_new(const tk_te_params *p, tk_te_packet_fn fn, void *ctx
  * packet. TK_TRIGGER_NOTIFY reports the block's last instruction with notify set.
  * Errors: TK_ERR_INVALID for an inconsistent block, or the callback's error. */
 tk_status tk_te_encoder_push(tk_te_encoder *e, const tk_te_block *blocks, size_t n);
+/* n consecutive cycles of one block each: the same packets as tk_te_encoder_push(e,
+ * &blocks[i], 1) for each i in turn, faster (the common blocks are taken without going
+ * through the pipe one by one). Errors as tk_te_encoder_push; blocks before the failing one
+ * have been encoded. */
+tk_status tk_te_encoder_push_run(tk_te_encoder *e, const tk_te_block *blocks, size_t n);
 /* End of the instruction stream: flush the last packets (final address, support packet). */
 tk_status tk_te_encoder_finish(tk_te_encoder *e);
 void tk_te_encoder_free(tk_te_encoder *e);

@@ -115,6 +115,12 @@ tk_status tk_spike_conv_push(tk_spike_conv *c, const tk_spike_row *row, tk_te_bl
                              bool *ready, tk_diag *diag);
 /* At end of input: flush the held row (*ready tells whether *out was filled). */
 tk_status tk_spike_conv_finish(tk_spike_conv *c, tk_te_block *out, bool *ready, tk_diag *diag);
+/* Further blocks after a push or finish: call until *ready is false. Only the spec-faithful
+ * mode ever has them: a branch after which an interrupt is taken keeps its outcome, and the
+ * interrupt becomes a block of its own retiring nothing at the resume address (as the hart
+ * model gives it), which are known only once the handler has returned; the rows until then
+ * are held back and come out together. */
+tk_status tk_spike_conv_next(tk_spike_conv *c, tk_te_block *out, bool *ready);
 void tk_spike_conv_free(tk_spike_conv *c);
 
 /* ---- multiple retirement ---- */

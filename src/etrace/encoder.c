@@ -3,6 +3,7 @@
  * figure "algo", 2021 chart as implemented by the reference encoder_model.py; VERSIONS.md B.3
  * and C.8). A 3-stage pipe of previous, current and next instruction ("steps"); every packet
  * describes the current one. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,23 +15,24 @@
 /* One instruction as the algorithm sees it. */
 typedef struct te_step {
     uint64_t addr;
-    uint64_t tval;
+    uint64_t tval; /* with cause: read only when exc (the fast path leaves them stale) */
     uint64_t context;
     uint64_t time;
     uint32_t cause;
+    uint32_t ir_depth; /* return stack depth before this return (irdepth if mispredicted) */
     uint8_t itype;
     uint8_t priv;
     uint8_t ctype;
-    bool retired;    /* iretire != 0 (false for an exception-only step) */
-    bool qualified;  /* traced */
-    bool addr_known; /* false for the instructions inside a multi-instruction block */
-    bool notify;     /* trace-notify trigger on this instruction */
+    uint8_t size; /* bytes of the (last) instruction */
     bool sijump;
-    uint8_t size;      /* bytes of the (last) instruction */
-    bool ir_implicit;  /* a return predicted by the implicit-return state */
-    uint32_t ir_depth; /* return stack depth before this return (irdepth if mispredicted) */
-    bool exc;          /* itype 1 or 2 */
-    bool updiscon;     /* uninferable discontinuity (depends on the options) */
+    bool updiscon;   /* uninferable discontinuity (depends on the options) */
+    bool addr_known; /* false for the instructions inside a multi-instruction block */
+    /* the rest is constant on the fast path (adjacent: one store) */
+    bool retired;     /* iretire != 0 (false for an exception-only step) */
+    bool qualified;   /* traced */
+    bool notify;      /* trace-notify trigger on this instruction */
+    bool ir_implicit; /* a return predicted by the implicit-return state */
+    bool exc;         /* itype 1 or 2 */
 } te_step;
 
 /* Decisions of one cycle (names of the flow chart). */
@@ -39,6 +41,10 @@ typedef struct te_flags {
         next_exc_only, next_exception, prev_reported, first_qualified, ppccd, ppccd_br, er_n, cci,
         resync_br, rpt_br, resync_exceeded;
 } te_flags;
+
+/* Classes of itype values for the fast path (tk_te_encoder.itype_class); values above 15
+ * have none and take the general path, which rejects them. */
+enum { IT_FAST = 1, IT_UPDISCON = 2, IT_BRANCH = 4, IT_NOT_TAKEN = 8 };
 
 /* Why a packet went out for the current instruction (for ended_rep / ended_ntr). */
 enum te_reason { R_NONE, R_SYNC, R_UPDISCON, R_OTHER };
@@ -65,6 +71,13 @@ struct tk_te_encoder {
     bool trace_on;     /* trigger state */
     bool lost_pending; /* trace_lost support packet due */
     bool force_sync;   /* next traced instruction must start with a sync */
+    /* The fast path (push_fast): curr and next are plain, traced, in one privilege and
+     * context, and no state outside the pipe can make the next cycle report anything. Kept by
+     * update_steady() after every step the general path takes. */
+    bool steady;
+    bool modes_off; /* none of implicit return, branch prediction, jump target cache runs */
+    bool sijump_on; /* p.o.sijump */
+    uint8_t itype_class[256]; /* IT_* bits per itype value, for the fast path */
     /* implicit return (spec-faithful mode only; the reference model has none) */
     bool ir_on;
     bool ir_before_sync; /* the current packet reports the instruction before a format 3 */
@@ -147,6 +160,14 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
     e->p.o.branch_prediction = e->bp_on;
     e->p.o.jump_target_cache = e->jtc_on;
     e->counting = true;
+    e->modes_off = !e->ir_on && !e->bp_on && !e->jtc_on;
+    e->sijump_on = p->o.sijump;
+    for (unsigned t = 0; t < 16; t++)
+        e->itype_class[t] =
+            (uint8_t)((t != TK_ITYPE_EXCEPTION && t != TK_ITYPE_INTERRUPT ? IT_FAST : 0) |
+                      ((e->updiscon_set >> t) & 1u ? IT_UPDISCON : 0) |
+                      (t == TK_ITYPE_NOT_TAKEN || t == TK_ITYPE_TAKEN ? IT_BRANCH : 0) |
+                      (t == TK_ITYPE_NOT_TAKEN ? IT_NOT_TAKEN : 0));
     e->trace_on = e->o.start_qualified;
     e->prev = &e->ring[0];
     e->curr = &e->ring[1];
@@ -181,6 +202,7 @@ uint64_t tk_te_encoder_packets(const tk_te_encoder *e)
 tk_status tk_te_encoder_trace_lost(tk_te_encoder *e)
 {
     e->lost_pending = true;
+    e->steady = false;
     return TK_OK;
 }
 
@@ -763,14 +785,242 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
     return push_step(e, &s);
 }
 
-tk_status tk_te_encoder_push(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+/* After a step of the general path: can the next cycles take the fast path? The next push
+ * makes curr the previous instruction and next the current one. For a cycle of the chart to
+ * be quiet (quiet_cycle()), the previous instruction must be traced, neither a trap nor an
+ * uninferable discontinuity, the current one traced, no trap and no notification, both in
+ * one privilege and context, and the resync timer below its maximum; with tracing on, the
+ * fast path need only check the new block and whether the branch map has room for the
+ * current instruction. A current instruction inside a multi-instruction block (addr_known
+ * false) has no cycle of its own and is quiet under the same conditions. Packets come only
+ * from the general path, so the timer cannot change on the fast one. */
+static void update_steady(tk_te_encoder *e)
+{
+    const te_step *c = e->curr, *n = e->next;
+    e->steady = !e->o.general_path_only & e->modes_off & !e->lost_pending & !e->force_sync &
+                !e->finished & e->started & e->trace_on & (e->resync.count < e->resync.max) &
+                c->qualified & !c->exc & !c->updiscon & n->qualified & !n->exc & !n->notify &
+                (c->priv == n->priv) & (c->context == n->context);
+}
+
+/* Write one traced, plain instruction of block b into the pipe (rotating it). */
+static inline void store_step(tk_te_encoder *e, const tk_te_block *b, uint64_t addr, uint8_t itype,
+                              uint8_t size, bool addr_known, bool sijump, bool updiscon)
+{
+    rotate(e);
+    te_step *s = e->next;
+    s->addr = addr;
+    s->context = b->context;
+    s->time = b->time;
+    s->ir_depth = 0;
+    s->itype = itype;
+    s->priv = b->priv;
+    s->ctype = b->ctype;
+    s->size = size;
+    s->sijump = sijump;
+    s->updiscon = updiscon;
+    s->addr_known = addr_known;
+    s->retired = true;
+    s->qualified = true;
+    s->notify = false;
+    s->ir_implicit = false;
+    s->exc = false;
+}
+
+/* Enter one instruction into the pipe on the fast path: the cycle of the current instruction
+ * is quiet (the caller has checked it), so only the branch map changes. */
+static inline void step_fast(tk_te_encoder *e, const tk_te_block *b, uint64_t addr, uint8_t itype,
+                             uint8_t size, bool addr_known, bool sijump, bool updiscon)
+{
+    te_step *c = e->next; /* the current instruction of this cycle */
+    if (c->addr_known) {
+        if ((unsigned)(c->itype - TK_ITYPE_NOT_TAKEN) < 2u) { /* a branch */
+            e->map.bits |= (uint32_t)(c->itype == TK_ITYPE_NOT_TAKEN) << e->map.count;
+            e->map.count++;
+        }
+        e->flags_valid = false;
+    }
+    store_step(e, b, addr, itype, size, addr_known, sijump, updiscon);
+}
+
+/* The steps of block b as push_block() makes them (b is plain: see run_fast()). */
+static void store_block(tk_te_encoder *e, const tk_te_block *b)
+{
+    const unsigned cls = e->itype_class[b->itype];
+    const bool updiscon = (cls & IT_UPDISCON) && !(b->sijump && e->sijump_on);
+    const uint8_t size = (uint8_t)(2u << b->ilastsize);
+    if (b->iretire != 1u << b->ilastsize) {
+        store_step(e, b, b->iaddr, TK_ITYPE_NONE, 0, true, false, false);
+        store_step(e, b, b->iaddr, TK_ITYPE_NONE, 0, false, false, false);
+        store_step(e, b, tk_te_block_last_addr(b), b->itype, size, true, b->sijump, updiscon);
+    } else {
+        store_step(e, b, b->iaddr, b->itype, size, true, b->sijump, updiscon);
+    }
+}
+
+/* The block's one-byte fields from itype to reset, as one word (run_fast()). */
+#define BLOCK_BYTES_AT offsetof(tk_te_block, itype)
+_Static_assert(offsetof(tk_te_block, reset) == BLOCK_BYTES_AT + 7,
+               "tk_te_block: itype..reset must be 8 adjacent bytes");
+
+static inline uint64_t block_bytes(const tk_te_block *b)
+{
+    uint64_t w;
+    memcpy(&w, (const unsigned char *)b + BLOCK_BYTES_AT, sizeof(w));
+    return w;
+}
+
+/* A word of the bytes itype..reset, from their values (byte order as in memory). */
+static uint64_t bytes_word(uint8_t ilastsize, uint8_t priv, uint8_t trigger, uint8_t halted,
+                           uint8_t reset)
+{
+    tk_te_block t;
+    memset(&t, 0, sizeof(t));
+    t.ilastsize = ilastsize;
+    t.priv = priv;
+    t.trigger = trigger;
+    t.halted = halted;
+    t.reset = reset;
+    return block_bytes(&t);
+}
+
+/* push_fast() over a run of cycles of one block each, without writing the pipe for every
+ * block: the loop keeps only what the quiet cycles need (the current instruction's branch
+ * outcome and updiscon, the privilege and context, the branch map), and the last blocks'
+ * steps are written at the end (the pipe holds three steps, a block makes at least one).
+ * Returns the number of blocks taken; the block after them needs the general path. */
+static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+{
+    if (!e->steady || n == 0)
+        return 0;
+    const te_step *c = e->next; /* last step of a block: its address is known */
+    const uint64_t context = c->context;
+    /* one compare for: ilastsize <= 3, the privilege unchanged, no trigger, halted, reset */
+    const uint64_t mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
+    const uint64_t want = bytes_word(0, c->priv, 0, 0, 0);
+    const bool sijump_on = e->sijump_on;
+    unsigned c_cls = e->itype_class[c->itype];
+    bool c_upd = c->updiscon, steady = true;
+    uint32_t bits = e->map.bits;
+    unsigned count = e->map.count;
+    size_t i = 0;
+    while (i < n) {
+        const tk_te_block *b = &blocks[i];
+        if ((block_bytes(b) & mask) != want || b->context != context)
+            break;
+        const unsigned cls = e->itype_class[b->itype];
+        if (!(cls & IT_FAST))
+            break;
+        const uint32_t last_hw = 1u << (b->ilastsize & 3u);
+        const bool multi = b->iretire != last_hw;
+        /* a block of several instructions: its first one's cycle has c as the previous
+         * instruction, which must not be an updiscon */
+        if (multi && (b->iretire < last_hw || c_upd))
+            break;
+        /* a full map after the cycle of c is a packet (rpt_br) */
+        if (count + ((c_cls / IT_BRANCH) & 1u) >= TK_TE_MAX_BRANCHES)
+            break;
+        /* the quiet cycle of c: a branch adds its outcome to the map (branch-free: the
+         * outcomes are not predictable) */
+        bits |= ((c_cls / IT_NOT_TAKEN) & 1u) << count;
+        count += (c_cls / IT_BRANCH) & 1u;
+        i++;
+        /* the next cycle is quiet if its previous instruction is no updiscon (after a block
+         * of several, an itype 0) */
+        if (c_upd && !multi) {
+            steady = false;
+            break;
+        }
+        c_cls = cls;
+        c_upd = (cls & IT_UPDISCON) && !(sijump_on && b->sijump);
+    }
+    if (i == 0)
+        return 0;
+    e->map.bits = bits;
+    e->map.count = (uint8_t)count;
+    e->flags_valid = false;
+    e->steady = steady;
+    for (size_t k = i > 3 ? i - 3 : 0; k < i; k++)
+        store_block(e, &blocks[k]);
+    return i;
+}
+
+/* The common case, in a handful of operations: a block without trap, trigger, privilege or
+ * context change while the pipe is steady. Every cycle it makes is one quiet_cycle() would
+ * accept, so the packets are those of push_block(). Returns false (nothing done) when the
+ * general path must run; with multi false, also for a block of several instructions. */
+static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
+{
+    const te_step *c = e->next;
+    const unsigned cls = e->itype_class[b->itype], ils = b->ilastsize;
+    /* a full map after the cycle of c is a packet (rpt_br) */
+    const unsigned c_branch = (e->itype_class[c->itype] / IT_BRANCH) & 1u;
+    if (!(e->steady & (cls & IT_FAST) & (ils <= 3) & !(b->trigger | b->halted | b->reset) &
+          (b->priv == c->priv) & (b->context == c->context) &
+          (e->map.count + c_branch < TK_TE_MAX_BRANCHES)))
+        return false;
+    const uint32_t last_hw = 1u << ils;
+    const uint8_t size = (uint8_t)(2u << ils);
+    /* 2.0 sijump: a jump made inferable by the instruction before it, if enabled */
+    const bool updiscon = (cls & IT_UPDISCON) && !(b->sijump && e->sijump_on);
+    if (b->iretire == last_hw) {
+        step_fast(e, b, b->iaddr, b->itype, size, true, b->sijump, updiscon);
+        e->steady = !e->curr->updiscon;
+        return true;
+    }
+    /* several instructions: first, the ones between (one step of unknown address), last;
+     * the first one's cycle is quiet only if the instruction before is no updiscon */
+    if (!multi || b->iretire < last_hw || c->updiscon)
+        return false;
+    step_fast(e, b, b->iaddr, TK_ITYPE_NONE, 0, true, false, false);
+    step_fast(e, b, b->iaddr, TK_ITYPE_NONE, 0, false, false, false);
+    step_fast(e, b, tk_te_block_last_addr(b), b->itype, size, true, b->sijump, updiscon);
+    e->steady = true; /* the step before the last is an itype 0 in the same context */
+    return true;
+}
+
+#if defined(__GNUC__)
+#define TE_NOINLINE __attribute__((noinline))
+#else
+#define TE_NOINLINE
+#endif
+
+/* The general path (not inlined: the fast path's caller stays lean, with a tail call). */
+static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
 {
     if (e->finished)
         return TK_ERR_STATE;
     tk_status st = start(e);
-    for (size_t i = 0; st == TK_OK && i < n; i++)
+    for (size_t i = 0; st == TK_OK && i < n; i++) {
+        if (push_fast(e, &blocks[i], true))
+            continue;
         st = push_block(e, &blocks[i]);
+        update_steady(e);
+    }
     return st;
+}
+
+tk_status tk_te_encoder_push_run(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+{
+    if (e->finished)
+        return TK_ERR_STATE;
+    tk_status st = start(e);
+    size_t i = 0;
+    while (st == TK_OK && i < n) {
+        i += run_fast(e, blocks + i, n - i);
+        if (i < n) {
+            st = push_block(e, &blocks[i++]);
+            update_steady(e);
+        }
+    }
+    return st;
+}
+
+tk_status tk_te_encoder_push(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+{
+    if (n == 1 && push_fast(e, blocks, false))
+        return TK_OK;
+    return push_general(e, blocks, n);
 }
 
 tk_status tk_te_encoder_finish(tk_te_encoder *e)
@@ -778,6 +1028,7 @@ tk_status tk_te_encoder_finish(tk_te_encoder *e)
     if (e->finished)
         return TK_ERR_STATE;
     e->finished = true;
+    e->steady = false;
     tk_status st = start(e);
     if (st != TK_OK)
         return st;

@@ -56,6 +56,8 @@ struct tk_te_ingress_reader {
     tk_lines *lines;
     int index[COL_COUNT]; /* field index of each column, -1 if absent */
     size_t nfields;
+    uint8_t slot[MAX_FIELDS]; /* column of each field */
+    uint64_t hex_mask;        /* fields in hex */
 };
 
 static tk_status read_header(tk_te_ingress_reader *r, tk_diag *diag)
@@ -89,6 +91,9 @@ static tk_status read_header(tk_te_ingress_reader *r, tk_diag *diag)
         if (r->index[c] >= 0)
             return tk_lines_error(r->lines, diag, TK_ERR_FORMAT, "column '%s' appears twice", f[i]);
         r->index[c] = (int)i;
+        r->slot[i] = (uint8_t)c;
+        if (cols[c].hex)
+            r->hex_mask |= (uint64_t)1 << i;
     }
     for (int c = 0; c < COL_COUNT; c++)
         if (cols[c].required && r->index[c] < 0)
@@ -115,18 +120,15 @@ tk_status tk_te_ingress_open(const char *path, tk_te_ingress_reader **out, tk_di
     return TK_OK;
 }
 
-tk_status tk_te_ingress_next(tk_te_ingress_reader *r, tk_te_block *out, tk_diag *diag)
+/* The slow path of a row the one-pass parser did not take: field by field, for the message
+ * (or the values, should the two ever disagree). */
+static tk_status parse_fields(tk_te_ingress_reader *r, char *line, uint64_t *v, tk_diag *diag)
 {
-    char *line, *f[MAX_FIELDS];
-    size_t len;
-    tk_status st = tk_lines_next(r->lines, &line, &len, diag);
-    if (st != TK_OK)
-        return st;
+    char *f[MAX_FIELDS];
     size_t n = tk_csv_split(line, f, MAX_FIELDS);
     if (n != r->nfields)
         return tk_lines_error(r->lines, diag, TK_ERR_FORMAT, "%zu fields, the header has %zu", n,
                               r->nfields);
-    uint64_t v[COL_COUNT] = {0};
     for (int c = 0; c < COL_COUNT; c++) {
         if (r->index[c] < 0)
             continue;
@@ -140,6 +142,11 @@ tk_status tk_te_ingress_next(tk_te_ingress_reader *r, tk_te_block *out, tk_diag 
                                                 : "not a decimal number:",
                                   s);
     }
+    return TK_OK;
+}
+
+static tk_status out_of_range(tk_te_ingress_reader *r, const uint64_t *v, tk_diag *diag)
+{
     static const struct {
         int col;
         uint64_t max;
@@ -151,7 +158,27 @@ tk_status tk_te_ingress_next(tk_te_ingress_reader *r, tk_te_block *out, tk_diag 
             return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
                                   "column '%s': %" PRIu64 " is out of range (max %" PRIu64 ")",
                                   cols[limits[i].col].name, v[limits[i].col], limits[i].max);
-    memset(out, 0, sizeof(*out));
+    return TK_ERR_FORMAT;
+}
+
+tk_status tk_te_ingress_next(tk_te_ingress_reader *r, tk_te_block *out, tk_diag *diag)
+{
+    char *line;
+    size_t len;
+    tk_status st = tk_lines_next(r->lines, &line, &len, diag);
+    if (st != TK_OK)
+        return st;
+    uint64_t v[COL_COUNT] = {0};
+    if (tk_csv_parse_numbers(line, r->nfields, r->hex_mask, r->slot, v) != 0 &&
+        (st = parse_fields(r, line, v, diag)) != TK_OK)
+        return st;
+    /* one test for the common row, the loop only for the message */
+    if ((v[COL_ITYPE] > 15) | (v[COL_CAUSE] > UINT32_MAX) | (v[COL_PRIV] > 7) | (v[COL_CTYPE] > 3) |
+        (v[COL_SIJUMP] > 1) | (v[COL_ILASTSIZE] > 3) | (v[COL_TRIGGER] > 7) | (v[COL_HALTED] > 1) |
+        (v[COL_RESET] > 1) | (v[COL_IRETIRE] > 1u << 16))
+        return out_of_range(r, v, diag);
+    /* every field of the block is set (no memset per row): keep this list complete */
+    _Static_assert(sizeof(tk_te_block) == 4 * 8 + 2 * 4 + 8, "tk_te_block grew: set the new field");
     out->itype = (uint8_t)v[COL_ITYPE];
     out->cause = (uint32_t)v[COL_CAUSE];
     out->tval = v[COL_TVAL];
@@ -195,19 +222,39 @@ tk_status tk_te_ingress_write_header(FILE *out, const tk_te_params *p)
 
 tk_status tk_te_ingress_write_block(FILE *out, const tk_te_params *p, const tk_te_block *b)
 {
-    char buf[256];
-    int n = snprintf(buf, sizeof(buf), "%u,%" PRIu32 ",%" PRIx64 ",%u,%" PRIx64 ",", b->itype,
-                     b->cause, b->tval, b->priv, b->iaddr);
-    if (!p->s.nocontext)
-        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%" PRIu64 ",", b->context);
-    if (!p->s.notime)
-        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%" PRIu64 ",", b->time);
-    if (!p->s.nocontext)
-        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%u,", b->ctype);
-    if (p->s.sijump)
-        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%u,", b->sijump ? 1u : 0u);
+    /* at most 14 fields of 20 characters */
+    char buf[14 * 21 + 1], *q = buf;
+    q = tk_fmt_dec(q, b->itype);
+    *q++ = ',';
+    q = tk_fmt_dec(q, b->cause);
+    *q++ = ',';
+    q = tk_fmt_hex(q, b->tval);
+    *q++ = ',';
+    q = tk_fmt_dec(q, b->priv);
+    *q++ = ',';
+    q = tk_fmt_hex(q, b->iaddr);
+    *q++ = ',';
+    if (!p->s.nocontext) {
+        q = tk_fmt_dec(q, b->context);
+        *q++ = ',';
+    }
+    if (!p->s.notime) {
+        q = tk_fmt_dec(q, b->time);
+        *q++ = ',';
+    }
+    if (!p->s.nocontext) {
+        q = tk_fmt_dec(q, b->ctype);
+        *q++ = ',';
+    }
+    if (p->s.sijump) {
+        *q++ = b->sijump ? '1' : '0';
+        *q++ = ',';
+    }
     /* Half-words back to an instruction count (exact for single retirement). */
-    n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%" PRIu32 ",%u\n", b->iretire >> b->ilastsize,
-                  b->ilastsize);
-    return fwrite(buf, 1, (size_t)n, out) == (size_t)n ? TK_OK : TK_ERR_IO;
+    q = tk_fmt_dec(q, b->iretire >> b->ilastsize);
+    *q++ = ',';
+    q = tk_fmt_dec(q, b->ilastsize);
+    *q++ = '\n';
+    const size_t n = (size_t)(q - buf);
+    return fwrite(buf, 1, n, out) == n ? TK_OK : TK_ERR_IO;
 }

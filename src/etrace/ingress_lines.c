@@ -2,6 +2,7 @@
 #include "ingress_lines.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,104 @@ int tk_parse_hex(const char *s, uint64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* Value of each character as a hex digit, 16 for anything else. */
+static const uint8_t hex_value[256] = {
+    ['0'] = 0,  ['1'] = 1,  ['2'] = 2,  ['3'] = 3,  ['4'] = 4,  ['5'] = 5,  ['6'] = 6,  ['7'] = 7,
+    ['8'] = 8,  ['9'] = 9,  ['a'] = 10, ['b'] = 11, ['c'] = 12, ['d'] = 13, ['e'] = 14, ['f'] = 15,
+    ['A'] = 10, ['B'] = 11, ['C'] = 12, ['D'] = 13, ['E'] = 14, ['F'] = 15,
+};
+
+static bool is_hex_digit(unsigned char c)
+{
+    return hex_value[c] != 0 || c == '0';
+}
+
+static const unsigned char *skip_blanks(const unsigned char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+int tk_csv_parse_numbers(const char *line, size_t nf, uint64_t hex_mask, const uint8_t *slot,
+                         uint64_t *out)
+{
+    const unsigned char *p = (const unsigned char *)line;
+    for (size_t i = 0; i < nf; i++) {
+        const unsigned char sep = i + 1 < nf ? ',' : '\0';
+        const unsigned d1 = (unsigned)p[0] - '0';
+        if (d1 < 10 && p[1] == sep) { /* one digit: most fields of an ingress row */
+            out[slot[i]] = d1;
+            p += 2;
+            continue;
+        }
+        if (*p <= ' ') /* blanks are rare: one compare in the common case */
+            p = skip_blanks(p);
+        const unsigned char *d0 = p;
+        uint64_t v = 0;
+        if ((hex_mask >> i) & 1u) {
+            if (p[0] == '0' && (p[1] | 0x20) == 'x')
+                d0 = p += 2;
+            for (; is_hex_digit(*p); p++)
+                v = (v << 4) | hex_value[*p];
+            /* more than 16 digits may not fit (or have leading zeros): the caller decides */
+            if (p == d0 || p - d0 > 16)
+                return -1;
+        } else {
+            for (unsigned d; (d = (unsigned)*p - '0') < 10; p++)
+                v = v * 10 + d;
+            /* any 19 digits fit 64 bits; longer numbers go the careful way */
+            if (p == d0 || p - d0 > 19)
+                return -1;
+        }
+        if (*p != sep) {
+            p = skip_blanks(p);
+            if (*p != sep)
+                return -1;
+        }
+        p++;
+        out[slot[i]] = v;
+    }
+    return 0;
+}
+
+char *tk_fmt_dec(char *p, uint64_t v)
+{
+    if (v < 10) { /* most fields of an ingress row */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+char *tk_fmt_hex(char *p, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    if (v < 16) {
+        *p = digits[v];
+        return p + 1;
+    }
+    /* number of hex digits */
+#if defined(__GNUC__)
+    const unsigned n = (unsigned)(64 - __builtin_clzll(v) + 3) / 4;
+#else
+    unsigned n = 1;
+    for (uint64_t t = v >> 4; t; t >>= 4)
+        n++;
+#endif
+    for (unsigned i = n; i-- > 0; v >>= 4)
+        p[i] = digits[v & 15u];
+    return p + n;
 }
 
 tk_status tk_lines_error(const tk_lines *r, tk_diag *diag, tk_status status, const char *fmt, ...)

@@ -35,4 +35,17 @@ size_t tk_csv_split(char *line, char **fields, size_t max);
 int tk_parse_dec(const char *s, uint64_t *out);
 int tk_parse_hex(const char *s, uint64_t *out);
 
+/* One pass over a whole line of nf comma-separated numbers, the language of tk_csv_split and
+ * the parsers above: field i is hex if bit i of hex_mask is set (i < 64), else decimal; its
+ * value goes to out[slot[i]]. Returns 0, or -1 when the line is not exactly that (wrong
+ * field count, not a number) or has a number of over 19 decimal or 16 hex digits (which may
+ * still fit): the caller then splits and parses the line field by field, for the values or a
+ * precise message. No locale, no allocation, no NUL written. */
+int tk_csv_parse_numbers(const char *line, size_t nf, uint64_t hex_mask, const uint8_t *slot,
+                         uint64_t *out);
+
+/* Number formatting for the writers (no locale, no printf): write v at p, return the end. */
+char *tk_fmt_dec(char *p, uint64_t v);
+char *tk_fmt_hex(char *p, uint64_t v); /* lower case, no 0x */
+
 #endif

@@ -22,11 +22,26 @@ typedef struct conv_row {
     bool valid;
 } conv_row;
 
+/* Rows held beyond the one-row delay while an interrupted branch waits for its outcome: the
+ * handler's length is not bounded by the trace, this is (then the outcome stays unknown). */
+#define TK_SPIKE_CONV_MAX_WAIT (1u << 20)
+
 struct tk_spike_conv {
     tk_te_params p;
     tk_spike_conv_options o;
     conv_row prev;
     uint64_t rows;
+    /* Blocks out, in order: q[qhead..qlen). While waiting, q[wait_at] is an interrupted
+     * branch whose outcome is not known yet and q[wait_at + 1] the interrupt's block, whose
+     * address is the resume address; nothing from wait_at on is handed out. */
+    tk_te_block *q;
+    size_t qhead, qlen, qcap;
+    bool waiting;
+    size_t wait_at;
+    uint64_t w_fall, w_target; /* the branch's not-taken and taken successors */
+    uint32_t w_cause;
+    unsigned depth;   /* traps entered minus xRETs since the interrupt */
+    bool resume_next; /* the handler returned: the next row's address resumes the flow */
 };
 
 tk_status tk_spike_conv_new(const tk_te_params *p, const tk_spike_conv_options *o,
@@ -49,7 +64,118 @@ tk_status tk_spike_conv_new(const tk_te_params *p, const tk_spike_conv_options *
 
 void tk_spike_conv_free(tk_spike_conv *c)
 {
+    if (c)
+        free(c->q);
     free(c);
+}
+
+static tk_status enqueue(tk_spike_conv *c, const tk_te_block *b, tk_diag *diag)
+{
+    if (c->qhead == c->qlen)
+        c->qhead = c->qlen = 0;
+    if (c->qlen == c->qcap) {
+        if (c->qhead > 0) { /* slide down before growing */
+            memmove(c->q, c->q + c->qhead, (c->qlen - c->qhead) * sizeof(*c->q));
+            c->wait_at -= c->waiting ? c->qhead : 0;
+            c->qlen -= c->qhead;
+            c->qhead = 0;
+        }
+        if (c->qlen == c->qcap) {
+            size_t cap = c->qcap ? 2 * c->qcap : 16;
+            tk_te_block *nq = realloc(c->q, cap * sizeof(*nq));
+            if (!nq)
+                return tk_diag_set(diag, TK_ERR_NOMEM, "out of memory");
+            c->q = nq;
+            c->qcap = cap;
+        }
+    }
+    c->q[c->qlen++] = *b;
+    return TK_OK;
+}
+
+/* The interrupted branch's outcome from the address where the flow resumed (ok), or, when
+ * that is unknown or neither successor, the trap reported on the branch itself. */
+static void resolve_interrupt(tk_spike_conv *c, uint64_t resume, bool ok)
+{
+    tk_te_block *b = &c->q[c->wait_at];
+    if (ok && (resume == c->w_fall || resume == c->w_target)) {
+        b->itype = resume == c->w_fall ? TK_ITYPE_NOT_TAKEN : TK_ITYPE_TAKEN;
+        c->q[c->wait_at + 1].iaddr = resume;
+    } else {
+        b->itype = TK_ITYPE_INTERRUPT;
+        b->cause = c->w_cause;
+        memmove(b + 1, b + 2, (c->qlen - c->wait_at - 2) * sizeof(*b));
+        c->qlen--;
+    }
+    c->waiting = false;
+    c->resume_next = false;
+}
+
+/* Spec-faithful mode, a branch after which an interrupt is taken (ingressPort: the interrupt
+ * follows the instruction, whose own itype the decoder needs): the branch keeps its itype
+ * and the interrupt goes in a block of its own that retires nothing, at the address where
+ * the flow resumes, as the hart model's block splitter gives it (src/hart/blocks.c). Spike
+ * rows do not say where that is: it is the address after the handler's xRET, so the branch
+ * waits for it. */
+static tk_status start_wait(tk_spike_conv *c, const conv_row *r, tk_diag *diag)
+{
+    tk_te_block b = r->blk, t = r->blk;
+    b.cause = 0;
+    b.tval = 0;
+    t.iretire = 0;
+    t.ilastsize = 0;
+    t.itype = TK_ITYPE_INTERRUPT;
+    t.tval = 0;
+    t.sijump = 0;
+    c->w_fall = r->address + r->len;
+    c->w_target = r->address + (uint64_t)r->insn.imm;
+    c->w_cause = r->blk.cause;
+    tk_status st = enqueue(c, &b, diag);
+    if (st == TK_OK)
+        st = enqueue(c, &t, diag);
+    if (st != TK_OK)
+        return st;
+    c->waiting = true;
+    c->wait_at = c->qlen - 2;
+    c->depth = 1;
+    c->resume_next = false;
+    return TK_OK;
+}
+
+static bool interrupted_branch(const tk_spike_conv *c, const conv_row *r)
+{
+    return !c->o.reference_quirks && r->is_branch && r->blk.itype == TK_ITYPE_INTERRUPT &&
+           r->blk.iretire != 0;
+}
+
+/* Traps and xRETs while a branch waits: the flow resumes after the xRET that leaves the
+ * interrupt's handler. */
+static void track_handler(tk_spike_conv *c, const conv_row *cur)
+{
+    if (!c->waiting)
+        return;
+    if (cur->decoded && cur->insn.cf == TK_RV_CF_XRET && !cur->trap) {
+        if (--c->depth == 0)
+            c->resume_next = true;
+    } else if (cur->trap) {
+        c->depth++;
+    }
+}
+
+/* Hand out the oldest block that is complete. */
+static bool dequeue(tk_spike_conv *c, tk_te_block *out)
+{
+    const size_t end = c->waiting ? c->wait_at : c->qlen;
+    if (c->qhead >= end)
+        return false;
+    *out = c->q[c->qhead++];
+    return true;
+}
+
+tk_status tk_spike_conv_next(tk_spike_conv *c, tk_te_block *out, bool *ready)
+{
+    *ready = dequeue(c, out);
+    return TK_OK;
 }
 
 /* Instruction length from its low bits, as post-iss (riscv-disas inst_length): 0 = unknown. */
@@ -259,15 +385,30 @@ tk_status tk_spike_conv_push(tk_spike_conv *c, const tk_spike_row *row, tk_te_bl
     tk_status st = classify(c, row, &cur, diag);
     if (st != TK_OK)
         return st;
+    if (c->waiting && c->resume_next)
+        resolve_interrupt(c, row->address, true);
     if (c->prev.valid) {
         st = resolve_branch(c, row->address, diag);
         if (st != TK_OK)
             return st;
-        *out = c->prev.blk;
-        *ready = true;
+        if (interrupted_branch(c, &c->prev) && !c->waiting) {
+            st = start_wait(c, &c->prev, diag);
+        } else if (c->qhead == c->qlen) {
+            *out = c->prev.blk; /* the common case: straight out */
+            *ready = true;
+        } else {
+            st = enqueue(c, &c->prev.blk, diag);
+        }
+        if (st != TK_OK)
+            return st;
     }
+    track_handler(c, &cur);
+    if (c->waiting && c->qlen - c->wait_at > TK_SPIKE_CONV_MAX_WAIT)
+        resolve_interrupt(c, 0, false);
     c->prev = cur;
     c->rows++;
+    if (!*ready)
+        *ready = dequeue(c, out);
     return TK_OK;
 }
 
@@ -277,16 +418,20 @@ tk_status tk_spike_conv_finish(tk_spike_conv *c, tk_te_block *out, bool *ready, 
     if (c->prev.valid) {
         /* post-iss compares the final branch with address 0: it is marked taken. */
         tk_status st = resolve_branch(c, 0, diag);
+        if (st == TK_OK)
+            st = enqueue(c, &c->prev.blk, diag);
         if (st != TK_OK)
             return st;
-        *out = c->prev.blk;
-        *ready = true;
         c->prev.valid = false;
     } else if (c->rows == 0 && c->o.reference_quirks) {
         /* post-iss writes one all-zero row for an input without rows */
         memset(out, 0, sizeof(*out));
         *ready = true;
         c->rows = 1;
+        return TK_OK;
     }
+    if (c->waiting) /* the trace ends inside the handler: the outcome is unknown */
+        resolve_interrupt(c, 0, false);
+    *ready = dequeue(c, out);
     return TK_OK;
 }

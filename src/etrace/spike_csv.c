@@ -41,6 +41,26 @@ static bool is_header(char **f, size_t n)
     return true;
 }
 
+/* The checks and conversions of one row's eight values. */
+static tk_status finish_row(tk_spike_reader *r, const uint64_t *v, tk_spike_row *out, tk_diag *diag)
+{
+    if (v[0] != 1)
+        return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
+                              "VALID is %" PRIu64 ", only valid rows (1) are supported", v[0]);
+    if (v[3] > 0xff)
+        return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
+                              "PRIVILEGE: value %" PRIx64 " out of range", v[3]);
+    out->address = v[1];
+    out->insn = v[2];
+    out->privilege = (uint8_t)v[3];
+    /* post-iss reads the flags with %d and tests them as booleans */
+    out->exception = v[4] != 0;
+    out->ecause = v[5];
+    out->tval = v[6];
+    out->interrupt = v[7] != 0;
+    return TK_OK;
+}
+
 tk_status tk_spike_next(tk_spike_reader *r, tk_spike_row *out, tk_diag *diag)
 {
     for (;;) {
@@ -49,6 +69,11 @@ tk_status tk_spike_next(tk_spike_reader *r, tk_spike_row *out, tk_diag *diag)
         tk_status st = tk_lines_next(r->lines, &line, &len, diag);
         if (st != TK_OK)
             return st;
+        /* VALID, EXCEPTION and INTERRUPT decimal, the rest hex */
+        static const uint8_t identity[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        uint64_t v[8];
+        if (tk_lines_number(r->lines) > 1 && tk_csv_parse_numbers(line, 8, 0x6e, identity, v) == 0)
+            return finish_row(r, v, out, diag);
         size_t n = tk_csv_split(line, f, 9);
         /* The header line is optional (post-iss skips a first line that is not a row). */
         if (tk_lines_number(r->lines) == 1 && is_header(f, n))
@@ -56,7 +81,6 @@ tk_status tk_spike_next(tk_spike_reader *r, tk_spike_row *out, tk_diag *diag)
         if (n != 8)
             return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
                                   "%zu fields, a spike row has 8 (%s,...)", n, spike_cols[0]);
-        uint64_t v[8];
         for (int i = 0; i < 8; i++) {
             bool dec = i == 0 || i == 4 || i == 7;
             int e = dec ? tk_parse_dec(f[i], &v[i]) : tk_parse_hex(f[i], &v[i]);
@@ -67,21 +91,7 @@ tk_status tk_spike_next(tk_spike_reader *r, tk_spike_row *out, tk_diag *diag)
                                               : "not a hex number:",
                                       f[i]);
         }
-        if (v[0] != 1)
-            return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
-                                  "VALID is %" PRIu64 ", only valid rows (1) are supported", v[0]);
-        if (v[3] > 0xff)
-            return tk_lines_error(r->lines, diag, TK_ERR_FORMAT,
-                                  "PRIVILEGE: value %" PRIx64 " out of range", v[3]);
-        out->address = v[1];
-        out->insn = v[2];
-        out->privilege = (uint8_t)v[3];
-        /* post-iss reads the flags with %d and tests them as booleans */
-        out->exception = v[4] != 0;
-        out->ecause = v[5];
-        out->tval = v[6];
-        out->interrupt = v[7] != 0;
-        return TK_OK;
+        return finish_row(r, v, out, diag);
     }
 }
 
@@ -107,8 +117,23 @@ tk_status tk_spike_write_header(FILE *out)
 
 tk_status tk_spike_write_row(FILE *out, const tk_spike_row *row)
 {
-    int n = fprintf(out, "1,%" PRIx64 ",%" PRIx64 ",%x,%u,%" PRIx64 ",%" PRIx64 ",%u\n",
-                    row->address, row->insn, row->privilege, row->exception ? 1u : 0u, row->ecause,
-                    row->tval, row->interrupt ? 1u : 0u);
-    return n < 0 ? TK_ERR_IO : TK_OK;
+    char buf[8 * 21 + 1], *q = buf;
+    *q++ = '1';
+    *q++ = ',';
+    q = tk_fmt_hex(q, row->address);
+    *q++ = ',';
+    q = tk_fmt_hex(q, row->insn);
+    *q++ = ',';
+    q = tk_fmt_hex(q, row->privilege);
+    *q++ = ',';
+    *q++ = row->exception ? '1' : '0';
+    *q++ = ',';
+    q = tk_fmt_hex(q, row->ecause);
+    *q++ = ',';
+    q = tk_fmt_hex(q, row->tval);
+    *q++ = ',';
+    *q++ = row->interrupt ? '1' : '0';
+    *q++ = '\n';
+    const size_t n = (size_t)(q - buf);
+    return fwrite(buf, 1, n, out) == n ? TK_OK : TK_ERR_IO;
 }

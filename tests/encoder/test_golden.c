@@ -102,35 +102,57 @@ static void convert_spike(const char *path, const tk_te_params *p, blocks *v)
     tk_spike_conv_free(c);
 }
 
-/* Encode, N-wide if width > 1; returns the number of cycles pushed. */
-static size_t encode(const tk_te_params *p, const blocks *v, unsigned width, bytes *out)
+/* Through tk_te_encoder_push_run in runs of varying length (1, 2, 3, ... 64, 1, ...), so
+ * that run boundaries fall everywhere. */
+static void push_runs(tk_te_encoder *e, const tk_te_block *b, size_t n)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < n; i += len, len = len % 64 + 1) {
+        if (len > n - i)
+            len = n - i;
+        assert_int_equal(tk_te_encoder_push_run(e, b + i, len), TK_OK);
+    }
+}
+
+/* Encode, N-wide if width > 1 (two blocks per cycle, one push per cycle; with run, one
+ * block per cycle through tk_te_encoder_push_run); returns the number of cycles pushed. */
+static size_t encode(const tk_te_params *p, const blocks *v, unsigned width, bool run, bytes *out)
 {
     tk_te_encoder *e = NULL;
     out->n = 0;
     out->p = p;
     assert_int_equal(tk_te_encoder_new(p, frame, out, &e), TK_OK);
     size_t pushes = 0;
-    if (width <= 1) {
+    if (width <= 1 && run) {
+        push_runs(e, v->b, v->n);
+        pushes = v->n;
+    } else if (width <= 1) {
         for (size_t i = 0; i < v->n; i++)
             assert_int_equal(tk_te_encoder_push(e, &v->b[i], 1), TK_OK);
         pushes = v->n;
     } else {
         tk_te_grouper *g = NULL;
         tk_te_block cycle[2];
+        const unsigned per_cycle = run ? 1 : 2;
+        blocks grouped = {0};
         size_t n;
-        assert_int_equal(tk_te_grouper_new(width, 2, &g), TK_OK);
-        for (size_t i = 0; i < v->n; i++) {
-            assert_int_equal(tk_te_grouper_push(g, &v->b[i], cycle, &n), TK_OK);
-            if (n) {
+        assert_int_equal(tk_te_grouper_new(width, per_cycle, &g), TK_OK);
+        for (size_t i = 0; i <= v->n; i++) {
+            if (i < v->n)
+                assert_int_equal(tk_te_grouper_push(g, &v->b[i], cycle, &n), TK_OK);
+            else
+                assert_int_equal(tk_te_grouper_finish(g, cycle, &n), TK_OK);
+            if (n && run) {
+                add_block(&grouped, &cycle[0]);
+                pushes++;
+            } else if (n) {
                 assert_int_equal(tk_te_encoder_push(e, cycle, n), TK_OK);
                 pushes++;
             }
         }
-        assert_int_equal(tk_te_grouper_finish(g, cycle, &n), TK_OK);
-        if (n) {
-            assert_int_equal(tk_te_encoder_push(e, cycle, n), TK_OK);
-            pushes++;
-        }
+        if (run)
+            push_runs(e, grouped.b, grouped.n);
+        free(grouped.b);
         tk_te_grouper_free(g);
     }
     assert_int_equal(tk_te_encoder_finish(e), TK_OK);
@@ -193,11 +215,13 @@ static void check_setting(const char *root, const char *prog, const char *settin
     bytes got = {0};
     read_ingress(input, &ref);
     double t0 = now();
-    encode(&p, &ref, 1, &got);
+    encode(&p, &ref, 1, false, &got);
     t->seconds += now() - t0;
     t->insns += ref.n;
     t->vectors++;
     expect_bytes(&got, want, want_n, "encoder_input", sdir);
+    encode(&p, &ref, 1, true, &got);
+    expect_bytes(&got, want, want_n, "encoder_input in runs", sdir);
 
     convert_spike(spike, &p, &conv);
     assert_int_equal(conv.n, ref.n);
@@ -206,16 +230,19 @@ static void check_setting(const char *root, const char *prog, const char *settin
             fail_msg("%s: converted row %zu (line %zu) differs: itype %u/%u iaddr %llx/%llx", sdir,
                      i, i + 2, conv.b[i].itype, ref.b[i].itype, (unsigned long long)conv.b[i].iaddr,
                      (unsigned long long)ref.b[i].iaddr);
-    encode(&p, &conv, 1, &got);
+    encode(&p, &conv, 1, false, &got);
     expect_bytes(&got, want, want_n, "converted spike trace", sdir);
 
     static const unsigned widths[] = {2, 4, 8};
     for (size_t w = 0; w < 3; w++) {
-        size_t cycles = encode(&p, &ref, widths[w], &got);
-        assert_true(cycles < ref.n); /* the grouping really merged instructions */
-        char what[64];
-        snprintf(what, sizeof(what), "%u-wide multiple retirement", widths[w]);
-        expect_bytes(&got, want, want_n, what, sdir);
+        for (int run = 0; run < 2; run++) {
+            size_t cycles = encode(&p, &ref, widths[w], run, &got);
+            assert_true(cycles < ref.n); /* the grouping really merged instructions */
+            char what[64];
+            snprintf(what, sizeof(what), "%u-wide multiple retirement%s", widths[w],
+                     run ? " in runs" : "");
+            expect_bytes(&got, want, want_n, what, sdir);
+        }
     }
     free(ref.b);
     free(conv.b);

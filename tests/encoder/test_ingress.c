@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "etrace/ingress_lines.h"
 #include "tracekit/te_ingress.h"
 
 /* Write text to a fresh temporary file (gzip-compressed if gz); returns its malloc'd path. */
@@ -370,6 +371,85 @@ static void test_grouper(void **state)
     assert_int_equal(tk_te_block_last_addr(&all[4]), 0x30c);
 }
 
+/* The one-pass row parser accepts only what tk_csv_split with tk_parse_dec/hex accept, with
+ * the same values, and all of it but very long numbers: lines of two fields (decimal, hex)
+ * around every edge. */
+static void test_one_pass_parser(void **state)
+{
+    (void)state;
+    static const char *const lines[] = {
+        "0,0",
+        "7,ff",
+        " 12 ,\t0xAbC ",
+        "18446744073709551615,ffffffffffffffff",
+        "18446744073709551616,1",
+        "1,10000000000000000",
+        "0000000000000000000001,0000000000000000000001",
+        "1844674407370955161,1",
+        "1,0x",
+        ",1",
+        "1,",
+        "1",
+        "1,2,3",
+        "1a,2",
+        "1,g",
+        "",
+        "-1,2",
+        "1 2,3",
+        "3,3 ",
+        "9,0X12",
+    };
+    const uint8_t slot[2] = {1, 0}; /* field 0 to out[1], field 1 to out[0] */
+    for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++) {
+        char copy[64], *f[4];
+        strcpy(copy, lines[k]);
+        uint64_t ref[2] = {0}, got[2] = {0};
+        size_t n = tk_csv_split(copy, f, 4);
+        const bool ok =
+            n == 2 && tk_parse_dec(f[0], &ref[1]) == 0 && tk_parse_hex(f[1], &ref[0]) == 0;
+        const int r = tk_csv_parse_numbers(lines[k], 2, 2, slot, got);
+        /* it may leave a valid line to the field-by-field path only for numbers longer
+         * than any 64-bit value needs (over 19 decimal or 16 hex digits) */
+        const bool long_number = strlen(lines[k]) > 19 + 1 + 1;
+        if ((r == 0 && !ok) || (r != 0 && ok && !long_number))
+            fail_msg("'%s': one-pass %s, field by field %s", lines[k], r ? "declines" : "accepts",
+                     ok ? "accepts" : "rejects");
+        if (r == 0) {
+            assert_int_equal(got[0], ref[0]);
+            assert_int_equal(got[1], ref[1]);
+        }
+    }
+}
+
+/* The writers' number formatting against printf. */
+static void test_number_format(void **state)
+{
+    (void)state;
+    static const uint64_t values[] = {0,
+                                      1,
+                                      9,
+                                      10,
+                                      15,
+                                      16,
+                                      99,
+                                      255,
+                                      256,
+                                      4095,
+                                      0x80000000u,
+                                      123456789012345ull,
+                                      UINT64_MAX - 1,
+                                      UINT64_MAX};
+    for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
+        char want[32], got[32];
+        snprintf(want, sizeof(want), "%llu", (unsigned long long)values[k]);
+        *tk_fmt_dec(got, values[k]) = '\0';
+        assert_string_equal(got, want);
+        snprintf(want, sizeof(want), "%llx", (unsigned long long)values[k]);
+        *tk_fmt_hex(got, values[k]) = '\0';
+        assert_string_equal(got, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +462,8 @@ int main(void)
         cmocka_unit_test(test_spike_errors),
         cmocka_unit_test(test_spike_round_trip),
         cmocka_unit_test(test_grouper),
+        cmocka_unit_test(test_one_pass_parser),
+        cmocka_unit_test(test_number_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
