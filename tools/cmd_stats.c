@@ -459,15 +459,18 @@ static int run_one(const program *g, const config *c, tk_te_spec spec, bool chec
         else
             st = i < g->nrows ? tk_spike_conv_push(conv, &g->rows[i], &b, &ready, &diag)
                               : tk_spike_conv_finish(conv, &b, &ready, &diag);
-        if (st != TK_OK || !ready)
-            continue;
-        if (!grp) {
-            st = tk_te_encoder_push(e, &b, 1);
-            continue;
+        /* the converter may hand out several blocks for one row (an interrupted branch) */
+        while (st == TK_OK && ready) {
+            size_t n = 1;
+            if (!grp)
+                st = tk_te_encoder_push(e, &b, 1);
+            else if ((st = tk_te_grouper_push(grp, &b, cyc, &n)) == TK_OK && n)
+                st = tk_te_encoder_push(e, cyc, n);
+            if (st == TK_OK && i >= g->nblocks)
+                st = tk_spike_conv_next(conv, &b, &ready);
+            else
+                ready = false;
         }
-        size_t n;
-        if ((st = tk_te_grouper_push(grp, &b, cyc, &n)) == TK_OK && n)
-            st = tk_te_encoder_push(e, cyc, n);
     }
     if (st == TK_OK && grp) {
         size_t n;

@@ -139,13 +139,13 @@ static void roundtrip(const char *prog, const setting *s)
         tk_te_block b;
         bool ready;
         assert_int_equal(tk_spike_conv_push(conv, &rows[i], &b, &ready, &diag), TK_OK);
-        if (ready)
+        for (; ready; assert_int_equal(tk_spike_conv_next(conv, &b, &ready), TK_OK))
             assert_int_equal(tk_te_encoder_push(e, &b, 1), TK_OK);
     }
     tk_te_block b;
     bool ready;
     assert_int_equal(tk_spike_conv_finish(conv, &b, &ready, &diag), TK_OK);
-    if (ready)
+    for (; ready; assert_int_equal(tk_spike_conv_next(conv, &b, &ready), TK_OK))
         assert_int_equal(tk_te_encoder_push(e, &b, 1), TK_OK);
     assert_int_equal(tk_te_encoder_finish(e), TK_OK);
     assert_int_equal(tk_te_decoder_finish(w.d), TK_OK);

@@ -275,11 +275,11 @@ static inline void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result
         st = mp_to_filter(&sg, &g->blocks[i]);
     for (size_t i = 0; i < g->nrows && st == TK_OK; i++) {
         assert_int_equal(tk_spike_conv_push(conv, &g->rows[i], &b, &ready, &diag), TK_OK);
-        if (ready)
+        for (; ready && st == TK_OK; assert_int_equal(tk_spike_conv_next(conv, &b, &ready), TK_OK))
             st = mp_to_filter(&sg, &b);
     }
     assert_int_equal(tk_spike_conv_finish(conv, &b, &ready, &diag), TK_OK);
-    if (ready && st == TK_OK)
+    for (; ready && st == TK_OK; assert_int_equal(tk_spike_conv_next(conv, &b, &ready), TK_OK))
         st = mp_to_filter(&sg, &b);
     if (flt && st == TK_OK) {
         assert_int_equal(tk_te_filter_finish(flt, &b, &n), TK_OK);
