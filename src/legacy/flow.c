@@ -105,6 +105,26 @@ static tk_status block_at(lg_flow *f, const tk_bblock **b)
     return TK_OK;
 }
 
+/* A walk that passes blocks by rule (pass(): not-taken branches, jal) is deterministic: once
+ * it comes back to a block it has visited it goes round forever. Brent's cycle detection
+ * (compare with the block start saved at the last power of two) notices that within about
+ * twice the loop's length, so damaged trace cannot make a walk emit millions of
+ * instructions of a loop (fuzz_legacy found a 1.9 KB file that did). */
+typedef struct cycle_check {
+    uint64_t saved, next_save;
+} cycle_check;
+
+static bool cycles(cycle_check *c, uint64_t steps, uint64_t pc)
+{
+    if (steps > 0 && pc == c->saved)
+        return true;
+    if (steps == c->next_save) {
+        c->saved = pc;
+        c->next_save = c->next_save ? 2 * c->next_save : 1;
+    }
+    return false;
+}
+
 /* Walk instruction by instruction inside one straight-line block until pc == stop. */
 static tk_status walk_to(lg_flow *f, uint64_t stop, uint64_t limit_addr)
 {
@@ -140,10 +160,11 @@ static bool pass(lg_flow *f, const tk_bblock *b, unsigned flags, tk_status *st)
 
 tk_status lg_flow_advance(lg_flow *f, uint64_t stop, unsigned flags)
 {
+    cycle_check cc = {0, 0};
     for (uint64_t steps = 0; f->pc != stop; steps++) {
         const tk_bblock *b;
         tk_status st;
-        if (steps > WALK_LIMIT)
+        if (steps > WALK_LIMIT || cycles(&cc, steps, f->pc))
             return no_fit(f, TK_ERR_MISMATCH, "the program never reaches the trace's address",
                           stop);
         if ((st = block_at(f, &b)) != TK_OK)
@@ -171,10 +192,11 @@ tk_status lg_flow_advance(lg_flow *f, uint64_t stop, unsigned flags)
 tk_status lg_flow_to_cf(lg_flow *f, unsigned flags, bool have_stop, uint64_t stop,
                         const tk_bblock **out)
 {
+    cycle_check cc = {0, 0};
     for (uint64_t steps = 0;; steps++) {
         const tk_bblock *b;
         tk_status st;
-        if (steps > WALK_LIMIT)
+        if (steps > WALK_LIMIT || cycles(&cc, steps, f->pc))
             return no_fit(f, TK_ERR_MISMATCH, "no transfer for the trace item after", f->pc);
         if ((st = block_at(f, &b)) != TK_OK)
             return st;
