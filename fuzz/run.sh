@@ -24,6 +24,32 @@ if [ ! -d "$build/seeds" ]; then
         mkdir -p "$build/seeds"
     fi
 fi
+# The legacy formats have no traces in the test data: encode a few of its executed-PC traces
+# with this build's own tracekit (nibble and run-length files, one selector byte in front).
+if [ ! -d "$build/seeds/fuzz_legacy" ] && [ -x "$build/fuzz/fuzz_legacy" ] &&
+    [ -d "$testdata/etrace-ref" ]; then
+    mkdir -p "$build/seeds/fuzz_legacy"
+    if cmake --build "$build" --target tracekit-cli >/dev/null 2>&1; then
+        tk="$build/tools/tracekit"
+        tmp="$build/seeds/fuzz_legacy.tmp"
+        for prog in median towers vvadd; do
+            in="$testdata/etrace-ref/$prog/$prog.spike_pc_trace.gz"
+            [ -f "$in" ] || continue
+            n=0
+            for opts in "nibble" "nibble --emit pc,branch --buffer-words 256" \
+                "nibble --emit pc --wrap --buffer-words 256" "rle" "rle --run-bits 4"; do
+                n=$((n + 1))
+                # shellcheck disable=SC2086
+                "$tk" encode --trace-format $opts "$in" -o "$tmp" >/dev/null 2>&1 || continue
+                case $opts in rle*) sel='\001' ;; *) sel='\002' ;; esac
+                { printf "$sel"; cat "$tmp"; } >"$build/seeds/fuzz_legacy/$prog-$n"
+            done
+        done
+        rm -f "$tmp"
+    else
+        echo "run.sh: tracekit-cli did not build: fuzz_legacy runs without seeds" >&2
+    fi
+fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     for t in "$build"/fuzz/fuzz_*; do
