@@ -92,7 +92,9 @@ static inline void rb_add_range(rb_flow *f, uint64_t first, uint64_t last, uint6
     if (f->nruns) {
         rb_run *prev = &f->runs[f->nruns - 1];
         tk_rv_insn insn;
-        if (tk_image_fetch(f->img, prev->last, &insn) == TK_OK && prev->last + insn.len == first) {
+        /* without an image (ETMv4: memory is the snapshot's) ranges are kept as emitted */
+        if (f->img && tk_image_fetch(f->img, prev->last, &insn) == TK_OK &&
+            prev->last + insn.len == first) {
             prev->last = last;
             prev->ninsn += ninsn;
             return;
