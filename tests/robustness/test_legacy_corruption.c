@@ -420,6 +420,65 @@ static void test_legacy_truncated_files(void **state)
     program_free(&g);
 }
 
+/* Each program's nibble and run-length traces decoded with another program's ELF: a mismatch
+ * must be reported (as test_wrong_binary.c asks of the E-Trace decoder); with its own ELF,
+ * none. */
+static void test_legacy_wrong_binary(void **state)
+{
+    (void)state;
+    enum { NP = sizeof(programs) / sizeof(programs[0]) };
+    program g[NP];
+    for (size_t i = 0; i < NP; i++)
+        if (!load_program(&g[i], programs[i])) {
+            for (size_t j = 0; j < i; j++)
+                program_free(&g[j]);
+            skip();
+            return;
+        }
+    unsigned checked = 0;
+    for (size_t i = 0; i < NP; i++) {
+        tk_nibble_params np;
+        tk_nibble_params_init(&np);
+        np.xlen = 64;
+        np.buffer_words = NIB_BUFFER_WORDS;
+        tk_nibble_encoder *ne = NULL;
+        assert_int_equal(tk_nibble_encoder_new(&np, &ne), TK_OK);
+        assert_int_equal(tk_nibble_encoder_push(ne, g[i].recs, g[i].n, NULL, 0), TK_OK);
+        assert_int_equal(tk_nibble_encoder_finish(ne, false, 0), TK_OK);
+        tk_rle_params rp;
+        tk_rle_params_init(&rp);
+        rp.xlen = 64;
+        tk_rle_encoder *re = NULL;
+        assert_int_equal(tk_rle_encoder_new(&rp, &re), TK_OK);
+        assert_int_equal(tk_rle_encoder_push(re, g[i].recs, g[i].n), TK_OK);
+        assert_int_equal(tk_rle_encoder_finish(re, false, 0), TK_OK);
+        size_t n;
+        const tk_rle_pair *pairs = tk_rle_encoder_pairs(re, &n);
+        for (size_t j = 0; j < NP; j++) {
+            rb_flow a, b;
+            decode_nibble(&np, g[j].img, tk_nibble_encoder_trace(ne), &a);
+            decode_rle(&rp, g[j].img, pairs, n, &b);
+            if (i == j) {
+                assert_int_equal(a.errors, 0);
+                assert_int_equal(b.errors, 0);
+            } else {
+                if (!a.mismatches || !b.mismatches)
+                    fail_msg("%s traced, %s's ELF: nibble %" PRIu64 ", rle %" PRIu64
+                             " mismatch errors",
+                             programs[i], programs[j], a.mismatches, b.mismatches);
+                checked++;
+            }
+            rb_flow_free(&a);
+            rb_flow_free(&b);
+        }
+        tk_nibble_encoder_free(ne);
+        tk_rle_encoder_free(re);
+    }
+    assert_int_equal(checked, NP * (NP - 1));
+    for (size_t i = 0; i < NP; i++)
+        program_free(&g[i]);
+}
+
 int main(void)
 {
     if (!tk_test_data_present())
@@ -427,6 +486,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_legacy_corruption),
         cmocka_unit_test(test_legacy_truncated_files),
+        cmocka_unit_test(test_legacy_wrong_binary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
