@@ -28,7 +28,13 @@
 enum { K_FLIP, K_ZERO, K_RANDOM, K_DROP, K_DUP, NK };
 static const char *const knames[NK] = {"flipped bits", "zero run", "random", "dropped",
                                        "duplicated"};
-#define MUTATIONS 150 /* per format and program, spread over the kinds */
+/* per format and program, spread over the kinds; fewer in the sanitizer build (about five
+ * times slower) */
+#if defined(__SANITIZE_ADDRESS__)
+#define MUTATIONS 50
+#else
+#define MUTATIONS 150
+#endif
 
 typedef struct program {
     const char *name;
