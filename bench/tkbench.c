@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Benchmark driver for `make bench` (bench/run.sh):
  *
- *   tkbench parse SCF UCF RAW [RUNS]
+ *   tkbench parse SCF UCF RAW [RUNS [records]]
  *       E-Trace te_inst packet parsing over the reference raw framing of a mapped file:
- *       the zero-copy scanner (tk_te_scan, specialised decoders) against the raw reader with
- *       the generic bit-reader codec (the peer), each run RUNS times, interleaved.
+ *       the zero-copy scanner into compact records (tk_te_scan_records) against the raw
+ *       reader with the generic bit-reader codec (the peer), each run RUNS times,
+ *       interleaved; also the records without BMI2, whole structs (tk_te_scan_batch) and the
+ *       bare header walk. With "records", only the first; with "struct", only the struct
+ *       batches (for cachegrind).
  *   tkbench flow SCF UCF ELF RAW [RUNS]
  *       Serial flow decoding of RAW through the scanner into three sinks, each run RUNS times:
  *       the counting sink, the profile collector (tk_profile, finished) and the PC list
@@ -18,6 +21,7 @@
  * Output: one "key value" per line, for run.sh. Times are the thread's CPU time (the
  * machine is shared: CPU time is what one core spends) and wall-clock time. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,13 +74,87 @@ typedef struct digest {
     uint64_t packets, errors, sum;
 } digest;
 
+/* The digest of a whole packet (what a decoder reads of formats 1 and 2, and of format 3
+ * also time, context, privilege and options). */
 static inline void fold(digest *g, const tk_te_packet *k)
 {
     g->packets++;
     g->sum += k->address ^ k->branch_map ^ ((uint64_t)k->format << 56) ^ k->irdepth ^
               ((uint64_t)k->notify << 60) ^ ((uint64_t)k->updiscon << 61) ^ k->branches;
+    if (k->format == TK_TE_F3)
+        g->sum += k->time ^ k->context ^ k->privilege ^ k->ioptions;
 }
 
+/* The digest of a compact record: its three words, as a consumer would load them (format
+ * 3: and the whole packet's time, context, privilege, options). */
+static inline void fold_rec(digest *g, const tk_te_rec *r, const tk_te_packet *full)
+{
+    uint64_t tail;
+    memcpy(&tail, &r->branch_map, 8);
+    g->packets++;
+    g->sum += r->address ^ (r->irdepth << 7) ^ (tail * 31);
+    if (r->format == TK_TE_F3)
+        g->sum += full->time ^ full->context ^ full->privilege ^ full->ioptions;
+}
+
+/* The record digest of a whole packet (for the peer, which makes whole packets). */
+static void fold_as_rec(digest *g, const tk_te_packet *k)
+{
+    const tk_te_rec r = {.address = k->address,
+                         .irdepth = k->irdepth,
+                         .branch_map = k->branch_map,
+                         .format = k->format,
+                         .branches = k->branches,
+                         .flags = (uint8_t)((k->notify ? TK_TE_REC_NOTIFY : 0) |
+                                            (k->updiscon ? TK_TE_REC_UPDISCON : 0) |
+                                            (k->irreport ? TK_TE_REC_IRREPORT : 0) |
+                                            (k->has_address ? TK_TE_REC_ADDRESS : 0)),
+                         .subformat = k->subformat};
+    fold_rec(g, &r, k);
+}
+
+/* The fastest way through: compact records (tk_te_scan_records). */
+static digest parse_records(const tk_te_params *p, const uint8_t *buf, size_t len, int bmi2)
+{
+    digest g = {0};
+    tk_te_scan s;
+    tk_te_scan_init(&s, p, buf, len);
+    if (!bmi2)
+        s.use_bmi2 = 0;
+    tk_te_rec r[64];
+    tk_te_packet full[64];
+    uint64_t off[64];
+    for (;;) {
+        size_t n;
+        while ((n = tk_te_scan_records(&s, r, full, off, 64)) > 0)
+            for (size_t i = 0; i < n; i++)
+                fold_rec(&g, &r[i], &full[i]);
+        tk_te_packet k;
+        tk_status st = tk_te_scan_next(&s, &k, NULL);
+        if (st == TK_END)
+            break;
+        if (st == TK_OK)
+            fold_as_rec(&g, &k);
+        else if (g.errors++, st == TK_ERR_TRUNCATED)
+            break;
+    }
+    return g;
+}
+
+/* Only the framing walk (header chain), no decoding: the floor of any parser. */
+static digest parse_walk(const uint8_t *buf, size_t len)
+{
+    digest g = {0};
+    size_t pos = 0;
+    while (pos < len) {
+        g.packets++;
+        g.sum += buf[pos];
+        pos += 1u + (buf[pos] & 0x1fu);
+    }
+    return g;
+}
+
+/* Whole packets (tk_te_scan_batch, 120-byte structs). */
 static digest parse_scan(const tk_te_params *p, const uint8_t *buf, size_t len)
 {
     digest g = {0};
@@ -100,9 +178,10 @@ static digest parse_scan(const tk_te_params *p, const uint8_t *buf, size_t len)
 }
 
 /* The peer: the raw file reader and the generic codec, as the codec first shipped. */
-static digest parse_generic(const tk_te_params *p, const uint8_t *buf, size_t len)
+static digest parse_generic(const tk_te_params *p, const uint8_t *buf, size_t len, digest *as_rec)
 {
     digest g = {0};
+    *as_rec = g;
     tk_te_raw *r = NULL;
     if (tk_te_raw_from_buffer(buf, len, &r) != TK_OK)
         return g;
@@ -113,9 +192,10 @@ static digest parse_generic(const tk_te_params *p, const uint8_t *buf, size_t le
     tk_te_packet k;
     tk_status st;
     while ((st = tk_te_raw_next(r, &rp, NULL)) != TK_END) {
-        if (st == TK_OK && tk_te_packet_decode_layout(&l, rp.payload, rp.len, &k, NULL) == TK_OK)
+        if (st == TK_OK && tk_te_packet_decode_layout(&l, rp.payload, rp.len, &k, NULL) == TK_OK) {
             fold(&g, &k);
-        else if (g.errors++, st == TK_ERR_TRUNCATED)
+            fold_as_rec(as_rec, &k);
+        } else if (g.errors++, st == TK_ERR_TRUNCATED)
             break;
     }
     tk_te_raw_close(r);
@@ -140,30 +220,68 @@ static int cmd_parse(int argc, char **argv)
     }
     const uint8_t *buf = tk_te_raw_data(raw);
     const size_t len = (size_t)tk_te_raw_size(raw);
+    /* "parse SCF UCF RAW RUNS records|struct" times only the record scanner or only the
+     * struct batches (for cachegrind) */
+    const int only = argc > 6 && !strcmp(argv[6], "records");
+    const int only_struct = argc > 6 && !strcmp(argv[6], "struct");
+    if (only_struct) {
+        digest x = parse_scan(&p, buf, len);
+        printf("packets %" PRIu64 "\n", x.packets);
+        tk_te_raw_close(raw);
+        return 0;
+    }
     double cpu_fast[100], cpu_gen[100], wall_fast[100], wall_gen[100];
-    digest a = {0}, b = {0};
+    double cpu_port[100], cpu_struct[100], cpu_walk[100];
+    digest a = {0}, b = {0}, br = {0}, c = {0}, e = {0};
     for (int i = 0; i < runs; i++) {
         double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
-        a = parse_scan(&p, buf, len);
+        a = parse_records(&p, buf, len, 1);
         double c1 = now(CLOCK_THREAD_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
-        b = parse_generic(&p, buf, len);
-        double c2 = now(CLOCK_THREAD_CPUTIME_ID), w2 = now(CLOCK_MONOTONIC);
         cpu_fast[i] = c1 - c0;
         wall_fast[i] = w1 - w0;
+        if (only) {
+            b = br = a;
+            cpu_gen[i] = wall_gen[i] = cpu_port[i] = cpu_struct[i] = cpu_walk[i] = 1;
+            continue;
+        }
+        b = parse_generic(&p, buf, len, &br);
+        double c2 = now(CLOCK_THREAD_CPUTIME_ID), w2 = now(CLOCK_MONOTONIC);
         cpu_gen[i] = c2 - c1;
         wall_gen[i] = w2 - w1;
+        c = parse_records(&p, buf, len, 0);
+        double c3 = now(CLOCK_THREAD_CPUTIME_ID);
+        e = parse_scan(&p, buf, len);
+        double c4 = now(CLOCK_THREAD_CPUTIME_ID);
+        digest wk = parse_walk(buf, len);
+        double c5 = now(CLOCK_THREAD_CPUTIME_ID);
+        cpu_port[i] = c3 - c2;
+        cpu_struct[i] = c4 - c3;
+        cpu_walk[i] = wk.packets == a.packets ? c5 - c4 : 1e9;
     }
     const double mb = (double)len / 1e6;
     const double cf = median(cpu_fast, runs), cg = median(cpu_gen, runs);
+    /* records against the peer's record digest, structs against its struct digest */
+    const bool same = a.packets == br.packets && a.sum == br.sum &&
+                      (only || (c.packets == br.packets && c.sum == br.sum &&
+                                e.packets == b.packets && e.sum == b.sum));
     printf("bytes %zu\npackets %" PRIu64 "\nerrors %" PRIu64 "\n", len, a.packets, a.errors);
-    printf("same_result %s\n", a.packets == b.packets && a.sum == b.sum ? "yes" : "NO");
+    printf("same_result %s\n", same ? "yes" : "NO");
+    /* scan: records with the implementation the CPU allows; portable: without BMI2;
+     * struct: whole tk_te_packet structs; walk: the header chain alone */
     printf("scan_cpu_s %.4f\nscan_MBps %.1f\nscan_wall_MBps %.1f\nscan_ns_per_packet %.2f\n", cf,
            mb / cf, mb / median(wall_fast, runs), cf * 1e9 / (double)a.packets);
+    const double cp = median(cpu_port, runs), cs = median(cpu_struct, runs),
+                 cw = median(cpu_walk, runs);
+    printf("scan_portable_MBps %.1f\nscan_portable_ns_per_packet %.2f\n", mb / cp,
+           cp * 1e9 / (double)a.packets);
+    printf("scan_struct_MBps %.1f\nscan_struct_ns_per_packet %.2f\n", mb / cs,
+           cs * 1e9 / (double)a.packets);
+    printf("walk_MBps %.1f\nwalk_ns_per_packet %.2f\n", mb / cw, cw * 1e9 / (double)a.packets);
     printf("generic_cpu_s %.4f\ngeneric_MBps %.1f\ngeneric_wall_MBps %.1f\n"
            "generic_ns_per_packet %.2f\n",
            cg, mb / cg, mb / median(wall_gen, runs), cg * 1e9 / (double)b.packets);
     tk_te_raw_close(raw);
-    return a.packets == b.packets && a.sum == b.sum ? 0 : 1;
+    return same ? 0 : 1;
 }
 
 /* ---- flow: decoding into sinks ----------------------------------------------------------- */

@@ -20,10 +20,11 @@
 
 const char tk_an_input_help[] =
     "input (one of):\n"
-    "  --scf S.scf --ucf U.ucf [--elf PROG.elf] TRACE.te_inst_raw\n"
+    "  --scf S.scf [--ucf U.ucf] [--elf PROG.elf] TRACE.te_inst_raw\n"
     "                    E-Trace te_inst packets (the reference flow's raw packet file),\n"
     "                    decoded as `tracekit decode` does; the .ucf's object-files names\n"
-    "                    the ELF unless --elf is given. Also: --spec VER (2.0, 0.29),\n"
+    "                    the ELF unless --elf is given (without a .ucf the options come\n"
+    "                    from the trace's support packets). Also: --spec VER (2.0, 0.29),\n"
     "                    --no-bootrom, --ecall-sequential (see tracekit decode --help)\n"
     "  --sim PROG.elf    run the program on tracekit's hart model (RV32/RV64 IMAFDC, HTIF\n"
     "                    exit, see tracekit sim) and profile every retired instruction;\n"
@@ -33,6 +34,7 @@ const char tk_an_input_help[] =
     "                    executed PCs, one hex address per line (plain or .gz), e.g. the\n"
     "                    reference decoder's .decoder.trace or `tracekit decode` output\n"
     "other:\n"
+    "  -o, --output FILE where to write (default: standard output)\n"
     "  --quiet           no progress line (it is drawn on stderr only for a terminal)\n";
 
 int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
@@ -51,7 +53,19 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
         val = &in->spec;
     else if (!strcmp(a, "--sim"))
         val = &in->sim;
-    else if (!strcmp(a, "--max-insns") || !strcmp(a, "--hart")) {
+    else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+        val = &in->outpath;
+    else if (in->top && !strcmp(a, "--top")) {
+        char *end = NULL;
+        unsigned long v = *i + 1 < argc ? strtoul(argv[*i + 1], &end, 10) : 0;
+        if (!end || *end || !v || v > 100000) {
+            fprintf(stderr, "tracekit %s: --top needs a number from 1 to 100000\n", in->cmd);
+            return -1;
+        }
+        *in->top = (unsigned)v;
+        ++*i;
+        return 1;
+    } else if (!strcmp(a, "--max-insns") || !strcmp(a, "--hart")) {
         char *end = NULL;
         unsigned long long v = *i + 1 < argc ? strtoull(argv[*i + 1], &end, 0) : 0;
         if (!end || !*argv[*i + 1] || *end || (a[2] == 'h' && v > 63)) {
@@ -331,8 +345,9 @@ static int check_input(const tk_an_input *in)
         fprintf(stderr, "tracekit %s: --sim names the program; --elf is not needed\n", in->cmd);
         return 2;
     }
-    if (trace && (!in->trace || !in->scf || !in->ucf)) {
-        fprintf(stderr, "tracekit %s: a trace needs --scf, --ucf and the trace file\n", in->cmd);
+    if (trace && (!in->trace || !in->scf || (!in->ucf && !in->elf))) {
+        fprintf(stderr, "tracekit %s: a trace needs --scf, the trace file and --ucf or --elf\n",
+                in->cmd);
         return 2;
     }
     if (in->pc_trace && !in->elf) {
@@ -359,9 +374,9 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
             return 2;
         }
         if ((st = tk_te_params_read_scf(&p, in->scf, &d)) != TK_OK ||
-            (st = tk_te_params_read_ucf(&p, in->ucf, &run->elf, &d)) != TK_OK ||
+            (in->ucf && (st = tk_te_params_read_ucf(&p, in->ucf, &run->elf, &d)) != TK_OK) ||
             (st = tk_te_params_validate(&p, &d)) != TK_OK)
-            return fail(in, st, &d, in->ucf);
+            return fail(in, st, &d, in->ucf ? in->ucf : in->scf);
     }
     if (in->elf || in->sim) {
         free(run->elf);
@@ -439,4 +454,26 @@ int tk_an_close_out(const char *cmd, const char *path, FILE *f)
         return 1;
     }
     return 0;
+}
+
+int tk_an_write(const tk_an_input *in, tk_an_run *run, tk_an_writer write,
+                const tk_write_options *o, const char *what)
+{
+    FILE *out = tk_an_open_out(in->cmd, in->outpath);
+    if (!out)
+        return 1;
+    tk_status st = write(run->profile, out, o);
+    int rc = tk_an_close_out(in->cmd, in->outpath ? in->outpath : "-", out);
+    if (st != TK_OK) {
+        fprintf(stderr, "tracekit %s: writing %s: %s\n", in->cmd, what, tk_strerror(st));
+        rc = 1;
+    }
+    return rc;
+}
+
+void tk_an_write_options(const tk_an_run *run, tk_write_options *o)
+{
+    tk_write_options_init(o);
+    o->program = run->elf;
+    o->lines = run->lines;
 }

@@ -22,7 +22,9 @@ typedef struct tk_an_input {
     int hart;                     /* --hart for --sim (-1: all) */
     bool no_bootrom;              /* --no-bootrom */
     bool ecall_sequential;
-    bool quiet; /* --quiet: no progress line */
+    bool quiet;          /* --quiet: no progress line */
+    const char *outpath; /* -o/--output (NULL: stdout) */
+    unsigned *top;       /* where --top N goes; NULL: the command has no --top */
 } tk_an_input;
 
 /* The input options' help text, for each command's usage. */
@@ -51,5 +53,14 @@ void tk_an_run_free(tk_an_run *run);
 FILE *tk_an_open_out(const char *cmd, const char *path);
 /* Close it, reporting a write error; returns 0 or 1. */
 int tk_an_close_out(const char *cmd, const char *path, FILE *f);
+
+/* Options for a writer: the program and its lines, everything else at its default. */
+void tk_an_write_options(const tk_an_run *run, tk_write_options *o);
+
+/* Write the run's profile with write() to the command's -o file (or stdout), printing any
+ * error as "tracekit CMD: writing WHAT: ..."; returns 0 or 1. */
+typedef tk_status (*tk_an_writer)(const tk_profile *p, FILE *out, const tk_write_options *o);
+int tk_an_write(const tk_an_input *in, tk_an_run *run, tk_an_writer write,
+                const tk_write_options *o, const char *what);
 
 #endif

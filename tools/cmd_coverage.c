@@ -21,7 +21,6 @@ static void usage(FILE *out)
             "taken and not taken ('-' if the branch never ran).\n"
             "\n"
             "options:\n"
-            "  -o FILE        output file (default: standard output)\n"
             "  --test-name N  lcov test name (TN:)\n"
             "  --include GLOB only source files whose path matches GLOB (repeatable)\n"
             "  --all-files    also files whose source cannot be read here (by default they are\n"
@@ -65,7 +64,7 @@ static bool want_file(void *ctx, const char *file)
 int tk_cmd_coverage(int argc, char **argv)
 {
     tk_an_input in = {.hart = -1, .cmd = "coverage"};
-    const char *outpath = NULL, *test_name = NULL;
+    const char *test_name = NULL;
     file_filter filter = {.ninclude = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -80,60 +79,32 @@ int tk_cmd_coverage(int argc, char **argv)
         }
         if (!strcmp(a, "--all-files")) {
             filter.all_files = true;
-            continue;
-        }
-        if (!strcmp(a, "--include")) {
-            if (i + 1 >= argc || filter.ninclude == MAX_INCLUDE) {
-                fprintf(stderr, "tracekit coverage: --include needs a pattern (at most %d)\n",
-                        MAX_INCLUDE);
-                return 2;
-            }
+        } else if (!strcmp(a, "--include") && i + 1 < argc && filter.ninclude < MAX_INCLUDE) {
             filter.include[filter.ninclude++] = argv[++i];
-            continue;
-        }
-        const char **val = NULL;
-        if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-            val = &outpath;
-        else if (!strcmp(a, "--test-name"))
-            val = &test_name;
-        else {
-            fprintf(stderr, "tracekit coverage: unknown argument '%s' (try --help)\n", a);
+        } else if (!strcmp(a, "--include")) {
+            fprintf(stderr, "tracekit coverage: --include needs a pattern (at most %d)\n",
+                    MAX_INCLUDE);
+            return 2;
+        } else if (!strcmp(a, "--test-name") && i + 1 < argc) {
+            test_name = argv[++i];
+        } else {
+            fprintf(stderr, "tracekit coverage: bad argument '%s' (try --help)\n", a);
             return 2;
         }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "tracekit coverage: %s needs a value\n", a);
-            return 2;
-        }
-        *val = argv[++i];
     }
     tk_an_run run;
     int rc = tk_an_collect(&in, &run);
-    if (rc) {
-        tk_an_run_free(&run);
-        return rc;
-    }
-    if (!run.lines) {
+    if (!rc && !run.lines) {
         fprintf(stderr, "tracekit coverage: %s\n", run.lines_diag.message);
-        tk_an_run_free(&run);
-        return 1;
-    }
-    tk_write_options o;
-    tk_write_options_init(&o);
-    o.program = run.elf;
-    o.lines = run.lines;
-    o.test_name = test_name;
-    o.want_file = want_file;
-    o.want_file_ctx = &filter;
-    FILE *out = tk_an_open_out("coverage", outpath);
-    if (!out) {
-        tk_an_run_free(&run);
-        return 1;
-    }
-    tk_status st = tk_coverage_write_lcov(run.profile, out, &o);
-    rc = tk_an_close_out("coverage", outpath ? outpath : "-", out);
-    if (st != TK_OK) {
-        fprintf(stderr, "tracekit coverage: %s\n", tk_strerror(st));
         rc = 1;
+    }
+    if (!rc) {
+        tk_write_options o;
+        tk_an_write_options(&run, &o);
+        o.test_name = test_name;
+        o.want_file = want_file;
+        o.want_file_ctx = &filter;
+        rc = tk_an_write(&in, &run, tk_coverage_write_lcov, &o, "lcov");
     }
     tk_an_run_free(&run);
     return rc;

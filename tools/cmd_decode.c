@@ -23,7 +23,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: tracekit decode --scf S.scf --ucf U.ucf [--elf PROG.elf] IN.te_inst_raw\n"
+            "usage: tracekit decode --scf S.scf [--ucf U.ucf] [--elf PROG.elf] IN.te_inst_raw\n"
             "       tracekit decode --regs REGS.txt --elf PROG.elf IN.te_inst_raw\n"
             "                       [-o OUT] [--format pcs|listing|count] [options]\n"
             "\n"
@@ -31,7 +31,9 @@ static void usage(FILE *out)
             "\n"
             "  --scf FILE        static (hardware) parameters, the reference flow's .scf\n"
             "  --ucf FILE        run-time options, the reference flow's .ucf; its object-files\n"
-            "                    names the ELF (relative to the .ucf) unless --elf is given\n"
+            "                    names the ELF (relative to the .ucf) unless --elf is given.\n"
+            "                    Without it, options start all off and the trace's support\n"
+            "                    packets set them (then --elf is needed)\n"
             "  --regs FILE       the encoder's Trace Control Interface registers as read off the\n"
             "                    chip (name=value lines: trTeControl, trTeInstFeatures, ... and\n"
             "                    discovery parameters such as iaddress_width_p=64; mtvec= for\n"
@@ -398,8 +400,9 @@ int tk_cmd_decode(int argc, char **argv)
             return 2;
         }
     }
-    if (optind + 1 != argc || (!regs && (!scf || !ucf)) || (!scf != !ucf)) {
-        fprintf(stderr, "tracekit decode: need --scf and --ucf, or --regs, and one input file\n");
+    if (optind + 1 != argc || (!regs && !scf) || (ucf && !scf)) {
+        fprintf(stderr, "tracekit decode: need --scf (and --ucf or --elf), or --regs, and one "
+                        "input file\n");
         usage(stderr);
         return 2;
     }
@@ -448,8 +451,11 @@ int tk_cmd_decode(int argc, char **argv)
     if (!elf)
         elf = ucf_elf;
     if (!elf) {
-        fprintf(stderr, "tracekit decode: %s names no object-files: give --elf\n",
-                ucf ? ucf : regs);
+        if (ucf || regs)
+            fprintf(stderr, "tracekit decode: %s names no object-files: give --elf\n",
+                    ucf ? ucf : regs);
+        else
+            fprintf(stderr, "tracekit decode: without --ucf, give the program with --elf\n");
         goto done;
     }
     if ((s = tk_image_open_elf(elf, &img, &diag)) != TK_OK) {

@@ -23,7 +23,6 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  --format FMT   one of the above (default callgrind)\n"
-            "  -o FILE        output file (default: standard output)\n"
             "  --base ADDR    autofdo/bolt: write addresses relative to ADDR (default: autofdo\n"
             "                 relative to the first executable segment's page, as llvm-profgen\n"
             "                 --use-offset expects; bolt absolute, as for a non-PIE binary)\n"
@@ -75,9 +74,9 @@ static uint64_t default_base(const tk_image *img)
 
 int tk_cmd_profile(int argc, char **argv)
 {
-    tk_an_input in = {.hart = -1, .cmd = "profile"};
-    const char *format = "callgrind", *outpath = NULL, *base = NULL;
     unsigned top = 0;
+    tk_an_input in = {.hart = -1, .cmd = "profile", .top = &top};
+    const char *format = "callgrind", *base = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = tk_an_parse(&in, argc, argv, &i);
@@ -89,29 +88,14 @@ int tk_cmd_profile(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        const char **val = NULL;
-        if (!strcmp(a, "--format") || !strcmp(a, "-f"))
-            val = &format;
-        else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-            val = &outpath;
-        else if (!strcmp(a, "--base"))
-            val = &base;
-        else if (!strcmp(a, "--top")) {
-            if (i + 1 >= argc || (top = (unsigned)strtoul(argv[i + 1], NULL, 10)) == 0) {
-                fprintf(stderr, "tracekit profile: --top needs a positive number\n");
-                return 2;
-            }
-            i++;
-            continue;
+        if ((!strcmp(a, "--format") || !strcmp(a, "-f")) && i + 1 < argc) {
+            format = argv[++i];
+        } else if (!strcmp(a, "--base") && i + 1 < argc) {
+            base = argv[++i];
         } else {
-            fprintf(stderr, "tracekit profile: unknown argument '%s' (try --help)\n", a);
+            fprintf(stderr, "tracekit profile: bad argument '%s' (try --help)\n", a);
             return 2;
         }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "tracekit profile: %s needs a value\n", a);
-            return 2;
-        }
-        *val = argv[++i];
     }
     size_t fi = 0;
     while (fi < sizeof(formats) / sizeof(formats[0]) && strcmp(formats[fi].name, format))
@@ -135,35 +119,20 @@ int tk_cmd_profile(int argc, char **argv)
 
     tk_an_run run;
     int rc = tk_an_collect(&in, &run);
-    if (rc) {
-        tk_an_run_free(&run);
-        return rc;
-    }
-    if (formats[fi].needs_lines && !run.lines) {
+    if (!rc && formats[fi].needs_lines && !run.lines) {
         fprintf(stderr, "tracekit profile: %s needs source lines: %s\n", format,
                 run.lines_diag.message);
-        tk_an_run_free(&run);
-        return 1;
-    }
-    tk_write_options o;
-    tk_write_options_init(&o);
-    o.program = run.elf;
-    o.lines = run.lines;
-    o.top = top;
-    if (!strcmp(format, "autofdo"))
-        o.base = base ? base_addr : default_base(run.img);
-    else
-        o.base = base_addr;
-    FILE *out = tk_an_open_out("profile", outpath);
-    if (!out) {
-        tk_an_run_free(&run);
-        return 1;
-    }
-    tk_status st = formats[fi].write(run.profile, out, &o);
-    rc = tk_an_close_out("profile", outpath ? outpath : "-", out);
-    if (st != TK_OK) {
-        fprintf(stderr, "tracekit profile: writing %s: %s\n", format, tk_strerror(st));
         rc = 1;
+    }
+    if (!rc) {
+        tk_write_options o;
+        tk_an_write_options(&run, &o);
+        o.top = top;
+        if (!strcmp(format, "autofdo"))
+            o.base = base ? base_addr : default_base(run.img);
+        else
+            o.base = base_addr;
+        rc = tk_an_write(&in, &run, formats[fi].write, &o, format);
     }
     tk_an_run_free(&run);
     return rc;

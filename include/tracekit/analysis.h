@@ -159,7 +159,8 @@ typedef struct tk_prof_call {
     uint32_t caller, callee; /* function indexes */
     uint64_t site;           /* address of the calling instruction */
     uint64_t calls;
-    uint64_t inclusive; /* instructions executed inside these calls */
+    uint64_t inclusive; /* instructions executed inside these calls (a call made while
+                         * another call of this edge is active counts once) */
     bool trap;
 } tk_prof_call;
 size_t tk_profile_call_count(const tk_profile *p);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The shadow call stack: calls push, returns pop to the frame whose return address matches,
  * traps push a frame that xRET pops. It also builds the calling-context tree (one node per
- * distinct stack) and the call edges with their inclusive instruction counts.
+ * distinct stack) and the call edges with their inclusive instruction counts (a recursive
+ * edge counts the instructions under its outermost active call only).
  *
  * Real programs do not always pair calls and returns: longjmp, tail calls, a trace that
  * starts inside a call, handlers that switch context. The rules below keep the stack
@@ -65,21 +66,26 @@ static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t
     if ((st = tk_pair_map_put(&p->call_map, site, func, &ci, &inserted)) != TK_OK)
         return st;
     if (inserted) {
-        if ((st = TK_GROW(p->calls, p->ncalls, p->cap_calls, p->ncalls + 1)) != TK_OK)
+        if ((st = TK_GROW(p->calls, p->ncalls, p->cap_calls, p->ncalls + 1)) != TK_OK ||
+            (st = TK_GROW(p->call_open, p->ncalls, p->cap_call_open, p->ncalls + 1)) != TK_OK)
             return st;
+        p->call_open[p->ncalls] = 0;
         p->calls[p->ncalls++] =
             (tk_prof_call){.caller = top->func, .callee = func, .site = site, .trap = trap};
     }
     p->calls[ci].calls++;
     p->funcs[func].entries++;
     f.call = ci;
-    return push_frame(p, &f);
+    if ((st = push_frame(p, &f)) != TK_OK)
+        return st;
+    p->call_open[ci]++;
+    return TK_OK;
 }
 
 static void pop_frame(tk_profile *p)
 {
     const prof_frame *f = &p->stack[--p->depth];
-    if (f->call != TK_PAIR_NONE)
+    if (f->call != TK_PAIR_NONE && --p->call_open[f->call] == 0)
         p->calls[f->call].inclusive += p->cs_total - f->snap;
 }
 

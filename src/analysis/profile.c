@@ -37,6 +37,7 @@ void tk_profile_free(tk_profile *p)
     free(p->inner_branches);
     free(p->funcs);
     free(p->calls);
+    free(p->call_open);
     free(p->ctxs);
     free(p->edges);
     free(p->runs);

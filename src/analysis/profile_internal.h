@@ -71,6 +71,11 @@ struct tk_profile {
     tk_prof_call *calls;
     size_t ncalls, cap_calls;
     tk_pair_map call_map; /* (site, callee) */
+    /* Per call edge, how many of its calls are on the shadow stack now: only the outermost
+     * one's instructions go into the edge's inclusive count, so recursion through the same
+     * edge is not counted twice (parallel to calls). */
+    uint32_t *call_open;
+    size_t cap_call_open;
 
     tk_prof_ctx *ctxs;
     size_t nctxs, cap_ctxs;

@@ -311,4 +311,37 @@ static inline int tk_te_fast_decode_bytes(const tk_te_layout *l, const uint8_t *
     return tk_te_fast_decode(l, tk_te_fast_words_exact(p, len), len, out);
 }
 
+/* ---- compact records (tk_te_rec) ------------------------------------------------------- */
+
+/* The record of a packet decoded into the full struct (format 3, long payloads). */
+TK_TE_FAST_INLINE void tk_te_fast_rec_of(const tk_te_packet *k, tk_te_rec *r)
+{
+    r->address = k->address;
+    r->irdepth = k->irdepth;
+    r->branch_map = k->branch_map;
+    r->format = k->format;
+    r->branches = k->branches;
+    r->flags =
+        (uint8_t)((k->notify ? TK_TE_REC_NOTIFY : 0u) | (k->updiscon ? TK_TE_REC_UPDISCON : 0u) |
+                  (k->irreport ? TK_TE_REC_IRREPORT : 0u) |
+                  (k->has_address ? TK_TE_REC_ADDRESS : 0u));
+    r->subformat = k->subformat;
+}
+
+/* The packet of a format 1 or 2 record. */
+TK_TE_FAST_INLINE void tk_te_fast_rec_expand(const tk_te_rec *r, tk_te_packet *out)
+{
+    tk_te_fast_clear(out);
+    out->format = r->format;
+    out->subformat = r->subformat;
+    out->branches = r->branches;
+    out->branch_map = r->branch_map;
+    out->has_address = (r->flags & TK_TE_REC_ADDRESS) != 0;
+    out->address = r->address;
+    out->notify = (r->flags & TK_TE_REC_NOTIFY) != 0;
+    out->updiscon = (r->flags & TK_TE_REC_UPDISCON) != 0;
+    out->irreport = (r->flags & TK_TE_REC_IRREPORT) != 0;
+    out->irdepth = r->irdepth;
+}
+
 #endif

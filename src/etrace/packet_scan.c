@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Zero-copy scanner of the reference raw framing (VERSIONS.md C.6) with the te_inst codec
- * folded in. Away from the end of the buffer a packet costs one header test, two unaligned
- * loads and the specialised decoder of packet_fast.h; everything else (errors, the last 16
- * bytes, format 0, long payloads) takes the careful path, which gives the same results. */
+ * folded in. Formats 1 and 2 of up to 8 bytes (nearly every packet of a trace) are decoded
+ * in line from per-layout tables built once by tk_te_scan_init: the first 7 payload bits
+ * (format, F1 branches) select where the address starts, the masks and the longest valid
+ * payload, so each field is one shift of the sign-extended payload and one mask, and no
+ * branch depends on the data. Format 3 start packets use table positions too; other format 3
+ * packets and longer payloads take the struct decoders of packet_fast.h; errors, format 0
+ * and the last 16 bytes of the buffer go to tk_te_scan_next, which gives the same results
+ * as the generic codec (tests/speed/test_scan.c compares every path with it). The same loop
+ * writes compact records (tk_te_scan_records) or whole structs (tk_te_scan_batch), in a
+ * portable copy and a BMI2 copy chosen at run time. */
 #include "tracekit/te_packet.h"
 
 #include <string.h>
@@ -10,12 +17,79 @@
 #include "etrace/packet_fast.h"
 #include "tracekit/encap.h"
 
+/* The record scanner's BMI2 build (shifts by a register count: one instruction, no flags)
+ * next to the portable one, chosen at run time. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define TK_SCAN_BMI2 1
+#else
+#define TK_SCAN_BMI2 0
+#endif
+
+/* The decoding table of formats 1 and 2 (payload.adoc "Format 1", "Format 2"), by the
+ * payload's first 7 bits: format (2 bits) and, for format 1, branches (5 bits), which fix
+ * the map length and so where the address and the rest start. A format 2 entry is repeated
+ * for every value of its first five address bits. */
+static void table_init(tk_te_scan *s)
+{
+    const tk_te_layout *l = &s->layout;
+    tk_te_scan_table *t = &s->table;
+    memset(t, 0, sizeof(*t));
+    /* Record flags from four transmitted bits: address MSB, notify, updiscon, irreport;
+     * each flag is sent relative to the bit before it (VERSIONS.md A.1). */
+    for (unsigned b = 0; b < 16; b++)
+        t->flags[b] = (uint64_t)((b ^ (b >> 1)) & 7u) << 48;
+    /* no address field: its MSB is not the bit before notify (the generic path knows) */
+    if (!l->fast || l->aw == 0 || l->aw > 64 || l->d > 64)
+        return;
+    /* F3 SF0 (payload.adoc "Format 3 subformat 0"): format, subformat, branch, then these */
+    const unsigned w3[4] = {l->p, l->t, l->c, l->aw};
+    unsigned at = 5;
+    for (unsigned f = 0; f < 4; f++) {
+        t->smask[f] = tk_te_fast_mask(w3[f]);
+        /* from bit 127 of a 16-byte payload on, every bit is a sign copy */
+        t->spos[f] = (uint8_t)(at < 127u ? at : 127u);
+        at += w3[f];
+    }
+    const unsigned sl = (at + 7u) / 8u;
+    t->smaxlen = (uint8_t)(sl < TK_TE_FAST_MAX_LEN ? sl : TK_TE_FAST_MAX_LEN);
+    for (unsigned i = 0; i < 128; i++) {
+        const unsigned fmt = i & 3u;
+        if (fmt != TK_TE_F1 && fmt != TK_TE_F2)
+            continue; /* maxlen 0: formats 0 and 3 take the other path */
+        const unsigned br = fmt == TK_TE_F1 ? (i >> 2) & 31u : 0u;
+        const unsigned mb = fmt == TK_TE_F1 ? tk_te_map_bits(br) : 0u;
+        /* F1 with branches = 0: a full 31-bit map and nothing after it */
+        const bool has = fmt == TK_TE_F2 || br != 0;
+        const unsigned ap = fmt == TK_TE_F1 ? 7u + mb : 2u;
+        const unsigned tp = ap + l->aw;
+        const unsigned total = has ? tp + 3u + l->d : ap;
+        t->amask[i] = has ? tk_te_fast_mask(l->aw) : 0;
+        t->dmask[i] = has ? tk_te_fast_mask(l->d) : 0;
+        t->tail[i] = (uint64_t)fmt << 32 | (uint64_t)br << 40 |
+                     (uint64_t)(has ? TK_TE_REC_ADDRESS : 0u) << 48;
+        t->mapmask[i] = (uint32_t)tk_te_fast_mask(mb);
+        t->ap[i] = (uint8_t)ap;
+        /* From bit 63 of the widened payload on, all bits are sign copies; reading there
+         * gives 0 or ~0, whose flags (each bit XOR the one before) are 0: right for a
+         * field past the payload and for packets without an address. */
+        t->tpm1[i] = (uint8_t)(has && tp - 1u < 63u ? tp - 1u : 63u);
+        /* a payload with a whole byte more than the packet needs goes to the careful path,
+         * which reports it */
+        const unsigned ml = (total + 7u) / 8u;
+        t->maxlen[i] = (uint8_t)(ml < 8u ? ml : 8u);
+    }
+}
+
 void tk_te_scan_init(tk_te_scan *s, const tk_te_params *p, const uint8_t *buf, size_t len)
 {
     memset(s, 0, sizeof(*s));
     tk_te_layout_init(&s->layout, p);
     s->buf = buf;
     s->len = buf ? len : 0;
+#if TK_SCAN_BMI2
+    s->use_bmi2 = __builtin_cpu_supports("bmi2") ? 1 : 0;
+#endif
+    table_init(s);
 }
 
 void tk_te_scan_seek(tk_te_scan *s, size_t offset, uint64_t index)
@@ -94,40 +168,161 @@ slow_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag)
     return TK_OK;
 }
 
-size_t tk_te_scan_batch(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max)
+/* other_packet: the batch ends after this packet */
+enum { OTHER_LAST = 0x100 };
+
+/* A packet the in-line path does not take (format 3, longer payloads, damage): the struct
+ * decoder of packet_fast.h into full[k]. Returns the bytes used (header and payload), with
+ * OTHER_LAST after a support packet; 0 if the packet needs tk_te_scan_next. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static size_t
+other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full, size_t k)
+/* (rec NULL: whole structs only) */
 {
-    if (!s->layout.fast)
+    const uint8_t *const p = s->buf + pos;
+    const unsigned h = p[0], n = h & 0x1fu;
+    if ((h & 0xe0u) != (TK_ENCAP_FLOW_TE_INST << 5) || n - 1u >= TK_TE_FAST_MAX_LEN)
         return 0;
-    const uint8_t *const buf = s->buf;
-    size_t pos = s->pos;
-    /* every packet decoded here has 17 readable bytes from its header */
-    const size_t end = s->len > TK_TE_FAST_MAX_LEN ? s->len - TK_TE_FAST_MAX_LEN : 0;
-    size_t k = 0, last = pos;
-    while (k < max && pos < end) {
-        const uint8_t h = buf[pos];
-        const unsigned n = h & 0x1fu;
-        if ((h & 0xe0u) != (TK_ENCAP_FLOW_TE_INST << 5) || n - 1u >= TK_TE_FAST_MAX_LEN)
-            break;
-        const uint64_t lo = tk_te_fast_ld64(buf + pos + 1);
-        int r;
-        if (n <= 8 && ((unsigned)lo & 3u) - 1u < 2u) {
-            /* the common case: format 1 or 2 in one register */
-            const unsigned sh = 64 - 8 * n;
-            r = tk_te_fast_f12_64(&s->layout, (int64_t)(lo << sh) >> sh, n, &out[k]);
-        } else {
-            r = tk_te_fast_decode(&s->layout, tk_te_fast_words_overread(buf + pos + 1, n), n,
-                                  &out[k]);
+    const tk_te_scan_table *const t = &s->table;
+    if ((p[1] & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3) && n <= t->smaxlen) {
+        /* format 3 start, the sync packet of every trace: the fields sit at positions fixed
+         * by the parameters (the table), each one shift of the widened payload */
+        const tk_te_fast_word w = tk_te_fast_words_overread(p + 1, n);
+        tk_te_packet *const f = &full[k];
+        tk_te_fast_clear(f);
+        f->format = TK_TE_F3;
+        f->branch = (uint8_t)((unsigned)w >> 4 & 1u);
+        f->privilege = (uint8_t)((uint64_t)(w >> t->spos[0]) & t->smask[0]);
+        f->time = (uint64_t)(w >> t->spos[1]) & t->smask[1];
+        f->context = (uint64_t)(w >> t->spos[2]) & t->smask[2];
+        f->address = (uint64_t)(w >> t->spos[3]) & t->smask[3];
+        f->has_address = true;
+        if (rec) {
+            tk_te_rec *const r = &rec[k];
+            r->address = f->address;
+            r->irdepth = 0;
+            r->branch_map = 0;
+            r->format = TK_TE_F3;
+            r->branches = 0;
+            r->flags = TK_TE_REC_ADDRESS;
+            r->subformat = TK_TE_SF_START;
         }
-        if (r != TK_TE_FAST_OK)
+        return 1u + n;
+    }
+    if (tk_te_fast_decode(&s->layout, tk_te_fast_words_overread(p + 1, n), n, &full[k]) !=
+        TK_TE_FAST_OK)
+        return 0;
+    if (rec)
+        tk_te_fast_rec_of(&full[k], &rec[k]);
+    /* A support packet can change the run-time options the codec reads (implicit
+     * exception, F0 subformat inference): the caller applies it before the next. */
+    if (full[k].format == TK_TE_F3 && full[k].subformat == TK_TE_SF_SUPPORT)
+        return OTHER_LAST | (1u + n);
+    return 1u + n;
+}
+
+/* GCC pairs the address and irdepth masks into vector instructions, which takes more
+ * instructions than the two scalar ANDs. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TK_SCAN_NO_SLP __attribute__((optimize("no-tree-slp-vectorize")))
+#else
+#define TK_SCAN_NO_SLP
+#endif
+
+/* The record scanner. Away from the end of the buffer, a format 1 or 2 packet of up to 8
+ * bytes costs: the header byte, one unaligned 8-byte load of the payload, one table entry
+ * (by the first 7 payload bits), four shifts of the sign-extended payload and a 16-entry
+ * table of flags, with no branch that depends on the data except the one test that the
+ * header is a te_inst of a length the entry accepts. with_offsets is a constant in each
+ * copy, so the loop has no test for it. */
+TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
+                                      uint64_t *offsets, size_t max, const bool with_offsets,
+                                      const bool to_struct)
+{
+    /* the longest packet taken here (header and payload): 17 bytes readable from each
+     * header, so the payload's words can be loaded whole */
+    enum { STEP = 1 + TK_TE_FAST_MAX_LEN };
+    const uint8_t *const buf = s->buf;
+    const tk_te_scan_table *const t = &s->table;
+    const size_t end = s->len > TK_TE_FAST_MAX_LEN ? s->len - TK_TE_FAST_MAX_LEN : 0;
+    size_t pos = s->pos, k = 0, last = pos;
+    for (;;) {
+        /* so many packets fit before the end whatever their length: the inner loop needs
+         * no bounds test */
+        size_t m = pos < end ? (end - pos) / STEP : 0;
+        if (m > max - k)
+            m = max - k;
+        if (m == 0) {
+            if (k == max || pos >= end)
+                break;
+            m = 1;
+        }
+        const size_t stop = k + m;
+        while (k < stop) {
+            const unsigned h = buf[pos];
+            const uint64_t lo = tk_te_fast_ld64(buf + pos + 1);
+            const size_t i = lo & 0x7fu;
+            /* te_inst (flow 2, extend 0) with 1..maxlen payload bytes: header 0x41.. */
+            if (h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u) < t->maxlen[i]) {
+                /* 64 - 8n, as h is 0x40 + n */
+                const unsigned sh = (0u - 8u * h) & 63u;
+                const int64_t w = (int64_t)(lo << sh) >> sh; /* sign-extended payload */
+                /* address MSB, notify, updiscon, irreport as sent, then irdepth */
+                const int64_t v = w >> t->tpm1[i];
+                const uint64_t address = (uint64_t)(w >> t->ap[i]) & t->amask[i];
+                const uint64_t irdepth = (uint64_t)(v >> 4) & t->dmask[i];
+                const uint64_t tail =
+                    t->tail[i] | ((uint64_t)w >> 7 & t->mapmask[i]) | t->flags[v & 15];
+                if (to_struct) {
+                    /* tk_te_scan_batch: the whole struct, straight from the fields */
+                    tk_te_packet *const o = &full[k];
+                    tk_te_fast_clear(o);
+                    o->format = (uint8_t)(tail >> 32);
+                    o->branches = (uint8_t)(tail >> 40);
+                    o->branch_map = (uint32_t)tail;
+                    o->has_address = (tail >> 48 & TK_TE_REC_ADDRESS) != 0;
+                    o->address = address;
+                    o->notify = (tail >> 48 & TK_TE_REC_NOTIFY) != 0;
+                    o->updiscon = (tail >> 48 & TK_TE_REC_UPDISCON) != 0;
+                    o->irreport = (tail >> 48 & TK_TE_REC_IRREPORT) != 0;
+                    o->irdepth = irdepth;
+                    goto next;
+                }
+                tk_te_rec *const r = &rec[k];
+                r->address = address;
+                r->irdepth = irdepth;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                r->branch_map = (uint32_t)tail;
+                r->format = (uint8_t)(tail >> 32);
+                r->branches = (uint8_t)(tail >> 40);
+                r->flags = (uint8_t)(tail >> 48);
+                r->subformat = 0;
+#else
+                memcpy(&r->branch_map, &tail, 8); /* map, format, branches, flags, subformat */
+#endif
+            next:
+                if (with_offsets)
+                    offsets[k] = pos;
+                k++;
+                last = pos;
+                pos += h - (TK_ENCAP_FLOW_TE_INST << 5) + 1u; /* 1 + n */
+                continue;
+            }
+            break; /* the other path, out of the inner loop: no call inside it */
+        }
+        if (k == stop)
+            continue;
+        const size_t used = other_packet(s, pos, to_struct ? NULL : rec, full, k);
+        if (!used)
             break;
-        if (offsets)
+        if (with_offsets)
             offsets[k] = pos;
         k++;
         last = pos;
-        pos += 1 + n;
-        /* A support packet can change the run-time options the codec reads (implicit
-         * exception, F0 subformat inference): the caller applies it before the next. */
-        if (out[k - 1].format == TK_TE_F3 && out[k - 1].subformat == TK_TE_SF_SUPPORT)
+        pos += used & (OTHER_LAST - 1u);
+        if (used & OTHER_LAST)
             break;
     }
     if (k) {
@@ -137,6 +332,67 @@ size_t tk_te_scan_batch(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, siz
         s->pos = pos;
     }
     return k;
+}
+
+TK_SCAN_NO_SLP static size_t records_portable(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
+                                              uint64_t *offsets, size_t max)
+{
+    return offsets ? records_body(s, rec, full, offsets, max, true, false)
+                   : records_body(s, rec, full, offsets, max, false, false);
+}
+
+#if TK_SCAN_BMI2
+TK_SCAN_NO_SLP __attribute__((target("bmi2"))) static size_t
+records_bmi2(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full, uint64_t *offsets, size_t max)
+{
+    return offsets ? records_body(s, rec, full, offsets, max, true, false)
+                   : records_body(s, rec, full, offsets, max, false, false);
+}
+#endif
+
+size_t tk_te_scan_records(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full, uint64_t *offsets,
+                          size_t max)
+{
+    if (!s->layout.fast)
+        return 0;
+#if TK_SCAN_BMI2
+    if (s->use_bmi2)
+        return records_bmi2(s, rec, full, offsets, max);
+#endif
+    return records_portable(s, rec, full, offsets, max);
+}
+
+void tk_te_rec_to_packet(const tk_te_rec *r, tk_te_packet *out)
+{
+    tk_te_fast_rec_expand(r, out);
+}
+
+/* Packets into the full struct: the same loop, writing structs. */
+TK_SCAN_NO_SLP static size_t batch_portable(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets,
+                                            size_t max)
+{
+    return offsets ? records_body(s, NULL, out, offsets, max, true, true)
+                   : records_body(s, NULL, out, offsets, max, false, true);
+}
+
+#if TK_SCAN_BMI2
+TK_SCAN_NO_SLP __attribute__((target("bmi2"))) static size_t
+batch_bmi2(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max)
+{
+    return offsets ? records_body(s, NULL, out, offsets, max, true, true)
+                   : records_body(s, NULL, out, offsets, max, false, true);
+}
+#endif
+
+size_t tk_te_scan_batch(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max)
+{
+    if (!s->layout.fast)
+        return 0;
+#if TK_SCAN_BMI2
+    if (s->use_bmi2)
+        return batch_bmi2(s, out, offsets, max);
+#endif
+    return batch_portable(s, out, offsets, max);
 }
 
 tk_status tk_te_scan_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag)

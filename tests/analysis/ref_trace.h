@@ -60,34 +60,4 @@ static inline uint64_t *ref_read_pcs(const char *path, size_t *n)
     return pcs;
 }
 
-/* How an instruction ends a range, by its control-flow class (2.0 jump classes). */
-static inline uint8_t ref_end_of(const tk_rv_insn *in)
-{
-    switch (in->cf) {
-    case TK_RV_CF_BRANCH:
-        return TK_END_BRANCH;
-    case TK_RV_CF_JAL:
-    case TK_RV_CF_JALR:
-        switch (in->jclass) {
-        case TK_RV_J_CALL:
-            return TK_END_CALL;
-        case TK_RV_J_RETURN:
-            return TK_END_RETURN;
-        case TK_RV_J_SWAP:
-            return TK_END_SWAP;
-        case TK_RV_J_OTHER:
-            return TK_END_OTHER_JUMP;
-        default:
-            return TK_END_JUMP;
-        }
-    case TK_RV_CF_XRET:
-        return TK_END_TRAP_RETURN;
-    case TK_RV_CF_ECALL:
-    case TK_RV_CF_EBREAK:
-        return TK_END_TRAP;
-    default:
-        return TK_END_NONE;
-    }
-}
-
 #endif

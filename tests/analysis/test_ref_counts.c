@@ -58,7 +58,7 @@ static void count_direct(tk_image *img, const uint64_t *pcs, size_t n, ref_count
                 c->a++;
             else
                 c->c++; /* a trap came first: the PCs do not show the outcome */
-        } else if (ref_end_of(&in) == TK_END_CALL) {
+        } else if (tk_rv_range_end(&in) == TK_END_CALL) {
             uint64_t callee = func_key(img, next);
             size_t k = 0;
             while (k < *ncalls && ((*calls)[k].site != pcs[i] || (*calls)[k].callee != callee))

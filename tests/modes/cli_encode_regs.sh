@@ -80,3 +80,18 @@ echo "ok   spec 0.26 baseline: exact"
 "$tk" decode --regs "$out/filtered.regs" --elf "$elf" "$out/sim.te_inst_raw" -o "$out/got.pcs"
 cmp -s "$out/range.pcs" "$out/got.pcs" || { echo "FAIL: sim --regs"; exit 1; }
 echo "ok   sim --encode --regs, Proc_1 only: exact"
+# Options travel in the trace: a decoder told only the discovery parameters (a .scf, no .ucf
+# or feature register) learns implicit return, branch prediction and the jump target cache
+# from the support packet and decodes exactly.
+"$tk" encode --regs "$out/hw.regs" --input-format spike-csv "$trace" -o "$out/all.te_inst_raw"
+grep '_p=' "$out/hw.regs" > "$out/discovery.scf"
+"$tk" decode --scf "$out/discovery.scf" --elf "$elf" "$out/all.te_inst_raw" -o "$out/got.pcs"
+cmp -s "$out/all.pcs" "$out/got.pcs" || { echo "FAIL: options from the support packet"; exit 1; }
+echo "ok   --scf without --ucf, ir+bp+jtc from the support packet: exact"
+# ... and without --elf there is nothing to decode against: a clear usage error
+if "$tk" decode --scf "$out/discovery.scf" "$out/all.te_inst_raw" 2> "$out/err.txt"; then
+    echo "FAIL: decode without --ucf and --elf succeeded"
+    exit 1
+fi
+grep -q 'give the program with --elf' "$out/err.txt" || { cat "$out/err.txt"; exit 1; }
+echo "ok   --scf alone: '$(cat "$out/err.txt")'"
