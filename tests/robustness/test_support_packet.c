@@ -312,6 +312,43 @@ static void test_options_changed_after_clean_end(void **state)
     rb_vector_free(&v);
 }
 
+/* The encoder lost packets (back-pressure, payload.adoc: a support packet with qual_status
+ * trace_lost is sent, then trace resumes with a sync): the packets between a point in the
+ * flow and the next sync are replaced by that support packet. The decoder reports the loss
+ * (TK_EV_LOST, no error) and the flow from the sync on is exact. */
+static void test_trace_lost_support_packet(void **state)
+{
+    (void)state;
+    rb_vector v;
+    pkts k;
+    if (!load(&v, "itype3_basic", &k)) {
+        skip();
+        return;
+    }
+    rb_flow clean;
+    clean_flow(&v, &k, &clean);
+    const size_t from = next_sync(&k, k.n / 2) + 2, sync = next_sync(&k, from);
+    assert_true(sync > from);
+    tk_te_packet lost = k.p[k.n - 1];
+    lost.ienable = 1;
+    lost.qual_status = TK_QUAL_TRACE_LOST;
+    session s;
+    session_open(&s, &v, 0, k.n);
+    feed_range(&s, &k, 0, from);
+    assert_int_equal(feed(&s, &lost), 0);
+    feed_range(&s, &k, sync, k.n);
+    session_close(&s);
+    assert_int_equal(s.f.errors, 0);
+    assert_int_equal(s.f.lost, 1);
+    expect_exact_after_restart(&clean, &s.f);
+    /* nothing before the loss was lost either: the start is the clean flow's */
+    assert_true(rb_common_prefix(&clean, &s.f) >= clean.pkt_insn[from]);
+    rb_flow_free(&s.f);
+    rb_flow_free(&clean);
+    pkts_free(&k);
+    rb_vector_free(&v);
+}
+
 int main(void)
 {
     if (!tk_test_data_present())
@@ -321,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_impossible_first_support_packet),
         cmocka_unit_test(test_options_changed_after_damage),
         cmocka_unit_test(test_options_changed_after_clean_end),
+        cmocka_unit_test(test_trace_lost_support_packet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
