@@ -32,21 +32,30 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* the trace buffer's length: errors lie inside it */
+typedef struct ctx {
+    size_t len;
+} ctx;
+
 static tk_status on_event(void *c, const tk_event *ev)
 {
-    (void)c;
+    const ctx *x = c;
     TK_FUZZ_CHECK(ev->kind >= TK_EV_RANGE && ev->kind <= TK_EV_TIMESTAMP);
     if (ev->kind == TK_EV_RANGE)
         TK_FUZZ_CHECK(ev->ninsn > 0 && ev->last >= ev->first);
+    if (ev->kind == TK_EV_ERROR) {
+        TK_FUZZ_CHECK(ev->message && ev->message[0]);
+        TK_FUZZ_CHECK(ev->byte_offset < x->len);
+    }
     return TK_OK;
 }
 
 static tk_status on_frame_error(void *c, tk_status st, uint64_t offset, const char *msg)
 {
-    (void)c;
+    const ctx *x = c;
     (void)st;
-    (void)offset;
-    (void)msg;
+    TK_FUZZ_CHECK(msg && msg[0]);
+    TK_FUZZ_CHECK(offset < x->len);
     return TK_OK;
 }
 
@@ -72,6 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         o.data = none;
         o.data_len = 1;
     }
+    ctx x = {o.data_len};
+    o.ctx = &x;
     tk_diag diag;
     tk_diag_clear(&diag);
     (void)tk_etm4_run_snapshot(ss, &o, &diag);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """Sum the fuzzing record that fuzz/run.sh appends to (BUILD/fuzz-record.tsv: date, target,
-seconds, executions, result) into the per-target table of docs/robustness.md.
+seconds run, executions, result) into the per-target table of docs/robustness.md.
 
 usage: record.py FUZZ-RECORD.TSV [...]
 """

@@ -73,6 +73,11 @@ enum {
     /* At a format 3 sync reached by following the path, ignore the privilege check of
      * 2.0.1 (stop only when te_inst.privilege == privilege or after an xRET). */
     TK_TE_DEC_NO_PRIV_CHECK = 1u << 1,
+    /* The options the decoder was given are the encoder's (the tool programmed them and read
+     * them back, trace control interface trTeInstFeatures): a support packet announcing others
+     * is damaged, reported (TK_ERR_BAD_PACKET) and not applied. Without this flag a support
+     * packet may change the options at a trace's start or after its clean end. */
+    TK_TE_DEC_FIXED_OPTIONS = 1u << 2,
 };
 void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags);
 

@@ -2,6 +2,7 @@
 /* E-Trace flow decoder: te_inst packet handling (decoder.adoc process_te_inst,
  * process_support, exception_address). Following the path between reported addresses is in
  * decoder_walk.c. */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,10 +194,71 @@ static uint64_t field_address(const tk_te_decoder *d, uint64_t field)
     return a;
 }
 
+/* Why a support packet cannot come from the encoder whose trace is being decoded (it was
+ * damaged, or bytes around it were), or NULL. Its encoder_mode and ioptions are checked
+ * against the spec and against the decoder's state:
+ *  - encoder_mode: branch trace, 0, is the only mode defined (payload.adoc, format 3
+ *    subformat 3); ioptions bits beyond those defined (VERSIONS.md C.6) are never set.
+ *  - Options are programmed while the encoder is disabled (trace control interface, "Enabling
+ *    and Disabling": trTeEnable is set to 1 after all other settings) and announced by a support
+ *    packet before the first sync (payload.adoc); disabling flushes the trace and ends it with
+ *    a support packet. So other options are believable only between a trace's clean end (or the
+ *    decoder's start) and the next sync: not while a flow is being followed, nor after damage
+ *    (an error or a loss since the last clean end: a reconfiguration would have ended the
+ *    trace cleanly first).
+ *  - A mode switched on must exist: a zero *_size_p means the encoder has no predictor, cache,
+ *    return stack or call counter, sijump_p = 0 no sijump (discovery.adoc), and without an F0
+ *    subformat field branch prediction and the jump target cache exclude each other
+ *    (payload.adoc, format 0). */
+static const char *support_refusal(const tk_te_decoder *d, const tk_te_packet *pkt)
+{
+    const tk_te_static *s = &d->p.s;
+    const uint32_t defined = d->p.ioptions_width > 5 ? 0x3fu : 0x1fu;
+    if (pkt->encoder_mode != 0)
+        return "encoder_mode is not 0 (branch trace, the only mode defined)";
+    if (pkt->ioptions & ~defined)
+        return "ioptions has bits set that no option is assigned to";
+    const uint32_t now = tk_te_params_ioptions(&d->p);
+    if (pkt->ioptions == now)
+        return NULL;
+    if (d->flags & TK_TE_DEC_FIXED_OPTIONS)
+        return "the options differ from those the decoder was given (TK_TE_DEC_FIXED_OPTIONS)";
+    if (!d->start_of_trace)
+        return "the options changed while the flow is being followed (they may change only "
+               "while the encoder is disabled, before the support packet that precedes the first "
+               "sync)";
+    if (d->desynced)
+        return "the options changed after damage in the trace (a reconfigured encoder ends its "
+               "trace cleanly first)";
+    const uint32_t on = pkt->ioptions & ~now;
+    if ((on & TK_TE_IOPT_BRANCH_PREDICTION) && s->bpred_size == 0)
+        return "branch prediction switched on but bpred_size_p is 0 (no predictor)";
+    if ((on & TK_TE_IOPT_JUMP_TARGET_CACHE) && s->cache_size == 0)
+        return "jump target cache switched on but cache_size_p is 0 (no cache)";
+    if ((on & TK_TE_IOPT_IMPLICIT_RETURN) && s->return_stack_size == 0 && s->call_counter_size == 0)
+        return "implicit return switched on but return_stack_size_p and call_counter_size_p "
+               "are 0";
+    if ((on & TK_TE_IOPT_SIJUMP) && s->sijump == 0)
+        return "sijump switched on but sijump_p is 0";
+    const uint32_t f0 = TK_TE_IOPT_BRANCH_PREDICTION | TK_TE_IOPT_JUMP_TARGET_CACHE;
+    if (d->p.spec == TK_TE_SPEC_2_0 && s->f0s_width == 0 && (pkt->ioptions & f0) == f0)
+        return "branch prediction and jump target cache together need f0s_width_p >= 1";
+    return NULL;
+}
+
 /* process_support() */
 static int process_support(tk_te_decoder *d, const tk_te_packet *pkt)
 {
     int r;
+    const char *why = support_refusal(d, pkt);
+    if (why)
+        /* Nothing of the packet is believed, not even qual_status: it stands for packets
+         * that were lost, so the flow restarts at the next sync. */
+        return tk_dec_fail(d, TK_ERR_BAD_PACKET,
+                           "support packet not applied (ioptions 0x%" PRIx32
+                           ", options in use 0x%" PRIx32 ", encoder_mode %u): %s",
+                           pkt->ioptions, tk_te_params_ioptions(&d->p), (unsigned)pkt->encoder_mode,
+                           why);
     tk_te_params_apply_ioptions(&d->p, pkt->ioptions); /* VERSIONS.md C.6 bit order */
     if (pkt->qual_status == TK_QUAL_NO_CHANGE)
         return TK_OK;

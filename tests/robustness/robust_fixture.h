@@ -45,15 +45,22 @@ typedef struct rb_flow {
     uint64_t bad_packets;
     uint64_t first_problem; /* instructions emitted before the first error or loss */
     bool problem_seen;
-    /* a support packet carried ioptions other than the configured ones: the decoder takes
-     * them for the rest of the trace (payload.adoc, F3SF3), so one damaged support packet
-     * changes how every later packet is read */
+    /* a support packet carried ioptions other than the configured ones and the decoder took
+     * them (no error while it was fed): they apply to every later packet (payload.adoc,
+     * F3SF3), so a damaged one it believed changes how the rest of the trace is read */
     bool options_changed;
+    uint64_t options_refused; /* such packets the decoder reported and did not apply */
+    /* the packet being fed: events emitted meanwhile must carry its offset and index */
+    bool feeding;
+    uint64_t feed_off, feed_index;
     /* the flow's last restart after an error or loss: the offset of the packet during which
      * the first instructions after it were emitted, and the instructions before them */
     uint64_t restart_off, restart_insn;
     bool resynced, awaiting_restart;
     size_t stream_len;
+    /* packets a byte may hold at most (0 taken as 1; 2 for the nibble trace): an error's
+     * packet index is at most index_per_byte * (byte offset + 1) */
+    unsigned index_per_byte;
     tk_image *img;
     /* per packet fed (in order): byte offset, and instructions emitted before it was fed */
     uint64_t *pkt_off, *pkt_insn;
@@ -85,7 +92,9 @@ static inline void rb_add_range(rb_flow *f, uint64_t first, uint64_t last, uint6
     if (f->nruns) {
         rb_run *prev = &f->runs[f->nruns - 1];
         tk_rv_insn insn;
-        if (tk_image_fetch(f->img, prev->last, &insn) == TK_OK && prev->last + insn.len == first) {
+        /* without an image (ETMv4: memory is the snapshot's) ranges are kept as emitted */
+        if (f->img && tk_image_fetch(f->img, prev->last, &insn) == TK_OK &&
+            prev->last + insn.len == first) {
             prev->last = last;
             prev->ninsn += ninsn;
             return;
@@ -118,6 +127,12 @@ static inline tk_status rb_on_event(void *ctx, const tk_event *ev)
         assert_non_null(ev->message);
         assert_true(ev->message[0] != '\0');
         assert_true(ev->byte_offset < f->stream_len);
+        assert_true(ev->packet_index <=
+                    (f->index_per_byte ? f->index_per_byte : 1u) * (ev->byte_offset + 1));
+        if (f->feeding) {
+            assert_int_equal(ev->byte_offset, f->feed_off);
+            assert_int_equal(ev->packet_index, f->feed_index);
+        }
         f->errors++;
         if (ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_NO_CODE ||
             ev->status == TK_ERR_BAD_INSN)
@@ -154,13 +169,15 @@ static inline void rb_note_packet(rb_flow *f, uint64_t off, bool sync)
  * or the codec rejects is reported to the decoder as lost, which resumes at the next sync.
  * Asserts the loop ends (every reader call consumes a byte) and errors stay inside the
  * stream. */
-static inline void rb_decode(const rb_vector *v, const uint8_t *buf, size_t len, rb_flow *f)
+static inline void rb_decode_flags(const rb_vector *v, const uint8_t *buf, size_t len,
+                                   unsigned flags, rb_flow *f)
 {
     memset(f, 0, sizeof(*f));
     f->img = v->img;
     f->stream_len = len ? len : 1;
     tk_te_decoder *d = NULL;
     assert_int_equal(tk_te_decoder_new(&v->params, v->img, rb_on_event, f, &d), TK_OK);
+    tk_te_decoder_set_flags(d, flags);
     tk_te_raw *r = NULL;
     assert_int_equal(tk_te_raw_from_buffer(buf, len, &r), TK_OK);
     size_t calls = 0;
@@ -188,17 +205,32 @@ static inline void rb_decode(const rb_vector *v, const uint8_t *buf, size_t len,
             assert_int_equal(tk_te_decoder_lost(d, rp.offset, rp.index), TK_OK);
             continue;
         }
-        if (pkt.format == TK_TE_F3 && pkt.subformat == TK_TE_SF_SUPPORT &&
-            pkt.ioptions != tk_te_params_ioptions(&v->params))
-            f->options_changed = true;
         rb_note_packet(f, rp.offset,
                        pkt.format == TK_TE_F3 &&
                            (pkt.subformat == TK_TE_SF_START || pkt.subformat == TK_TE_SF_TRAP));
+        const uint64_t errors_before = f->errors;
+        f->feeding = true;
+        f->feed_off = rp.offset;
+        f->feed_index = rp.index;
         assert_int_equal(tk_te_decoder_packet(d, &pkt, rp.offset, rp.index), TK_OK);
+        f->feeding = false;
+        if (pkt.format == TK_TE_F3 && pkt.subformat == TK_TE_SF_SUPPORT &&
+            pkt.ioptions != tk_te_params_ioptions(&v->params)) {
+            if (f->errors == errors_before)
+                f->options_changed = true;
+            else
+                f->options_refused++;
+        }
     }
     assert_int_equal(tk_te_decoder_finish(d), TK_OK);
     tk_te_decoder_free(d);
     tk_te_raw_close(r);
+}
+
+/* With the decoder's default flags, as `tracekit decode` runs it. */
+static inline void rb_decode(const rb_vector *v, const uint8_t *buf, size_t len, rb_flow *f)
+{
+    rb_decode_flags(v, buf, len, 0, f);
 }
 
 /* Instructions two flows share at their start. */

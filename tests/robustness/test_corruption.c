@@ -10,7 +10,11 @@
  *    from the next format 3 sync on equals the clean decode's flow from that point. A damage
  *    the decoder cannot see (a flipped branch-map bit is still a valid path) is found by the
  *    sync packet itself, and the decoder then needs the following sync: resynchronisation at
- *    the first or second sync after the damage is accepted, never later.
+ *    the first or second sync after the damage is accepted, never later. This holds for every
+ *    mutation, including those that turn bytes into a support packet with other options: the
+ *    decoder refuses such a packet after the first sync (decoder.c, support_refusal). The one
+ *    exception, explained in run_vector, is a damaged first support packet announcing options
+ *    the encoder could have: that decode is checked again with TK_TE_DEC_FIXED_OPTIONS.
  * Reported: per kind of damage, the instructions lost (clean flow minus the common start and
  * end of the damaged flow) and at which sync the decoder came back. */
 #include "robust_fixture.h"
@@ -39,8 +43,8 @@ typedef struct kind_stats {
     unsigned long no_sync_after; /* reported, but no sync follows the damage */
     unsigned long silent;        /* flow differs, nothing reported: the damage left valid packets */
     unsigned long harmless;      /* flow identical (e.g. a flipped sign-extension bit) */
-    unsigned long options_poisoned; /* not recovered: damage made a support packet with
-                                     * other ioptions, which the decoder keeps using */
+    unsigned long options_refused;  /* the decoder refused a support packet's options */
+    unsigned long options_believed; /* it took them (trace start only; see run_vector) */
     uint64_t lost, lost_max;
     uint64_t clean_insns;
 } kind_stats;
@@ -167,6 +171,11 @@ static void run_vector(const char *prog, const char *setting, void *vctx)
     const uint64_t n = clean.ninsn;
     assert_true(clean.npkts > 0);
     const size_t last_pkt = clean.pkt_off[clean.npkts - 1];
+    size_t first_sync = 0;
+    while (first_sync < clean.npkts && !clean.pkt_sync[first_sync])
+        first_sync++;
+    assert_true(first_sync < clean.npkts);
+    first_sync = clean.pkt_off[first_sync];
     uint8_t *buf = malloc(v.raw_len + 64);
     assert_non_null(buf);
     uint64_t rng = seed_of(prog, setting);
@@ -178,6 +187,29 @@ static void run_vector(const char *prog, const char *setting, void *vctx)
         size_t len = mutate(kind, &rng, v.raw, v.raw_len, last_pkt, buf, &ds, &de, &delta);
         rb_flow bad;
         rb_decode(&v, buf, len, &bad);
+        if (bad.options_refused)
+            ks->options_refused++;
+        if (bad.options_changed && (bad.ninsn != n || rb_common_prefix(&clean, &bad) != n)) {
+            /* The decoder believed a damaged support packet's options. It does so only
+             * where a support packet may announce new options (decoder.c, support_refusal):
+             * before the first sync or after a trace's clean end. In the golden traces that
+             * is the first packet (the closing support packet has nothing after it), so the
+             * damage must be before the first sync; the flow is then decoded with the wrong
+             * options throughout, and no check can tell a flipped full-address bit from a
+             * real announcement. A decoder told the options are fixed (as a tool that
+             * programmed the encoder knows them) refuses the packet and recovers: that decode
+             * is the one checked below. */
+            ks->options_believed++;
+            if (ds >= first_sync) {
+                save_failure(prog, setting, m, buf, len);
+                fail_msg("%s/%s mutation %u (%s, bytes %zu..%zu): the decoder took a damaged "
+                         "support packet's options after the first sync (offset %zu)",
+                         prog, setting, m, kind_names[kind], ds, de, first_sync);
+            }
+            rb_flow_free(&bad);
+            rb_decode_flags(&v, buf, len, TK_TE_DEC_FIXED_OPTIONS, &bad);
+            assert_false(bad.options_changed);
+        }
         const uint64_t pre = rb_common_prefix(&clean, &bad);
         const uint64_t suf = rb_common_suffix(&clean, &bad);
         const uint64_t lost = pre + suf >= n ? 0 : n - pre - suf;
@@ -193,7 +225,6 @@ static void run_vector(const char *prog, const char *setting, void *vctx)
         /* Damage the decoder saw makes it restart at a later sync (TK_EV_TRACE_ON): the
          * flow from that restart to the end must be the clean flow's end. Count the syncs
          * after the damage, where the framing is aligned again, that it let pass first. */
-        const bool options_changed = bad.options_changed;
         const bool restarted_after = bad.resynced && bad.restart_off >= ds;
         const uint64_t tail = bad.ninsn - bad.restart_insn, restart_off = bad.restart_off;
         unsigned skipped = 0;
@@ -211,10 +242,6 @@ static void run_vector(const char *prog, const char *setting, void *vctx)
         }
         rb_flow_free(&bad);
         if (!restarted_after) {
-            if (options_changed && pre + suf < n) {
-                ks->options_poisoned++;
-                continue;
-            }
             if (reported && aligned_sync) {
                 save_failure(prog, setting, m, buf, len);
                 fail_msg("%s/%s mutation %u (%s, bytes %zu..%zu of %zu, length change %ld): "
@@ -227,10 +254,6 @@ static void run_vector(const char *prog, const char *setting, void *vctx)
                 ks->silent++; /* a wrong flow no check could tell from a right one */
             else
                 ks->harmless++;
-            continue;
-        }
-        if (suf < tail && options_changed) {
-            ks->options_poisoned++;
             continue;
         }
         if (suf < tail || skipped > MAX_SYNC_SKIPPED) {
@@ -258,16 +281,17 @@ static void test_corruption_golden(void **state)
     assert_true(rc.vectors >= 20);
     unsigned long total = 0;
     printf("corruption: %u golden vectors, %d mutations each\n", rc.vectors, MUTATIONS_PER_VECTOR);
-    printf("%-14s %9s %9s %7s %7s %8s %7s %8s %8s %11s %9s\n", "damage", "mutations", "reported",
-           "sync+0", "sync+1", "no-sync", "silent", "harmless", "ioptions", "insns lost", "worst");
+    printf("%-14s %9s %9s %7s %7s %8s %7s %8s %8s %8s %11s %9s\n", "damage", "mutations",
+           "reported", "sync+0", "sync+1", "no-sync", "silent", "harmless", "refused", "believed",
+           "insns lost", "worst");
     for (int k = 0; k < NKINDS; k++) {
         const kind_stats *ks = &rc.k[k];
         total += ks->mutations;
-        printf("%-14s %9lu %9lu %7lu %7lu %8lu %7lu %8lu %8lu %10.2f%% %9" PRIu64 "\n",
+        printf("%-14s %9lu %9lu %7lu %7lu %8lu %7lu %8lu %8lu %8lu %10.2f%% %9" PRIu64 "\n",
                kind_names[k], ks->mutations, ks->with_error, ks->recovered_at[0],
                ks->recovered_at[1], ks->no_sync_after, ks->silent, ks->harmless,
-               ks->options_poisoned, ks->clean_insns ? 100.0 * ks->lost / ks->clean_insns : 0.0,
-               ks->lost_max);
+               ks->options_refused, ks->options_believed,
+               ks->clean_insns ? 100.0 * ks->lost / ks->clean_insns : 0.0, ks->lost_max);
         /* a truncated final packet is always noticed by the reader */
         if (k == KIND_TRUNC)
             assert_int_equal(ks->with_error, ks->mutations);
