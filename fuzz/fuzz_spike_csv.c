@@ -30,10 +30,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while ((st = tk_spike_next(r, &row, &diag)) == TK_OK) {
             if (tk_spike_conv_push(c, &row, &b, &ready, &diag) != TK_OK)
                 break;
+            while (ready) /* held-back blocks of an interrupted branch */
+                (void)tk_spike_conv_next(c, &b, &ready);
         }
         if (st != TK_END && st != TK_OK)
             TK_FUZZ_CHECK(diag.line != UINT64_MAX && diag.line >= 1);
-        (void)tk_spike_conv_finish(c, &b, &ready, &diag);
+        if (tk_spike_conv_finish(c, &b, &ready, &diag) == TK_OK)
+            while (ready)
+                (void)tk_spike_conv_next(c, &b, &ready);
     }
     tk_spike_conv_free(c);
     tk_spike_close(r);
