@@ -61,6 +61,16 @@ void tk_te_decoder_free(tk_te_decoder *d)
     free(d);
 }
 
+void tk_dec_rebind_image(tk_te_decoder *d, tk_image *img)
+{
+    if (d->img == img)
+        return;
+    d->img = img;
+    /* both caches point into the old image's blocks */
+    d->stop_block = NULL;
+    memset(d->near, 0, TK_DEC_NEAR_BLOCKS * sizeof(*d->near));
+}
+
 void tk_te_decoder_set_trap_vector(tk_te_decoder *d, unsigned priv, uint64_t xtvec)
 {
     if (!d || priv > 3)

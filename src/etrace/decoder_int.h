@@ -95,6 +95,9 @@ struct tk_te_decoder {
 
 /* decoder.c */
 tk_status tk_dec_emit(tk_te_decoder *d, tk_event *ev);
+/* Go on with another image of the same program (the parallel decoder hands a decoder from
+ * a worker's image to the stitching thread's): drops what points into the old one. */
+void tk_dec_rebind_image(tk_te_decoder *d, tk_image *img);
 /* Report a mismatch between trace and image: emits TK_EV_ERROR, flushes the reached
  * instructions, and waits for the next sync. Returns DEC_DESYNC or a fatal status. */
 int tk_dec_fail(tk_te_decoder *d, tk_status status, const char *fmt, ...)

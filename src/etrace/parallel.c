@@ -27,6 +27,7 @@ typedef struct piece {
     tk_status fatal;
     uint64_t packets;
     tk_status first_bad;
+    bool done; /* the worker has finished it (under sched.mu) */
 } piece;
 
 typedef struct worker {
@@ -300,6 +301,72 @@ static tk_status stitch(run *r, piece *pc)
     return st;
 }
 
+/* ---- scheduling ---------------------------------------------------------------------------
+ * Workers take pieces in trace order as they come free, each on its own image; the calling
+ * thread stitches the pieces in order as they finish, on an image of its own (the decoder
+ * it carries is moved onto it, since the worker whose image it was may be decoding the next
+ * piece already). No wave barrier: a worker never waits for the slowest of a wave. At most
+ * `window` pieces past the last stitched one are started, which bounds the output held
+ * (PC lists, listings) and the trace pages in use. */
+
+typedef struct sched {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* a piece finished, the window moved, or stop */
+    size_t next;       /* next piece to hand out */
+    size_t limit;      /* pieces below this may be started */
+    bool stop;
+    cuts *c;
+} sched;
+
+typedef struct pool_worker {
+    sched *s;
+    worker w; /* p, cfg, buf and this thread's image */
+} pool_worker;
+
+static void *pool_loop(void *arg)
+{
+    pool_worker *pw = arg;
+    sched *s = pw->s;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->stop && s->next < s->c->n && s->next >= s->limit)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (s->stop || s->next >= s->c->n)
+            break;
+        piece *pc = &s->c->v[s->next++];
+        pthread_mutex_unlock(&s->mu);
+        worker w = pw->w;
+        w.pc = pc;
+        work(&w);
+        pthread_mutex_lock(&s->mu);
+        pc->done = true;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Stitch piece k (finished) onto the serial state. */
+static tk_status take_piece(run *r, piece *pc, tk_image *stitch_img)
+{
+    tk_status st;
+    if (!r->prev) {
+        if ((st = pc->fatal) != TK_OK)
+            return st;
+        report_piece(r, pc);
+        r->prev = pc->dec;
+        r->prev_piece = pc;
+        pc->dec = NULL;
+    } else {
+        if (stitch_img)
+            tk_dec_rebind_image(r->prev, stitch_img);
+        if ((st = stitch(r, pc)) != TK_OK)
+            return st;
+    }
+    r->st.packets += pc->packets;
+    return TK_OK;
+}
+
 tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_t len,
                                 const tk_te_par_config *cfg, tk_te_par_stats *stats,
                                 tk_status *first_bad)
@@ -316,52 +383,62 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
              p->spec == TK_TE_SPEC_2_0 ? (cfg->piece_bytes ? cfg->piece_bytes : DEFAULT_PIECE)
                                        : SIZE_MAX,
              &c);
-    tk_image *imgs[256] = {0};
-    worker ws[256];
+    const unsigned nthreads = c.n > 1 && jobs > 1 ? (jobs < c.n ? jobs : (unsigned)c.n) : 0;
+    tk_image *imgs[257] = {0}; /* one per worker, then the stitching thread's */
+    pool_worker pws[256];
     pthread_t th[256];
-    for (unsigned t = 0; st == TK_OK && t < jobs; t++)
+    for (unsigned t = 0; st == TK_OK && t < (nthreads ? nthreads + 1 : 1); t++)
         st = cfg->open_image(cfg->ctx, &imgs[t]);
     run r = {.p = p, .cfg = cfg, .buf = buf, .st = {.size = sizeof(r.st)}};
     r.st.pieces = c.n;
-    /* Waves of `jobs` pieces; thread t uses image t. Stitching runs after the wave's threads
-     * are joined, so the decoder carried from one wave to the next (whose image a worker of
-     * the next wave also uses) is never used by two threads at once. */
-    for (size_t base = 0; st == TK_OK && base < c.n; base += jobs) {
-        const size_t wave = c.n - base < jobs ? c.n - base : jobs;
-        size_t started = 0;
-        for (size_t t = 0; t < wave; t++) {
-            piece *pc = &c.v[base + t];
-            ws[t] = (worker){.p = p, .cfg = cfg, .buf = buf, .img = imgs[t], .pc = pc};
+    sched sc = {.c = &c, .limit = 4 * (size_t)(nthreads ? nthreads : 1)};
+    unsigned started = 0;
+    const bool pooled = st == TK_OK && nthreads;
+    if (pooled) {
+        pthread_mutex_init(&sc.mu, NULL);
+        pthread_cond_init(&sc.cv, NULL);
+        for (; started < nthreads; started++) {
+            pws[started] = (pool_worker){
+                .s = &sc, .w = {.p = p, .cfg = cfg, .buf = buf, .img = imgs[started]}};
+            if (pthread_create(&th[started], NULL, pool_loop, &pws[started]) != 0)
+                break;
         }
-        if (wave == 1) {
-            work(&ws[0]);
+    }
+    tk_image *stitch_img = started ? imgs[nthreads] : NULL;
+    for (size_t k = 0; st == TK_OK && k < c.n; k++) {
+        piece *pc = &c.v[k];
+        if (started) {
+            pthread_mutex_lock(&sc.mu);
+            while (!pc->done)
+                pthread_cond_wait(&sc.cv, &sc.mu);
+            pthread_mutex_unlock(&sc.mu);
         } else {
-            for (; started < wave; started++)
-                if (pthread_create(&th[started], NULL, work, &ws[started]) != 0)
-                    break;
-            for (size_t t = started; t < wave; t++)
-                work(&ws[t]); /* no thread: do it here */
-            for (size_t t = 0; t < started; t++)
-                pthread_join(th[t], NULL);
+            /* serially (one job, one piece, or no thread could be started) */
+            worker w = {.p = p, .cfg = cfg, .buf = buf, .img = imgs[0], .pc = pc};
+            work(&w);
         }
-        /* stitch in order */
-        for (size_t t = 0; st == TK_OK && t < wave; t++) {
-            piece *pc = &c.v[base + t];
-            if (!r.prev) {
-                if ((st = pc->fatal) != TK_OK)
-                    break;
-                report_piece(&r, pc);
-                r.prev = pc->dec;
-                r.prev_piece = pc;
-                pc->dec = NULL;
-            } else {
-                st = stitch(&r, pc);
-            }
-            r.st.packets += pc->packets;
+        st = take_piece(&r, pc, stitch_img);
+        if (st == TK_OK && started) {
+            pthread_mutex_lock(&sc.mu);
+            sc.limit = k + 1 + 4 * (size_t)nthreads;
+            pthread_cond_broadcast(&sc.cv);
+            pthread_mutex_unlock(&sc.mu);
         }
-        /* the next wave starts at its first piece (the stitch re-reads only that packet) */
-        if (cfg->release && st == TK_OK && base + wave < c.n)
-            cfg->release(cfg->ctx, c.v[base + wave].start);
+        /* every piece before the next one is done: its pages may go */
+        if (cfg->release && st == TK_OK && k + 1 < c.n)
+            cfg->release(cfg->ctx, c.v[k + 1].start);
+    }
+    if (started) {
+        pthread_mutex_lock(&sc.mu);
+        sc.stop = true;
+        pthread_cond_broadcast(&sc.cv);
+        pthread_mutex_unlock(&sc.mu);
+        for (unsigned t = 0; t < started; t++)
+            pthread_join(th[t], NULL);
+    }
+    if (pooled) {
+        pthread_cond_destroy(&sc.cv);
+        pthread_mutex_destroy(&sc.mu);
     }
     if (st == TK_OK && r.prev) {
         st = tk_te_decoder_finish(r.prev);
@@ -375,7 +452,7 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
         if (c.v[i].sink)
             cfg->sink_drop(cfg->ctx, c.v[i].sink);
     }
-    for (unsigned t = 0; t < jobs; t++)
+    for (unsigned t = 0; t < 257; t++)
         tk_image_free(imgs[t]);
     free(c.v);
     if (stats) {
