@@ -818,9 +818,12 @@ int tk_legacy_cmd_decode(int argc, char **argv)
         st = tk_nibble_read_file(in, &t, &diag);
     else
         st = tk_rle_read_file(in, &rp, &pairs, &npairs, &diag);
+    /* a cut file: say so, decode what it holds, and end with status 1 */
+    const bool cut = st == TK_ERR_TRUNCATED && (t.nwords || npairs);
     if (st != TK_OK) {
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(st));
-        goto done;
+        if (!cut)
+            goto done;
     }
     const bool need_elf = o.format == FMT_RLE || (t.params.emit & TK_NIB_BRANCH) || want_listing ||
                           (want_pcs && t.params.compressed);
@@ -893,7 +896,7 @@ int tk_legacy_cmd_decode(int argc, char **argv)
         goto fail;
     if (want_count)
         printf("%" PRIu64 "\n", nins);
-    rc = c.errors ? 1 : 0;
+    rc = c.errors || cut ? 1 : 0;
     goto done;
 fail:
     fprintf(stderr, "tracekit decode: %s: %s\n", in, tk_strerror(st));
@@ -989,19 +992,26 @@ int tk_legacy_cmd_dump(int argc, char **argv)
         size_t n;
         if ((st = tk_rle_read_file(in, &rp, &pairs, &n, &diag)) != TK_OK) {
             fprintf(stderr, "tracekit dump: %s\n", diag.message);
-            return 1;
+            if (st != TK_ERR_TRUNCATED || !n) {
+                free(pairs);
+                return 1;
+            }
         }
         printf("# %zu pairs, TRACEADDR %u bits, TRACERUN %u bits\n", n, rp.xlen - 1, rp.run_bits);
         for (size_t i = 0; i < n; i++)
             printf("%zu addr %" PRIx64 " run %u\n", i, pairs[i].addr, pairs[i].run);
         free(pairs);
-        return 0;
+        return st == TK_OK ? 0 : 1;
     }
     tk_nibble_trace t;
     if ((st = tk_nibble_read_file(in, &t, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit dump: %s\n", diag.message);
-        return 1;
+        if (st != TK_ERR_TRUNCATED || !t.nwords) {
+            tk_nibble_trace_free(&t);
+            return 1;
+        }
     }
+    const tk_status read_st = st;
     printf("# xlen %u, %s PCs, emit 0x%02x, buffer %u words (sync every %u nibbles), %" PRIu64
            " nibbles written%s\n",
            t.params.xlen, t.params.compressed ? "compressed" : "4-byte", t.params.emit,
@@ -1021,5 +1031,5 @@ int tk_legacy_cmd_dump(int argc, char **argv)
                 diag.message[0] ? diag.message : tk_strerror(st));
         return 1;
     }
-    return 0;
+    return read_st == TK_OK ? 0 : 1;
 }

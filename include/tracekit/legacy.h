@@ -129,7 +129,9 @@ typedef struct tk_nibble_trace {
 void tk_nibble_trace_free(tk_nibble_trace *t);
 
 /* The file format (docs/formats.md): a 32-byte header, then the words little-endian.
- * Errors: TK_ERR_IO, TK_ERR_FORMAT, TK_ERR_TRUNCATED (diag says where). */
+ * Errors: TK_ERR_IO, TK_ERR_FORMAT, TK_ERR_TRUNCATED (diag says where). A truncated file of
+ * a buffer that did not wrap still fills *t with its whole words (free it), so the start of
+ * a cut capture decodes; a wrapped one gives nothing. */
 tk_status tk_nibble_write_file(const char *path, const tk_nibble_trace *t, tk_diag *diag);
 tk_status tk_nibble_read_file(const char *path, tk_nibble_trace *t, tk_diag *diag);
 
@@ -245,7 +247,8 @@ void tk_rle_encoder_get_stats(const tk_rle_encoder *e, tk_rle_stats *out);
  * TRACEADDR (address >> 1) in the low bits and TRACERUN above it. */
 tk_status tk_rle_write_file(const char *path, const tk_rle_params *p, const tk_rle_pair *pairs,
                             size_t n, tk_diag *diag);
-/* *pairs is malloc'd. Errors: TK_ERR_IO, TK_ERR_FORMAT, TK_ERR_TRUNCATED. */
+/* *pairs is malloc'd. Errors: TK_ERR_IO, TK_ERR_FORMAT, TK_ERR_TRUNCATED: then *pairs and *n
+ * hold the whole pairs before the cut (free *pairs), diag says where it is. */
 tk_status tk_rle_read_file(const char *path, tk_rle_params *p, tk_rle_pair **pairs, size_t *n,
                            tk_diag *diag);
 

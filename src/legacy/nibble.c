@@ -148,21 +148,28 @@ tk_status tk_nibble_read_file(const char *path, tk_nibble_trace *t, tk_diag *dia
         fclose(f);
         return tk_diag_set(diag, TK_ERR_IO, "%s: cannot seek", path);
     }
+    uint64_t want_read = want;
     if ((uint64_t)(size - here) / 4 < want) {
-        fclose(f);
         tk_status e =
             tk_diag_set(diag, TK_ERR_TRUNCATED, "%s: truncated at byte %ld (%llu words expected)",
                         path, size, (unsigned long long)want);
         if (diag)
             diag->byte_offset = (uint64_t)size;
-        return e;
+        if (t->wrapped) {
+            /* a ring buffer's order needs all of it: nothing can be decoded */
+            fclose(f);
+            return e;
+        }
+        /* an unwrapped buffer fills in order: its whole words are the trace's start */
+        st = e;
+        want_read = (uint64_t)(size - here) / 4;
     }
     if (want > (1ull << 32)) {
         fclose(f);
         return tk_diag_set(diag, TK_ERR_FORMAT, "%s: %llu words is too large", path,
                            (unsigned long long)want);
     }
-    t->words = malloc((size_t)(want ? want : 1) * 4);
+    t->words = malloc((size_t)(want_read ? want_read : 1) * 4);
     uint8_t *raw = malloc(4096);
     if (!t->words || !raw) {
         free(raw);
@@ -170,8 +177,9 @@ tk_status tk_nibble_read_file(const char *path, tk_nibble_trace *t, tk_diag *dia
         tk_nibble_trace_free(t);
         return TK_ERR_NOMEM;
     }
-    for (uint64_t i = 0; i < want;) {
-        size_t chunk = (size_t)((want - i) * 4 < 4096 ? (want - i) * 4 : 4096);
+    uint64_t i = 0;
+    while (i < want_read) {
+        size_t chunk = (size_t)((want_read - i) * 4 < 4096 ? (want_read - i) * 4 : 4096);
         size_t got = fread(raw, 1, chunk, f);
         for (size_t k = 0; k + 4 <= got; k += 4)
             t->words[i++] = get32(raw + k);
@@ -186,9 +194,14 @@ tk_status tk_nibble_read_file(const char *path, tk_nibble_trace *t, tk_diag *dia
     }
     free(raw);
     fclose(f);
-    t->nwords = (size_t)want;
-    if (st != TK_OK)
+    t->nwords = (size_t)i;
+    if (st != TK_OK && t->wrapped) {
         tk_nibble_trace_free(t);
+    } else if (i < want) {
+        /* keep what was read: the nibbles written that the file still holds */
+        if (t->total_nibbles > 8 * (uint64_t)i)
+            t->total_nibbles = 8 * (uint64_t)i;
+    }
     return st;
 }
 

@@ -333,40 +333,32 @@ tk_status tk_rle_read_file(const char *path, tk_rle_params *p, tk_rle_pair **pai
         fclose(f);
         return tk_diag_set(diag, TK_ERR_IO, "%s: cannot seek", path);
     }
-    if ((uint64_t)(size - here) / nb < count) {
-        /* a damaged count must not make us allocate what the file cannot hold */
-        const uint64_t whole = (uint64_t)(size - here) / nb;
-        fclose(f);
-        tk_status st =
-            tk_diag_set(diag, TK_ERR_TRUNCATED, "%s: truncated in pair %llu (byte %llu)", path,
-                        (unsigned long long)whole, (unsigned long long)(HEADER_BYTES + whole * nb));
-        if (diag)
-            diag->byte_offset = HEADER_BYTES + whole * nb;
-        return st;
-    }
-    tk_rle_pair *a = malloc((size_t)(count ? count : 1) * sizeof(*a));
+    /* a cut capture keeps its whole pairs (and a damaged count must not make us allocate what
+     * the file cannot hold) */
+    const uint64_t whole = (uint64_t)(size - here) / nb;
+    const uint64_t have = whole < count ? whole : count;
+    tk_rle_pair *a = malloc((size_t)(have ? have : 1) * sizeof(*a));
     if (!a) {
         fclose(f);
         return TK_ERR_NOMEM;
     }
     uint8_t b[16];
-    for (uint64_t i = 0; i < count; i++) {
-        if (fread(b, 1, nb, f) != nb) {
-            fclose(f);
-            free(a);
-            tk_status st =
-                tk_diag_set(diag, TK_ERR_TRUNCATED, "%s: truncated in pair %llu (byte %llu)", path,
-                            (unsigned long long)i, (unsigned long long)(HEADER_BYTES + i * nb));
-            if (diag)
-                diag->byte_offset = HEADER_BYTES + i * nb;
-            return st;
-        }
+    uint64_t i = 0;
+    for (; i < have && fread(b, 1, nb, f) == nb; i++)
         unpack(p, b, &a[i]);
-    }
     fclose(f);
     *pairs = a;
-    *n = (size_t)count;
-    return TK_OK;
+    *n = (size_t)i;
+    if (i == count)
+        return TK_OK;
+    tk_status st = tk_diag_set(diag, TK_ERR_TRUNCATED,
+                               "%s: truncated in pair %llu (byte %llu); the %llu pairs before are "
+                               "kept",
+                               path, (unsigned long long)i,
+                               (unsigned long long)(HEADER_BYTES + i * nb), (unsigned long long)i);
+    if (diag)
+        diag->byte_offset = HEADER_BYTES + i * nb;
+    return st;
 }
 
 /* ---- decoder ---- */

@@ -46,9 +46,21 @@ cmp -s "$w.ref" "$w.et" || fail "decode --trace-format etrace differs"
 echo "PASS: --trace-format etrace"
 
 # bad input
+# a cut file: the message, exit status 1, and the PCs of its whole words are still decoded
+# (the first ones of the full decode)
 head -c 100 "$w.nib" > "$w.cut"
-"$tk" decode --trace-format nibble "$w.cut" -o /dev/null 2> "$w.err" && fail "a cut file decoded"
+"$tk" decode --trace-format nibble --elf "$elf" "$w.nib" -o "$w.full" || fail "decode the whole nibble file"
+"$tk" decode --trace-format nibble --elf "$elf" "$w.cut" -o "$w.part" 2> "$w.err" && fail "a cut file decoded"
 grep -q "truncated at byte 100" "$w.err" || { cat "$w.err"; fail "no truncation message"; }
+[ -s "$w.part" ] || fail "nothing decoded from the cut file"
+head -n "$(wc -l < "$w.part")" "$w.full" | cmp -s - "$w.part" || fail "cut file: PCs differ"
+head -c 1000 "$w.rle" > "$w.rcut"
+"$tk" decode --trace-format rle --elf "$elf" "$w.rle" -o "$w.rfull" || fail "decode rle"
+"$tk" decode --trace-format rle --elf "$elf" "$w.rcut" -o "$w.rpart" 2> "$w.err" && fail "a cut rle decoded"
+grep -q "truncated in pair" "$w.err" || { cat "$w.err"; fail "no rle truncation message"; }
+[ -s "$w.rpart" ] || fail "nothing decoded from the cut rle file"
+head -n "$(wc -l < "$w.rpart")" "$w.rfull" | cmp -s - "$w.rpart" || fail "cut rle file: PCs differ"
+echo "PASS: cut files: $(wc -l < "$w.part") and $(wc -l < "$w.rpart") PCs decoded before the cut"
 "$tk" decode --trace-format rle --elf "$elf" "$w.nib" -o /dev/null 2> "$w.err" && fail "wrong format decoded"
 grep -q "not a tracekit RLE trace" "$w.err" || { cat "$w.err"; fail "no format message"; }
 "$tk" decode --trace-format nibble --elf "$elf" "$w.rle" -o /dev/null 2> "$w.err" && fail "wrong format decoded"

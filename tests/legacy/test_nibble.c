@@ -354,6 +354,7 @@ static void test_rle_file(void **state)
     tk_diag diag;
     tk_diag_clear(&diag);
     assert_int_equal(tk_rle_read_file(path, &q, &back, &n, &diag), TK_ERR_TRUNCATED);
+    free(back);
     remove(path);
 }
 

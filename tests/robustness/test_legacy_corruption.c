@@ -397,6 +397,11 @@ static void test_legacy_truncated_files(void **state)
     assert_int_equal(tk_nibble_read_file(path, &back, &diag), TK_ERR_TRUNCATED);
     assert_true(diag.message[0] != '\0');
     assert_int_equal(diag.byte_offset, (uint64_t)(nib_size - 3));
+    /* the buffer did not wrap: every whole word before the cut is kept, unchanged */
+    assert_int_equal(back.nwords, t->nwords - 1);
+    assert_memory_equal(back.words, t->words, back.nwords * 4);
+    assert_true(back.total_nibbles <= 8 * (uint64_t)back.nwords);
+    tk_nibble_trace_free(&back);
     tk_nibble_encoder_free(ne);
 
     tk_rle_params rp;
@@ -418,9 +423,14 @@ static void test_legacy_truncated_files(void **state)
     tk_diag_clear(&diag);
     assert_int_equal(tk_rle_read_file(path, &rp2, &got, &ngot, &diag), TK_ERR_TRUNCATED);
     assert_true(diag.message[0] != '\0');
-    /* the last, incomplete pair is the one reported */
+    /* the last, incomplete pair is the one reported; the pairs before it are kept */
     assert_int_equal(diag.byte_offset, 32 + (uint64_t)(n - 1) * nb);
-    assert_null(got);
+    assert_int_equal(ngot, n - 1);
+    for (size_t i = 0; i < ngot; i++) {
+        assert_int_equal(got[i].addr, pairs[i].addr);
+        assert_int_equal(got[i].run, pairs[i].run);
+    }
+    free(got);
     tk_rle_encoder_free(re);
     unlink(path);
     program_free(&g);
