@@ -401,8 +401,9 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     if ((st = tk_profile_new(&run->view, &run->profile)) != TK_OK)
         return fail(in, st, NULL, "profile");
 
+    /* r.last zero: the line appears at the first check (after 65536 events), so a terminal
+     * shows it at once however fast the run is, then at most twice a second */
     relay r = {.in = in, .profile = run->profile, .progress = !in->quiet && isatty(2)};
-    clock_gettime(CLOCK_MONOTONIC, &r.last);
     rc = in->trace ? run_trace(in, &p, run, &r)
          : in->sim ? run_sim(in, run, &r)
                    : run_pc_trace(in, run, &r);
