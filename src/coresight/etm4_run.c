@@ -18,21 +18,29 @@ typedef struct runner {
     stream s[128];
 } runner;
 
-static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
+/* The parser of source id, after handing over what the previous source's parser holds
+ * back: parsers in batch mode keep compact packets, and packets and events of different
+ * sources must come out in buffer order, exactly as without batches. NULL: not traced. */
+static tk_status switch_to(runner *r, uint8_t id, tk_etm4_parser **out)
 {
-    runner *r = ctx;
     tk_status st;
+    *out = NULL;
     if (id >= 128 || !r->s[id].parser)
         return TK_OK;
-    /* Parsers in batch mode hold compact packets back: hand them over when the buffer
-     * switches to another source, so that packets and events of different sources come out
-     * in buffer order, exactly as without batches. */
     if (id != r->last_id) {
         if (r->last_id >= 0 && (st = tk_etm4_parser_flush(r->s[r->last_id].parser)))
             return st;
         r->last_id = id;
     }
-    return tk_etm4_parser_data(r->s[id].parser, data, n, index);
+    *out = r->s[id].parser;
+    return TK_OK;
+}
+
+static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
+{
+    tk_etm4_parser *ps;
+    tk_status st = switch_to(ctx, id, &ps);
+    return st || !ps ? st : tk_etm4_parser_data(ps, data, n, index);
 }
 
 static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
@@ -48,16 +56,9 @@ static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
 /* Whole frames of one source joined together (the deformatter's fast path). */
 static tk_status on_frames(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
 {
-    runner *r = ctx;
-    tk_status st;
-    if (id >= 128 || !r->s[id].parser)
-        return TK_OK;
-    if (id != r->last_id) {
-        if (r->last_id >= 0 && (st = tk_etm4_parser_flush(r->s[r->last_id].parser)))
-            return st;
-        r->last_id = id;
-    }
-    return tk_etm4_parser_frames(r->s[id].parser, data, n, index);
+    tk_etm4_parser *ps;
+    tk_status st = switch_to(ctx, id, &ps);
+    return st || !ps ? st : tk_etm4_parser_frames(ps, data, n, index);
 }
 
 /* A framing error loses bytes of unknown sources: every stream hunts for its next A-Sync. */
