@@ -99,65 +99,105 @@ static void *work(void *arg)
     return NULL;
 }
 
-/* ---- cutting ----------------------------------------------------------------------------- */
+/* ---- cutting -----------------------------------------------------------------------------
+ * Incremental: a piece's end is found when a worker takes it (walking one piece of headers,
+ * well under a millisecond), so decoding starts at once instead of after a walk over the
+ * whole trace. Pieces are allocated one by one and never move: workers hold them while the
+ * list grows. */
 
 typedef struct cuts {
-    piece *v;
+    piece **v;
     size_t n, cap;
+    tk_status st; /* TK_ERR_NOMEM if a piece could not be added */
+    const uint8_t *buf;
+    size_t len, piece_bytes;
+    size_t pos, last; /* header walk position; start of the last piece */
+    uint64_t index;   /* packet index at pos */
+    bool complete;    /* every piece is known, the last one's end too */
 } cuts;
 
-static tk_status add_piece(cuts *c, size_t start, uint64_t index)
+static bool add_piece(cuts *c, size_t start, uint64_t index)
 {
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 64;
-        piece *nv = realloc(c->v, cap * sizeof(*nv));
+        piece **nv = realloc(c->v, cap * sizeof(*nv));
         if (!nv)
-            return TK_ERR_NOMEM;
+            return false;
         c->v = nv;
         c->cap = cap;
     }
-    piece *pc = &c->v[c->n++];
-    memset(pc, 0, sizeof(*pc));
+    piece *pc = calloc(1, sizeof(*pc));
+    if (!pc)
+        return false;
     pc->start = start;
     pc->first_index = index;
-    return TK_OK;
+    if (c->n)
+        c->v[c->n - 1]->end = start;
+    c->v[c->n++] = pc;
+    c->last = start;
+    return true;
 }
 
-/* Walk the headers (the scanner's framing rules) and start a piece at the first format 3
- * start or trap packet at least piece_bytes after the previous cut. */
-static tk_status cut(const tk_te_par_config *cfg, const uint8_t *buf, size_t len,
-                     size_t piece_bytes, cuts *c)
+static void cuts_init(cuts *c, const uint8_t *buf, size_t len, size_t piece_bytes)
 {
-    tk_status st = add_piece(c, 0, 0);
-    size_t pos = 0, last = 0, released = 0;
-    uint64_t index = 0;
-    while (st == TK_OK && pos < len) {
-        const uint8_t h = buf[pos];
+    memset(c, 0, sizeof(*c));
+    c->buf = buf;
+    c->len = len;
+    c->piece_bytes = piece_bytes;
+    if (!add_piece(c, 0, 0)) {
+        c->st = TK_ERR_NOMEM;
+        c->complete = true;
+    }
+}
+
+static void cuts_finish(cuts *c)
+{
+    c->complete = true;
+    if (c->n)
+        c->v[c->n - 1]->end = c->len;
+}
+
+/* Walk the headers (the scanner's framing rules) until piece k's end is known: a piece
+ * starts at the first format 3 start or trap packet at least piece_bytes after the previous
+ * cut. */
+static void cut_through(cuts *c, size_t k)
+{
+    if (c->piece_bytes == SIZE_MAX && !c->complete)
+        cuts_finish(c); /* not cut: one piece */
+    while (!c->complete && c->n < k + 2) {
+        if (c->pos >= c->len) {
+            cuts_finish(c);
+            break;
+        }
+        const uint8_t h = c->buf[c->pos];
         const unsigned n = h & 0x1fu;
         if (n == 0) {
-            pos++;
+            c->pos++;
             continue;
         }
-        if (pos + 1 + n > len)
+        if (c->pos + 1 + n > c->len) {
+            cuts_finish(c);
             break;
-        const uint8_t b0 = buf[pos + 1];
+        }
+        const uint8_t b0 = c->buf[c->pos + 1];
         /* te_inst, format 3, subformat 0 (start) or 1 (trap) */
         if ((h & 0xe0u) == (TK_ENCAP_FLOW_TE_INST << 5) && (b0 & 3u) == 3u &&
-            ((b0 >> 2) & 3u) <= 1u && pos - last >= piece_bytes) {
-            st = add_piece(c, pos, index);
-            last = pos;
+            ((b0 >> 2) & 3u) <= 1u && c->pos - c->last >= c->piece_bytes &&
+            !add_piece(c, c->pos, c->index)) {
+            c->st = TK_ERR_NOMEM;
+            cuts_finish(c);
+            break;
         }
-        pos += 1 + n;
-        index++;
-        if (cfg->release && pos - released >= RELEASE_STEP) {
-            /* resident memory must not reach the trace's size, even for a moment */
-            cfg->release(cfg->ctx, pos);
-            released = pos;
-        }
+        c->pos += 1 + n;
+        c->index++;
     }
-    for (size_t i = 0; st == TK_OK && i < c->n; i++)
-        c->v[i].end = i + 1 < c->n ? c->v[i + 1].start : len;
-    return st;
+}
+
+static void cuts_free(cuts *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->v[i]);
+    free(c->v);
 }
 
 /* ---- stitching --------------------------------------------------------------------------- */
@@ -329,11 +369,14 @@ static void *pool_loop(void *arg)
     sched *s = pw->s;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->stop && s->next < s->c->n && s->next >= s->limit)
+        while (!s->stop && s->next >= s->limit)
             pthread_cond_wait(&s->cv, &s->mu);
-        if (s->stop || s->next >= s->c->n)
+        if (s->stop)
             break;
-        piece *pc = &s->c->v[s->next++];
+        cut_through(s->c, s->next);
+        if (s->next >= s->c->n)
+            break;
+        piece *pc = s->c->v[s->next++];
         pthread_mutex_unlock(&s->mu);
         worker w = pw->w;
         w.pc = pc;
@@ -375,22 +418,22 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
         !cfg->sink_done || !cfg->sink_drop)
         return TK_ERR_INVALID;
     const unsigned jobs = cfg->jobs > 256 ? 256 : cfg->jobs;
-    cuts c = {0};
     tk_status st = TK_OK;
     /* only the 2.0 layout is cut (the sync test reads its format 3 bits); others are one
      * piece */
-    st = cut(cfg, buf, len,
-             p->spec == TK_TE_SPEC_2_0 ? (cfg->piece_bytes ? cfg->piece_bytes : DEFAULT_PIECE)
-                                       : SIZE_MAX,
-             &c);
-    const unsigned nthreads = c.n > 1 && jobs > 1 ? (jobs < c.n ? jobs : (unsigned)c.n) : 0;
+    const size_t piece_bytes = p->spec == TK_TE_SPEC_2_0
+                                   ? (cfg->piece_bytes ? cfg->piece_bytes : DEFAULT_PIECE)
+                                   : SIZE_MAX;
+    cuts c;
+    cuts_init(&c, buf, len, piece_bytes);
+    const bool several = piece_bytes != SIZE_MAX && len > piece_bytes;
+    const unsigned nthreads = several && jobs > 1 ? jobs : 0;
     tk_image *imgs[257] = {0}; /* one per worker, then the stitching thread's */
     pool_worker pws[256];
     pthread_t th[256];
     for (unsigned t = 0; st == TK_OK && t < (nthreads ? nthreads + 1 : 1); t++)
         st = cfg->open_image(cfg->ctx, &imgs[t]);
     run r = {.p = p, .cfg = cfg, .buf = buf, .st = {.size = sizeof(r.st)}};
-    r.st.pieces = c.n;
     sched sc = {.c = &c, .limit = 4 * (size_t)(nthreads ? nthreads : 1)};
     unsigned started = 0;
     const bool pooled = st == TK_OK && nthreads;
@@ -405,17 +448,32 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
         }
     }
     tk_image *stitch_img = started ? imgs[nthreads] : NULL;
-    for (size_t k = 0; st == TK_OK && k < c.n; k++) {
-        piece *pc = &c.v[k];
+    for (size_t k = 0; st == TK_OK; k++) {
+        piece *pc = NULL;
+        size_t next_start = 0;
         if (started) {
             pthread_mutex_lock(&sc.mu);
-            while (!pc->done)
-                pthread_cond_wait(&sc.cv, &sc.mu);
+            cut_through(&c, k);
+            if (k < c.n) {
+                pc = c.v[k];
+                while (!pc->done)
+                    pthread_cond_wait(&sc.cv, &sc.mu);
+                next_start = k + 1 < c.n ? c.v[k + 1]->start : 0;
+            }
             pthread_mutex_unlock(&sc.mu);
         } else {
             /* serially (one job, one piece, or no thread could be started) */
-            worker w = {.p = p, .cfg = cfg, .buf = buf, .img = imgs[0], .pc = pc};
-            work(&w);
+            cut_through(&c, k);
+            if (k < c.n) {
+                pc = c.v[k];
+                worker w = {.p = p, .cfg = cfg, .buf = buf, .img = imgs[0], .pc = pc};
+                work(&w);
+                next_start = k + 1 < c.n ? c.v[k + 1]->start : 0;
+            }
+        }
+        if (!pc) {
+            st = c.st;
+            break;
         }
         st = take_piece(&r, pc, stitch_img);
         if (st == TK_OK && started) {
@@ -425,8 +483,8 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
             pthread_mutex_unlock(&sc.mu);
         }
         /* every piece before the next one is done: its pages may go */
-        if (cfg->release && st == TK_OK && k + 1 < c.n)
-            cfg->release(cfg->ctx, c.v[k + 1].start);
+        if (cfg->release && st == TK_OK && next_start)
+            cfg->release(cfg->ctx, next_start);
     }
     if (started) {
         pthread_mutex_lock(&sc.mu);
@@ -440,6 +498,7 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
         pthread_cond_destroy(&sc.cv);
         pthread_mutex_destroy(&sc.mu);
     }
+    r.st.pieces = c.n;
     if (st == TK_OK && r.prev) {
         st = tk_te_decoder_finish(r.prev);
         if (st == TK_OK)
@@ -448,13 +507,13 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
     }
     tk_te_decoder_free(r.prev);
     for (size_t i = 0; i < c.n; i++) {
-        tk_te_decoder_free(c.v[i].dec);
-        if (c.v[i].sink)
-            cfg->sink_drop(cfg->ctx, c.v[i].sink);
+        tk_te_decoder_free(c.v[i]->dec);
+        if (c.v[i]->sink)
+            cfg->sink_drop(cfg->ctx, c.v[i]->sink);
     }
     for (unsigned t = 0; t < 257; t++)
         tk_image_free(imgs[t]);
-    free(c.v);
+    cuts_free(&c);
     if (stats) {
         size_t n = stats->size && stats->size < sizeof(r.st) ? stats->size : sizeof(r.st);
         memcpy(stats, &r.st, n);
