@@ -21,7 +21,7 @@ static tk_status ctx_child(tk_profile *p, uint32_t parent, uint32_t func, uint32
 {
     uint32_t idx = (uint32_t)p->nctxs;
     int inserted = 0;
-    tk_status st = tk_pair_map_put(&p->ctx_map, parent, func, &idx, &inserted);
+    tk_status st = cached_put(&p->ctx_map, p->ctx_cache, parent, func, &idx, &inserted);
     if (st != TK_OK)
         return st;
     if (inserted) {
@@ -63,7 +63,7 @@ static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t
         return st;
     uint32_t ci = (uint32_t)p->ncalls;
     int inserted = 0;
-    if ((st = tk_pair_map_put(&p->call_map, site, func, &ci, &inserted)) != TK_OK)
+    if ((st = cached_put(&p->call_map, p->call_cache, site, func, &ci, &inserted)) != TK_OK)
         return st;
     if (inserted) {
         if ((st = TK_GROW(p->calls, p->ncalls, p->cap_calls, p->ncalls + 1)) != TK_OK ||

@@ -18,15 +18,17 @@ tk_status tk_profile_new(const tk_code_view *code, tk_profile **out)
     if (!p)
         return TK_ERR_NOMEM;
     p->code = *code;
-    p->range_cache = malloc(3 * PROF_PAIR_CACHE_SLOTS * sizeof(*p->range_cache));
+    p->range_cache = malloc(5 * PROF_PAIR_CACHE_SLOTS * sizeof(*p->range_cache));
     if (!p->range_cache) {
         free(p);
         return TK_ERR_NOMEM;
     }
-    for (size_t i = 0; i < 3 * PROF_PAIR_CACHE_SLOTS; i++)
+    for (size_t i = 0; i < 5 * PROF_PAIR_CACHE_SLOTS; i++)
         p->range_cache[i].value = TK_PAIR_NONE;
     p->edge_cache = p->range_cache + PROF_PAIR_CACHE_SLOTS;
     p->run_cache = p->edge_cache + PROF_PAIR_CACHE_SLOTS;
+    p->ctx_cache = p->run_cache + PROF_PAIR_CACHE_SLOTS;
+    p->call_cache = p->ctx_cache + PROF_PAIR_CACHE_SLOTS;
     tk_pair_map_init(&p->range_map);
     tk_pair_map_init(&p->func_map);
     tk_pair_map_init(&p->call_map);
@@ -41,7 +43,7 @@ void tk_profile_free(tk_profile *p)
 {
     if (!p)
         return;
-    free(p->range_cache); /* the three caches are one allocation */
+    free(p->range_cache); /* the five caches are one allocation */
     free(p->ranges);
     free(p->pieces);
     free(p->inner_branches);
@@ -90,29 +92,6 @@ tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *en
     if (entry)
         *entry = sym && off == 0;
     return TK_OK;
-}
-
-static inline prof_pair_cache *cache_slot(prof_pair_cache *c, uint64_t a, uint64_t b)
-{
-    const uint64_t h = (a ^ (b << 7) ^ (b >> 9)) * 0x9e3779b97f4a7c15ull;
-    return &c[(h >> 40) & (PROF_PAIR_CACHE_SLOTS - 1)];
-}
-
-/* tk_pair_map_put with a direct-mapped cache in front: values never change once stored, so
- * a cached (a, b) is the map's answer. */
-static inline tk_status cached_put(tk_pair_map *m, prof_pair_cache *c, uint64_t a, uint64_t b,
-                                   uint32_t *value, int *inserted)
-{
-    prof_pair_cache *slot = cache_slot(c, a, b);
-    if (slot->value != TK_PAIR_NONE && slot->a == a && slot->b == b) {
-        *value = slot->value;
-        *inserted = 0;
-        return TK_OK;
-    }
-    tk_status st = tk_pair_map_put(m, a, b, value, inserted);
-    if (st == TK_OK)
-        *slot = (prof_pair_cache){.a = a, .b = b, .value = *value};
-    return st;
 }
 
 static tk_status add_piece(tk_profile *p, uint64_t first, uint32_t func)

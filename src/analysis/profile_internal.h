@@ -74,6 +74,8 @@ struct tk_profile {
     prof_pair_cache *range_cache; /* PROF_PAIR_CACHE_SLOTS each, in front of the maps */
     prof_pair_cache *edge_cache;
     prof_pair_cache *run_cache;
+    prof_pair_cache *ctx_cache;  /* in front of ctx_map (call_stack.c) */
+    prof_pair_cache *call_cache; /* in front of call_map */
     prof_piece *pieces;
     size_t npieces, cap_pieces;
     uint64_t *inner_branches; /* addresses of conditional branches inside ranges */
@@ -153,5 +155,28 @@ bool tk_prof_func_known(const tk_profile *p, uint32_t func);
 extern const char tk_prof_unknown_name[];
 /* Write formatted text; returns TK_ERR_IO once any write fails. */
 tk_status tk_out_status(FILE *out);
+
+static inline prof_pair_cache *cache_slot(prof_pair_cache *c, uint64_t a, uint64_t b)
+{
+    const uint64_t h = (a ^ (b << 7) ^ (b >> 9)) * 0x9e3779b97f4a7c15ull;
+    return &c[(h >> 40) & (PROF_PAIR_CACHE_SLOTS - 1)];
+}
+
+/* tk_pair_map_put with a direct-mapped cache in front: values never change once stored, so
+ * a cached (a, b) is the map's answer. */
+static inline tk_status cached_put(tk_pair_map *m, prof_pair_cache *c, uint64_t a, uint64_t b,
+                                   uint32_t *value, int *inserted)
+{
+    prof_pair_cache *slot = cache_slot(c, a, b);
+    if (slot->value != TK_PAIR_NONE && slot->a == a && slot->b == b) {
+        *value = slot->value;
+        *inserted = 0;
+        return TK_OK;
+    }
+    tk_status st = tk_pair_map_put(m, a, b, value, inserted);
+    if (st == TK_OK)
+        *slot = (prof_pair_cache){.a = a, .b = b, .value = *value};
+    return st;
+}
 
 #endif
