@@ -14,6 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "tracekit/image.h"
+#include "tracekit/te_decoder.h"
 #include "tracekit/te_params.h"
 
 /* Abort (a libFuzzer "crash") when a property every input must satisfy does not hold. */
@@ -170,6 +172,21 @@ static inline int tk_fuzz_memfile(const uint8_t *data, size_t n, char *path, siz
     }
     snprintf(path, cap, "/proc/self/fd/%d", fd);
     return fd;
+}
+
+/* The program the decoder targets decode against (dhrystone from the shared test data, with
+ * spike's reset code), for LLVMFuzzerInitialize; NULL after printing why. */
+static inline tk_image *tk_fuzz_dhrystone_image(const char *who)
+{
+    tk_image *img = NULL;
+    tk_diag diag;
+    tk_diag_clear(&diag);
+    if (tk_image_open_elf(TK_TESTDATA "/riscv-ref/dhrystone.riscv", &img, &diag) != TK_OK) {
+        fprintf(stderr, "%s: %s\n", who, diag.message);
+        return NULL;
+    }
+    (void)tk_te_add_spike_reset_code(img, false);
+    return img;
 }
 
 #endif

@@ -21,13 +21,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    tk_diag diag;
-    tk_diag_clear(&diag);
-    if (tk_image_open_elf(TK_TESTDATA "/riscv-ref/dhrystone.riscv", &image, &diag) != TK_OK) {
-        fprintf(stderr, "fuzz_legacy: %s\n", diag.message);
-        return 0;
-    }
-    (void)tk_te_add_spike_reset_code(image, false);
+    image = tk_fuzz_dhrystone_image("fuzz_legacy");
     return 0;
 }
 
