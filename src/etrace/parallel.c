@@ -12,7 +12,7 @@
 #include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
 
-enum { DEFAULT_PIECE = 1u << 20, BATCH = 64, RELEASE_STEP = 8u << 20 };
+enum { DEFAULT_PIECE = 1u << 20 };
 
 typedef struct piece {
     size_t start, end;    /* byte range; start is a sync packet (or 0) */
@@ -449,27 +449,20 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
     }
     tk_image *stitch_img = started ? imgs[nthreads] : NULL;
     for (size_t k = 0; st == TK_OK; k++) {
-        piece *pc = NULL;
-        size_t next_start = 0;
-        if (started) {
+        /* the cuts grow under the lock while workers run; serially nothing else touches them */
+        if (started)
             pthread_mutex_lock(&sc.mu);
-            cut_through(&c, k);
-            if (k < c.n) {
-                pc = c.v[k];
-                while (!pc->done)
-                    pthread_cond_wait(&sc.cv, &sc.mu);
-                next_start = k + 1 < c.n ? c.v[k + 1]->start : 0;
-            }
+        cut_through(&c, k);
+        piece *pc = k < c.n ? c.v[k] : NULL;
+        const size_t next_start = k + 1 < c.n ? c.v[k + 1]->start : 0;
+        while (started && pc && !pc->done)
+            pthread_cond_wait(&sc.cv, &sc.mu);
+        if (started)
             pthread_mutex_unlock(&sc.mu);
-        } else {
+        if (pc && !started) {
             /* serially (one job, one piece, or no thread could be started) */
-            cut_through(&c, k);
-            if (k < c.n) {
-                pc = c.v[k];
-                worker w = {.p = p, .cfg = cfg, .buf = buf, .img = imgs[0], .pc = pc};
-                work(&w);
-                next_start = k + 1 < c.n ? c.v[k + 1]->start : 0;
-            }
+            worker w = {.p = p, .cfg = cfg, .buf = buf, .img = imgs[0], .pc = pc};
+            work(&w);
         }
         if (!pc) {
             st = c.st;
