@@ -447,7 +447,8 @@ static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
         s->cap = cap;
     }
     size_t n = 0;
-    tk_status st = tk_te_packet_encode_layout(s->l, pkt, s->buf + s->len + 1, TK_TE_MAX_PAYLOAD, &n);
+    tk_status st =
+        tk_te_packet_encode_layout(s->l, pkt, s->buf + s->len + 1, TK_TE_MAX_PAYLOAD, &n);
     if (st != TK_OK)
         return st;
     if (n > TK_ENCAP_MAX_LENGTH)
