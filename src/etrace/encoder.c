@@ -12,6 +12,12 @@
 #include "etrace/modes.h"
 #include "tracekit/te_encoder.h"
 
+#if defined(__GNUC__)
+#define TE_NOINLINE __attribute__((noinline))
+#else
+#define TE_NOINLINE
+#endif
+
 /* One instruction as the algorithm sees it. */
 typedef struct te_step {
     uint64_t addr;
@@ -78,6 +84,11 @@ struct tk_te_encoder {
     bool modes_off; /* none of implicit return, branch prediction, jump target cache runs */
     bool sijump_on; /* p.o.sijump */
     uint8_t itype_class[256]; /* IT_* bits per itype value, for the fast path */
+    /* run_plain(), by itype | ilastsize << 8 (ilastsize <= 3): the iretire of a block of one
+     * instruction (1 << ilastsize) if the itype is plain (IT_FAST, not IT_UPDISCON), else a
+     * value no iretire has; and the itype's IT_* bits */
+    uint64_t plain_iretire[1024];
+    uint8_t plain_class[1024];
     /* implicit return (spec-faithful mode only; the reference model has none) */
     bool ir_on;
     bool ir_before_sync; /* the current packet reports the instruction before a format 3 */
@@ -168,6 +179,12 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
                       ((e->updiscon_set >> t) & 1u ? IT_UPDISCON : 0) |
                       (t == TK_ITYPE_NOT_TAKEN || t == TK_ITYPE_TAKEN ? IT_BRANCH : 0) |
                       (t == TK_ITYPE_NOT_TAKEN ? IT_NOT_TAKEN : 0));
+    for (unsigned k = 0; k < 1024; k++) {
+        const unsigned cls = e->itype_class[k & 0xff];
+        const bool plain = (cls & IT_FAST) && !(cls & IT_UPDISCON);
+        e->plain_iretire[k] = plain ? 1u << (k >> 8) : (uint64_t)1 << 32;
+        e->plain_class[k] = (uint8_t)cls;
+    }
     e->trace_on = e->o.start_qualified;
     e->prev = &e->ring[0];
     e->curr = &e->ring[1];
@@ -789,16 +806,18 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
  * makes curr the previous instruction and next the current one. For a cycle of the chart to
  * be quiet (quiet_cycle()), the previous instruction must be traced, neither a trap nor an
  * uninferable discontinuity, the current one traced, no trap and no notification, both in
- * one privilege and context, and the resync timer below its maximum; with tracing on, the
- * fast path need only check the new block and whether the branch map has room for the
- * current instruction. A current instruction inside a multi-instruction block (addr_known
- * false) has no cycle of its own and is quiet under the same conditions. Packets come only
- * from the general path, so the timer cannot change on the fast one. */
+ * one privilege and context, and the resync timer below its maximum (at it, a cycle with an
+ * empty map is quiet too: init_flags() finds nothing to send); with tracing on, the fast
+ * path need only check the new block, whether the branch map has room for the current
+ * instruction and, at the resync maximum, whether the map stays empty. A current instruction inside
+ * a multi-instruction block (addr_known false) has no cycle of its own and is quiet under the same
+ * conditions. Packets come only from the general path, so the timer cannot change on the fast one.
+ */
 static void update_steady(tk_te_encoder *e)
 {
     const te_step *c = e->curr, *n = e->next;
     e->steady = !e->o.general_path_only & e->modes_off & !e->lost_pending & !e->force_sync &
-                !e->finished & e->started & e->trace_on & (e->resync.count < e->resync.max) &
+                !e->finished & e->started & e->trace_on & (e->resync.count <= e->resync.max) &
                 c->qualified & !c->exc & !c->updiscon & n->qualified & !n->exc & !n->notify &
                 (c->priv == n->priv) & (c->context == n->context);
 }
@@ -884,64 +903,157 @@ static uint64_t bytes_word(uint8_t ilastsize, uint8_t priv, uint8_t trigger, uin
     return block_bytes(&t);
 }
 
-/* push_fast() over a run of cycles of one block each, without writing the pipe for every
- * block: the loop keeps only what the quiet cycles need (the current instruction's branch
- * outcome and updiscon, the privilege and context, the branch map), and the last blocks'
- * steps are written at the end (the pipe holds three steps, a block makes at least one).
- * Returns the number of blocks taken; the block after them needs the general path. */
-static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+/* The innermost loop of run_fast(): blocks of one plain instruction (no trap, not an
+ * uninferable discontinuity, same privilege and context, no trigger, halted or reset), each
+ * completing a quiet cycle of the step before it. *bits and *count hold the branch map
+ * including the newest step's branch; the loop stops before a block whose predecessor's
+ * cycle would find the map full. Returns the number of blocks taken. */
+static TE_NOINLINE size_t run_plain(const tk_te_encoder *e, const tk_te_block *b, size_t n,
+                                    uint64_t want, uint64_t context, uint32_t *bits,
+                                    unsigned *count)
 {
+    const uint64_t mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
+    uint32_t m = *bits;
+    unsigned c = *count;
+    size_t i = 0;
+    if (c >= TK_TE_MAX_BRANCHES)
+        return 0;
+    for (; i < n; i++, b++) {
+        const uint64_t w = block_bytes(b);
+        if ((w & mask) != want || b->context != context)
+            break;
+        /* itype | ilastsize << 8, with ilastsize <= 3 (checked by the mask) */
+        const unsigned k = b->itype | (unsigned)b->ilastsize << 8;
+        if ((uint64_t)b->iretire != e->plain_iretire[k])
+            break;
+        if (e->plain_class[k] & IT_BRANCH) {
+            m |= (uint32_t)((e->plain_class[k] / IT_NOT_TAKEN) & 1u) << c;
+            if (++c >= TK_TE_MAX_BRANCHES) {
+                i++;
+                break;
+            }
+        }
+    }
+    *bits = m;
+    *count = c;
+    return i;
+}
+
+/* The packet of the cycle after an uninferable discontinuity, for run_fast(): the cycle of
+ * its target b (a traced block of one instruction whose successor is plain, in the same
+ * privilege and context) reports b's address with the branches up to and including b's
+ * (exampleAlgorithm "prev_updiscon"); updiscon is set when the resync timer is at its maximum
+ * (a format 3 comes next). What encode() and send_branch() do for that cycle. */
+static TE_NOINLINE tk_status report_target(tk_te_encoder *e, const tk_te_block *b, uint32_t bits,
+                                           unsigned count, bool at_max)
+{
+    const te_step s = {.addr = tk_te_block_last_addr(b)};
+    e->map.bits = bits;
+    e->map.count = (uint8_t)count;
+    e->trap_reported = false;
+    e->flags.notify = false;
+    e->flags.updiscon = at_max;
+    e->flags_valid = true;
+    return send_branch(e, &s, true);
+}
+
+/* A run of cycles of one block each while the pipe is steady, without writing the pipe for
+ * every block: the loop keeps what the cycles need (the map of the branches up to and
+ * including the newest block's, whether the newest block is an updiscon or the target of
+ * one, the resync timer) and writes the last blocks' steps at the end (the pipe holds three
+ * steps, a block makes at least one). Each block taken completes the cycle of the newest
+ * step before it, as push_block() would: a quiet cycle (quiet_cycle(); at the resync
+ * maximum only while the map is empty: no branch to flush), or the cycle of an updiscon's
+ * target, which sends its address (report_target()). The innermost loop takes plain blocks
+ * of one instruction that are not uninferable discontinuities; the rest goes through the
+ * checks of the second half. Returns the number of blocks taken (*st: the callback's error,
+ * if any; the block whose cycle failed is taken, as on the general path); the block after
+ * them needs the general path. */
+static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk_status *st)
+{
+    *st = TK_OK;
     if (!e->steady || n == 0)
         return 0;
-    const te_step *c = e->next; /* last step of a block: its address is known */
-    const uint64_t context = c->context;
+    const te_step *x = e->next; /* the newest step: the last of a block, address known */
+    const uint64_t context = x->context;
     /* one compare for: ilastsize <= 3, the privilege unchanged, no trigger, halted, reset */
     const uint64_t mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
-    const uint64_t want = bytes_word(0, c->priv, 0, 0, 0);
-    const bool sijump_on = e->sijump_on;
-    unsigned c_cls = e->itype_class[c->itype];
-    bool c_upd = c->updiscon, steady = true;
-    uint32_t bits = e->map.bits;
-    unsigned count = e->map.count;
+    const uint64_t want = bytes_word(0, x->priv, 0, 0, 0);
+    const uint64_t rmax = e->resync.max;
+    uint64_t rc = e->resync.count;
+    /* the map including the newest step's branch (taken out again at the end) */
+    const unsigned x_cls = e->itype_class[x->itype];
+    uint32_t bits = e->map.bits | ((x_cls / IT_NOT_TAKEN) & 1u) << e->map.count;
+    unsigned count = e->map.count + ((x_cls / IT_BRANCH) & 1u);
+    bool x_upd = x->updiscon; /* the newest step is an updiscon */
+    bool x_target = false;    /* its predecessor is (steady: the current step is none) */
+    bool slow = x_upd || rc >= rmax;
     size_t i = 0;
     while (i < n) {
+        if (!slow) {
+            i += run_plain(e, blocks + i, n - i, want, context, &bits, &count);
+            if (i == n)
+                break;
+        }
+        /* the general checks: a block of several instructions, an updiscon or its target,
+         * the resync timer at its maximum */
         const tk_te_block *b = &blocks[i];
         if ((block_bytes(b) & mask) != want || b->context != context)
             break;
-        const unsigned cls = e->itype_class[b->itype];
-        if (!(cls & IT_FAST))
+        const unsigned t = e->itype_class[b->itype];
+        if (!(t & IT_FAST))
             break;
         const uint32_t last_hw = 1u << (b->ilastsize & 3u);
+        if (b->iretire < last_hw)
+            break;
         const bool multi = b->iretire != last_hw;
-        /* a block of several instructions: its first one's cycle has c as the previous
-         * instruction, which must not be an updiscon */
-        if (multi && (b->iretire < last_hw || c_upd))
+        /* a block of several instructions: its first one's cycle has the newest step as the
+         * previous instruction, which must not be an updiscon */
+        if (multi && x_upd)
             break;
-        /* a full map after the cycle of c is a packet (rpt_br) */
-        if (count + ((c_cls / IT_BRANCH) & 1u) >= TK_TE_MAX_BRANCHES)
-            break;
-        /* the quiet cycle of c: a branch adds its outcome to the map (branch-free: the
-         * outcomes are not predictable) */
-        bits |= ((c_cls / IT_NOT_TAKEN) & 1u) << count;
-        count += (c_cls / IT_BRANCH) & 1u;
-        i++;
-        /* the next cycle is quiet if its previous instruction is no updiscon (after a block
-         * of several, an itype 0) */
-        if (c_upd && !multi) {
-            steady = false;
+        /* the cycle of the newest step: its packet, or quiet (the map not full; at the
+         * resync maximum only with an empty map, else resync_br) */
+        unsigned count_after = count;
+        uint64_t rc_after = rc;
+        if (x_target) {
+            if (rc > rmax) /* a start packet is due (resync_exceeded) */
+                break;
+            count_after = 0;
+            rc_after = rc + 1;
+        } else if (count >= TK_TE_MAX_BRANCHES || rc > rmax || (rc == rmax && count != 0)) {
             break;
         }
-        c_cls = cls;
-        c_upd = (cls & IT_UPDISCON) && !(sijump_on && b->sijump);
+        /* the first instruction's cycle of several (itype 0): quiet on the same terms */
+        if (multi && (rc_after > rmax || (rc_after == rmax && count_after != 0)))
+            break;
+        if (x_target) {
+            *st = report_target(e, b - 1, bits, count, rc == rmax);
+            rc = e->resync.count;
+            bits = 0;
+            count = 0;
+            if (*st != TK_OK) {
+                i++;
+                break;
+            }
+        }
+        bits |= ((t / IT_NOT_TAKEN) & 1u) << count;
+        count += (t / IT_BRANCH) & 1u;
+        x_target = x_upd; /* (false after a block of several: its last step follows an itype 0) */
+        x_upd = (t & IT_UPDISCON) && !(b->sijump && e->sijump_on);
+        slow = x_upd || x_target || rc >= rmax;
+        i++;
     }
     if (i == 0)
         return 0;
-    e->map.bits = bits;
+    /* the newest step's branch is not in the pipe's map yet */
+    const unsigned last_cls = e->itype_class[blocks[i - 1].itype];
+    count -= (last_cls / IT_BRANCH) & 1u;
+    e->map.bits = bits & ~((uint32_t)((last_cls / IT_BRANCH) & 1u) << count);
     e->map.count = (uint8_t)count;
     e->flags_valid = false;
-    e->steady = steady;
     for (size_t k = i > 3 ? i - 3 : 0; k < i; k++)
         store_block(e, &blocks[k]);
+    update_steady(e);
     return i;
 }
 
@@ -955,9 +1067,11 @@ static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
     const unsigned cls = e->itype_class[b->itype], ils = b->ilastsize;
     /* a full map after the cycle of c is a packet (rpt_br) */
     const unsigned c_branch = (e->itype_class[c->itype] / IT_BRANCH) & 1u;
+    /* at the resync maximum, a cycle is quiet only with an empty map (else resync_br) */
+    const unsigned count = e->map.count + c_branch;
     if (!(e->steady & (cls & IT_FAST) & (ils <= 3) & !(b->trigger | b->halted | b->reset) &
-          (b->priv == c->priv) & (b->context == c->context) &
-          (e->map.count + c_branch < TK_TE_MAX_BRANCHES)))
+          (b->priv == c->priv) & (b->context == c->context) & (count < TK_TE_MAX_BRANCHES) &
+          ((e->resync.count < e->resync.max) | (count == 0))))
         return false;
     const uint32_t last_hw = 1u << ils;
     const uint8_t size = (uint8_t)(2u << ils);
@@ -978,12 +1092,6 @@ static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
     e->steady = true; /* the step before the last is an itype 0 in the same context */
     return true;
 }
-
-#if defined(__GNUC__)
-#define TE_NOINLINE __attribute__((noinline))
-#else
-#define TE_NOINLINE
-#endif
 
 /* The general path (not inlined: the fast path's caller stays lean, with a tail call). */
 static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
@@ -1007,8 +1115,8 @@ tk_status tk_te_encoder_push_run(tk_te_encoder *e, const tk_te_block *blocks, si
     tk_status st = start(e);
     size_t i = 0;
     while (st == TK_OK && i < n) {
-        i += run_fast(e, blocks + i, n - i);
-        if (i < n) {
+        i += run_fast(e, blocks + i, n - i, &st);
+        if (st == TK_OK && i < n) {
             st = push_block(e, &blocks[i++]);
             update_steady(e);
         }
