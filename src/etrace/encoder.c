@@ -51,6 +51,8 @@ typedef struct te_flags {
 /* Classes of itype values for the fast path (tk_te_encoder.itype_class); values above 15
  * have none and take the general path, which rejects them. */
 enum { IT_FAST = 1, IT_UPDISCON = 2, IT_BRANCH = 4, IT_NOT_TAKEN = 8 };
+/* In run_plain()'s tables: the block needs more than a branch map update. */
+enum { IT_SLOW = 16 };
 
 /* Why a packet went out for the current instruction (for ended_rep / ended_ntr). */
 enum te_reason { R_NONE, R_SYNC, R_UPDISCON, R_OTHER };
@@ -85,10 +87,11 @@ struct tk_te_encoder {
     bool sijump_on; /* p.o.sijump */
     uint8_t itype_class[256]; /* IT_* bits per itype value, for the fast path */
     /* run_plain(), by itype | ilastsize << 8 (ilastsize <= 3): the iretire of a block of one
-     * instruction (1 << ilastsize) if the itype is plain (IT_FAST, not IT_UPDISCON), else a
-     * value no iretire has; and the itype's IT_* bits */
+     * instruction (1 << ilastsize) if the itype is no trap (IT_FAST), else a value no iretire
+     * has; and the itype's IT_* bits, with IT_SLOW for an updiscon ([0]: the newest step is
+     * neither an updiscon nor the target of one) or for all ([1]: it is) */
     uint64_t plain_iretire[1024];
-    uint8_t plain_class[1024];
+    uint8_t plain_class[2][1024];
     /* implicit return (spec-faithful mode only; the reference model has none) */
     bool ir_on;
     bool ir_before_sync; /* the current packet reports the instruction before a format 3 */
@@ -181,9 +184,10 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
                       (t == TK_ITYPE_NOT_TAKEN ? IT_NOT_TAKEN : 0));
     for (unsigned k = 0; k < 1024; k++) {
         const unsigned cls = e->itype_class[k & 0xff];
-        const bool plain = (cls & IT_FAST) && !(cls & IT_UPDISCON);
+        const bool plain = cls & IT_FAST;
         e->plain_iretire[k] = plain ? 1u << (k >> 8) : (uint64_t)1 << 32;
-        e->plain_class[k] = (uint8_t)cls;
+        e->plain_class[0][k] = (uint8_t)(cls | (cls & IT_UPDISCON ? IT_SLOW : 0));
+        e->plain_class[1][k] = (uint8_t)(cls | IT_SLOW);
     }
     e->trace_on = e->o.start_qualified;
     e->prev = &e->ring[0];
@@ -903,42 +907,6 @@ static uint64_t bytes_word(uint8_t ilastsize, uint8_t priv, uint8_t trigger, uin
     return block_bytes(&t);
 }
 
-/* The innermost loop of run_fast(): blocks of one plain instruction (no trap, not an
- * uninferable discontinuity, same privilege and context, no trigger, halted or reset), each
- * completing a quiet cycle of the step before it. *bits and *count hold the branch map
- * including the newest step's branch; the loop stops before a block whose predecessor's
- * cycle would find the map full. Returns the number of blocks taken. */
-static TE_NOINLINE size_t run_plain(const tk_te_encoder *e, const tk_te_block *b, size_t n,
-                                    uint64_t want, uint64_t context, uint32_t *bits,
-                                    unsigned *count)
-{
-    const uint64_t mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
-    uint32_t m = *bits;
-    unsigned c = *count;
-    size_t i = 0;
-    if (c >= TK_TE_MAX_BRANCHES)
-        return 0;
-    for (; i < n; i++, b++) {
-        const uint64_t w = block_bytes(b);
-        if ((w & mask) != want || b->context != context)
-            break;
-        /* itype | ilastsize << 8, with ilastsize <= 3 (checked by the mask) */
-        const unsigned k = b->itype | (unsigned)b->ilastsize << 8;
-        if ((uint64_t)b->iretire != e->plain_iretire[k])
-            break;
-        if (e->plain_class[k] & IT_BRANCH) {
-            m |= (uint32_t)((e->plain_class[k] / IT_NOT_TAKEN) & 1u) << c;
-            if (++c >= TK_TE_MAX_BRANCHES) {
-                i++;
-                break;
-            }
-        }
-    }
-    *bits = m;
-    *count = c;
-    return i;
-}
-
 /* The packet of the cycle after an uninferable discontinuity, for run_fast(): the cycle of
  * its target b (a traced block of one instruction whose successor is plain, in the same
  * privilege and context) reports b's address with the branches up to and including b's
@@ -957,6 +925,70 @@ static TE_NOINLINE tk_status report_target(tk_te_encoder *e, const tk_te_block *
     return send_branch(e, &s, true);
 }
 
+/* run_fast()'s state of the newest step: an updiscon, the target of one (its cycle sends
+ * the packet). */
+enum { X_UPD = 1, X_TARGET = 2 };
+
+/* The innermost loop of run_fast(), while the resync timer is below its maximum: blocks of
+ * one instruction without trap (same privilege and context, no trigger, halted or reset),
+ * each completing the cycle of the step before it: quiet, or the packet of an updiscon's
+ * target. *bits and *count hold the branch map including the newest step's branch, *state
+ * the newest step's X_* bits. The loop stops after a block whose predecessor's cycle would
+ * find the map full, or after a packet brings the timer to its maximum. Returns the number
+ * of blocks taken (*st: the callback's error, the block whose cycle failed taken). */
+static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size_t n, uint64_t want,
+                                    uint64_t context, uint32_t *bits, unsigned *count,
+                                    unsigned *state, tk_status *st)
+{
+    const uint64_t mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
+    uint32_t m = *bits;
+    unsigned c = *count, x = *state;
+    const uint8_t *ct = e->plain_class[x != 0];
+    size_t i = 0;
+    if (c >= TK_TE_MAX_BRANCHES)
+        return 0;
+    for (; i < n; i++, b++) {
+        const uint64_t w = block_bytes(b);
+        if ((w & mask) != want || b->context != context)
+            break;
+        /* itype | ilastsize << 8, with ilastsize <= 3 (checked by the mask) */
+        const unsigned k = b->itype | (unsigned)b->ilastsize << 8;
+        if ((uint64_t)b->iretire != e->plain_iretire[k])
+            break;
+        const unsigned cls = ct[k];
+        if (!(cls & (IT_BRANCH | IT_SLOW)))
+            continue;           /* a quiet cycle that leaves the map as it is */
+        if (!(cls & IT_SLOW)) { /* a branch after a quiet cycle */
+            m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c;
+            if (++c >= TK_TE_MAX_BRANCHES) {
+                i++;
+                break;
+            }
+            continue;
+        }
+        bool stop = false;
+        if (x & X_TARGET) {
+            *st = report_target(e, b - 1, m, c, false);
+            m = 0;
+            c = 0;
+            stop = *st != TK_OK || e->resync.count >= e->resync.max;
+        }
+        if (cls & IT_BRANCH)
+            m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c++;
+        x = (x & X_UPD ? X_TARGET : 0) |
+            ((cls & IT_UPDISCON) && !(b->sijump && e->sijump_on) ? X_UPD : 0);
+        ct = e->plain_class[x != 0];
+        if (stop || c >= TK_TE_MAX_BRANCHES) {
+            i++;
+            break;
+        }
+    }
+    *bits = m;
+    *count = c;
+    *state = x;
+    return i;
+}
+
 /* A run of cycles of one block each while the pipe is steady, without writing the pipe for
  * every block: the loop keeps what the cycles need (the map of the branches up to and
  * including the newest block's, whether the newest block is an updiscon or the target of
@@ -964,11 +996,11 @@ static TE_NOINLINE tk_status report_target(tk_te_encoder *e, const tk_te_block *
  * steps, a block makes at least one). Each block taken completes the cycle of the newest
  * step before it, as push_block() would: a quiet cycle (quiet_cycle(); at the resync
  * maximum only while the map is empty: no branch to flush), or the cycle of an updiscon's
- * target, which sends its address (report_target()). The innermost loop takes plain blocks
- * of one instruction that are not uninferable discontinuities; the rest goes through the
- * checks of the second half. Returns the number of blocks taken (*st: the callback's error,
- * if any; the block whose cycle failed is taken, as on the general path); the block after
- * them needs the general path. */
+ * target, which sends its address (report_target()). run_plain() takes the common blocks;
+ * the rest (blocks of several instructions, the resync timer at its maximum) goes through
+ * the checks here. Returns the number of blocks taken (*st: the callback's error, if any;
+ * the block whose cycle failed is taken, as on the general path); the block after them
+ * needs the general path. */
 static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk_status *st)
 {
     *st = TK_OK;
@@ -980,23 +1012,22 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
     const uint64_t mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
     const uint64_t want = bytes_word(0, x->priv, 0, 0, 0);
     const uint64_t rmax = e->resync.max;
-    uint64_t rc = e->resync.count;
     /* the map including the newest step's branch (taken out again at the end) */
     const unsigned x_cls = e->itype_class[x->itype];
     uint32_t bits = e->map.bits | ((x_cls / IT_NOT_TAKEN) & 1u) << e->map.count;
     unsigned count = e->map.count + ((x_cls / IT_BRANCH) & 1u);
-    bool x_upd = x->updiscon; /* the newest step is an updiscon */
-    bool x_target = false;    /* its predecessor is (steady: the current step is none) */
-    bool slow = x_upd || rc >= rmax;
+    /* (steady: the current step is no updiscon, so the newest is no target) */
+    unsigned state = x->updiscon ? X_UPD : 0;
     size_t i = 0;
     while (i < n) {
-        if (!slow) {
-            i += run_plain(e, blocks + i, n - i, want, context, &bits, &count);
-            if (i == n)
+        if (e->resync.count < rmax) {
+            i += run_plain(e, blocks + i, n - i, want, context, &bits, &count, &state, st);
+            if (i == n || *st != TK_OK)
                 break;
         }
-        /* the general checks: a block of several instructions, an updiscon or its target,
-         * the resync timer at its maximum */
+        /* the general checks: a block of several instructions, the resync timer at its
+         * maximum, a full map */
+        const uint64_t rc = e->resync.count;
         const tk_te_block *b = &blocks[i];
         if ((block_bytes(b) & mask) != want || b->context != context)
             break;
@@ -1009,13 +1040,13 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
         const bool multi = b->iretire != last_hw;
         /* a block of several instructions: its first one's cycle has the newest step as the
          * previous instruction, which must not be an updiscon */
-        if (multi && x_upd)
+        if (multi && (state & X_UPD))
             break;
         /* the cycle of the newest step: its packet, or quiet (the map not full; at the
          * resync maximum only with an empty map, else resync_br) */
         unsigned count_after = count;
         uint64_t rc_after = rc;
-        if (x_target) {
+        if (state & X_TARGET) {
             if (rc > rmax) /* a start packet is due (resync_exceeded) */
                 break;
             count_after = 0;
@@ -1026,9 +1057,8 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
         /* the first instruction's cycle of several (itype 0): quiet on the same terms */
         if (multi && (rc_after > rmax || (rc_after == rmax && count_after != 0)))
             break;
-        if (x_target) {
+        if (state & X_TARGET) {
             *st = report_target(e, b - 1, bits, count, rc == rmax);
-            rc = e->resync.count;
             bits = 0;
             count = 0;
             if (*st != TK_OK) {
@@ -1038,9 +1068,9 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
         }
         bits |= ((t / IT_NOT_TAKEN) & 1u) << count;
         count += (t / IT_BRANCH) & 1u;
-        x_target = x_upd; /* (false after a block of several: its last step follows an itype 0) */
-        x_upd = (t & IT_UPDISCON) && !(b->sijump && e->sijump_on);
-        slow = x_upd || x_target || rc >= rmax;
+        /* (after a block of several, the last step follows an itype 0: no target) */
+        state = (state & X_UPD ? X_TARGET : 0) |
+                ((t & IT_UPDISCON) && !(b->sijump && e->sijump_on) ? X_UPD : 0);
         i++;
     }
     if (i == 0)
