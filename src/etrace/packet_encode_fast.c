@@ -26,45 +26,75 @@ static inline void put(u128 *acc, unsigned *pos, uint64_t v, unsigned n, uint64_
     *pos += n;
 }
 
-/* address, notify, updiscon, irreport (each relative to the bit before), irdepth. */
-static inline void put_tail(const tk_te_layout *l, const tk_te_packet *pkt, u128 *acc,
-                            unsigned *pos, uint64_t *bad)
-{
-    put(acc, pos, pkt->address, l->aw, bad);
-    const unsigned msb = l->aw ? (unsigned)(pkt->address >> (l->aw - 1)) & 1u : 0u;
-    const unsigned notify = msb ^ (unsigned)pkt->notify;
-    const unsigned updiscon = notify ^ (unsigned)pkt->updiscon;
-    const unsigned irreport = updiscon ^ (unsigned)pkt->irreport;
-    put(acc, pos, notify | updiscon << 1 | irreport << 2, 3, bad);
-    put(acc, pos, pkt->irdepth, l->d, bad);
-}
-
-/* Sign-based compression (payload.adoc, as tk_bitw_compress): keep the bits up to the
- * highest one that differs from the last, plus one copy of the last, and fill the last byte
- * with copies. Returns the byte count, 0 if cap is too small. */
+/* Sign-based compression (payload.adoc, as tk_bitw_compress) of the pos (1..128) bits of v:
+ * keep the bits up to the highest one that differs from the last, plus one copy of the last,
+ * and fill the last byte with copies. Returns the byte count, 0 if cap is too small. */
 static size_t compress(u128 v, unsigned pos, uint8_t *buf, size_t cap)
 {
-    const u128 ones = ~(u128)0;
-    const unsigned sign = (unsigned)(v >> (pos - 1)) & 1u;
-    /* pos is at most 128: the bits below the last */
-    const u128 diff = (v ^ (sign ? ones : 0)) & (((u128)1 << (pos - 1)) - 1);
-    int hd = -1;
-    const uint64_t hi = (uint64_t)(diff >> 64), lo = (uint64_t)diff;
-    if (hi)
-        hd = 127 - __builtin_clzll(hi);
-    else if (lo)
-        hd = 63 - __builtin_clzll(lo);
-    const unsigned keep = (unsigned)(hd + 2);
+    __extension__ typedef __int128 s128;
+    /* v sign-extended from bit pos - 1: every byte past the kept bits is sign copies */
+    const unsigned sh = 128 - pos;
+    v = (u128)((s128)(v << sh) >> sh);
+    /* the bits that differ from the sign; the highest is the last to keep but one */
+    const uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
+    const uint64_t sign = (uint64_t)((int64_t)hi >> 63);
+    const uint64_t dhi = hi ^ sign, dlo = lo ^ sign;
+    const unsigned keep = dhi   ? 129 - (unsigned)__builtin_clzll(dhi)
+                          : dlo ? 65 - (unsigned)__builtin_clzll(dlo)
+                                : 1;
     const size_t nbytes = (keep + 7) / 8;
     if (nbytes > cap)
         return 0;
-    if (keep < 128) {
-        const u128 high = ones << keep;
-        v = sign ? (v | high) : (v & ~high);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (cap >= 16) { /* two stores; the bytes past the packet are scratch */
+        memcpy(buf, &lo, 8);
+        memcpy(buf + 8, &hi, 8);
+        return nbytes;
     }
-    for (size_t i = 0; i < nbytes; i++)
-        buf[i] = (uint8_t)(v >> (8 * i));
+#endif
+    for (size_t k = 0; k < nbytes; k++) /* little-endian, whatever the host */
+        buf[k] = (uint8_t)((k < 8 ? lo : hi) >> (8 * (k & 7)));
     return nbytes;
+}
+
+/* Formats 1 and 2: [branches, branch_map,] address, notify, updiscon, irreport, irdepth.
+ * branches is the field as sent (0: a full map without address). Returns false (nothing
+ * written) when the codec must decide: a value that does not fit, or more than 128 bits. */
+static bool encode_f12(const tk_te_layout *l, const tk_te_packet *pkt, unsigned branches,
+                       uint8_t *buf, size_t cap, size_t *len, tk_status *st)
+{
+    const unsigned aw = l->aw, d = l->d;
+    u128 v;
+    unsigned pos;
+    if (pkt->format == TK_TE_F2) {
+        v = TK_TE_F2;
+        pos = 2;
+    } else {
+        const unsigned mb = tk_te_map_bits(branches);
+        if (branches > 31 || pkt->branch_map >> mb)
+            return false;
+        v = TK_TE_F1 | branches << 2 | (uint64_t)pkt->branch_map << 7;
+        pos = 7 + mb;
+    }
+    if (pkt->format == TK_TE_F2 || branches) {
+        if (aw == 0 || pos + aw + 3 + d > 128 || 3 + d > 64 || (aw < 64 && pkt->address >> aw) ||
+            (d < 64 && pkt->irdepth >> d))
+            return false;
+        v |= (u128)pkt->address << pos;
+        pos += aw;
+        const unsigned msb = (unsigned)(pkt->address >> (aw - 1)) & 1u;
+        const unsigned notify = msb ^ (unsigned)pkt->notify;
+        const unsigned updiscon = notify ^ (unsigned)pkt->updiscon;
+        const unsigned irreport = updiscon ^ (unsigned)pkt->irreport;
+        const uint64_t tail = notify | updiscon << 1 | irreport << 2 | (d ? pkt->irdepth << 3 : 0);
+        v |= (u128)tail << pos;
+        pos += 3 + d;
+    }
+    const size_t n = compress(v, pos, buf, cap);
+    *st = n ? TK_OK : TK_ERR_OVERFLOW;
+    if (n && len)
+        *len = n;
+    return true;
 }
 
 tk_status tk_te_packet_encode_layout(const tk_te_layout *l, const tk_te_packet *pkt, uint8_t *buf,
@@ -73,41 +103,27 @@ tk_status tk_te_packet_encode_layout(const tk_te_layout *l, const tk_te_packet *
     const tk_te_params *p = l->params;
     if (!l->fast || pkt->format > 3)
         return tk_te_packet_encode(p, pkt, buf, cap, len);
-    u128 acc = pkt->format;
-    unsigned pos = 2;
-    uint64_t bad = 0;
-    switch (pkt->format) {
-    case TK_TE_F2:
-        if (l->aw + 3 + l->d > 126)
-            return tk_te_packet_encode(p, pkt, buf, cap, len);
-        put_tail(l, pkt, &acc, &pos, &bad);
-        break;
-    case TK_TE_F1: {
-        unsigned branches = pkt->branches;
-        if (branches == 31 && !pkt->has_address)
-            branches = 0;
-        const unsigned mb = tk_te_map_bits(branches);
-        if (branches > 31 || (branches && 7 + mb + l->aw + 3 + l->d > 128))
-            return tk_te_packet_encode(p, pkt, buf, cap, len);
-        put(&acc, &pos, branches, 5, &bad);
-        put(&acc, &pos, pkt->branch_map, mb, &bad);
-        if (branches)
-            put_tail(l, pkt, &acc, &pos, &bad);
-        break;
-    }
-    case TK_TE_F3:
-        if (pkt->subformat != TK_TE_SF_START || 5 + l->p + l->t + l->c + l->aw > 128)
-            return tk_te_packet_encode(p, pkt, buf, cap, len);
-        put(&acc, &pos, TK_TE_SF_START, 2, &bad);
-        put(&acc, &pos, pkt->branch, 1, &bad);
-        put(&acc, &pos, pkt->privilege, l->p, &bad);
-        put(&acc, &pos, pkt->time, l->t, &bad);
-        put(&acc, &pos, pkt->context, l->c, &bad);
-        put(&acc, &pos, pkt->address, l->aw, &bad);
-        break;
-    default: /* format 0: its subformat rules are the codec's */
+    tk_status st = TK_OK;
+    if (pkt->format == TK_TE_F2 || pkt->format == TK_TE_F1) {
+        /* 31 branches without an address are sent as 0 (payload.adoc) */
+        const unsigned branches =
+            pkt->branches == 31 && !pkt->has_address ? 0 : (unsigned)pkt->branches;
+        if (encode_f12(l, pkt, branches, buf, cap, len, &st))
+            return st;
         return tk_te_packet_encode(p, pkt, buf, cap, len);
     }
+    if (pkt->format != TK_TE_F3 || pkt->subformat != TK_TE_SF_START ||
+        5 + l->p + l->t + l->c + l->aw > 128)
+        return tk_te_packet_encode(p, pkt, buf, cap, len);
+    u128 acc = TK_TE_F3;
+    unsigned pos = 2;
+    uint64_t bad = 0;
+    put(&acc, &pos, TK_TE_SF_START, 2, &bad);
+    put(&acc, &pos, pkt->branch, 1, &bad);
+    put(&acc, &pos, pkt->privilege, l->p, &bad);
+    put(&acc, &pos, pkt->time, l->t, &bad);
+    put(&acc, &pos, pkt->context, l->c, &bad);
+    put(&acc, &pos, pkt->address, l->aw, &bad);
     if (bad) /* a field does not fit: the codec says which way it fails */
         return tk_te_packet_encode(p, pkt, buf, cap, len);
     const size_t n = compress(acc, pos, buf, cap);
