@@ -83,6 +83,13 @@ struct tk_te_encoder {
      * context, and no state outside the pipe can make the next cycle report anything. Kept by
      * update_steady() after every step the general path takes. */
     bool steady;
+    /* run_fast() may start: steady, or would be but for the current step being an
+     * uninferable discontinuity (the next one's cycle then sends its address). */
+    bool runnable;
+    /* A block that may take the fast paths has (block_bytes(b) & fast_mask) == fast_want:
+     * ilastsize <= 3, the privilege of the newest step, no trigger, halted or reset (set by
+     * update_steady(), kept by the fast paths, which change no privilege). */
+    uint64_t fast_mask, fast_want;
     bool modes_off; /* none of implicit return, branch prediction, jump target cache runs */
     bool sijump_on; /* p.o.sijump */
     uint8_t itype_class[256]; /* IT_* bits per itype value, for the fast path */
@@ -110,6 +117,32 @@ struct tk_te_encoder {
 static uint64_t mask_bits(uint32_t bits)
 {
     return bits >= 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
+}
+
+/* The block's one-byte fields from itype to reset, as one word (run_fast()). */
+#define BLOCK_BYTES_AT offsetof(tk_te_block, itype)
+_Static_assert(offsetof(tk_te_block, reset) == BLOCK_BYTES_AT + 7,
+               "tk_te_block: itype..reset must be 8 adjacent bytes");
+
+static inline uint64_t block_bytes(const tk_te_block *b)
+{
+    uint64_t w;
+    memcpy(&w, (const unsigned char *)b + BLOCK_BYTES_AT, sizeof(w));
+    return w;
+}
+
+/* A word of the bytes itype..reset, from their values (byte order as in memory). */
+static uint64_t bytes_word(uint8_t ilastsize, uint8_t priv, uint8_t trigger, uint8_t halted,
+                           uint8_t reset)
+{
+    tk_te_block t;
+    memset(&t, 0, sizeof(t));
+    t.ilastsize = ilastsize;
+    t.priv = priv;
+    t.trigger = trigger;
+    t.halted = halted;
+    t.reset = reset;
+    return block_bytes(&t);
 }
 
 void tk_te_encoder_options_init(tk_te_encoder_options *o)
@@ -190,6 +223,7 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
         e->plain_class[1][k] = (uint8_t)(cls | IT_SLOW);
     }
     e->trace_on = e->o.start_qualified;
+    e->fast_mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
     e->prev = &e->ring[0];
     e->curr = &e->ring[1];
     e->next = &e->ring[2];
@@ -224,6 +258,7 @@ tk_status tk_te_encoder_trace_lost(tk_te_encoder *e)
 {
     e->lost_pending = true;
     e->steady = false;
+    e->runnable = false;
     return TK_OK;
 }
 
@@ -820,10 +855,12 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
 static void update_steady(tk_te_encoder *e)
 {
     const te_step *c = e->curr, *n = e->next;
-    e->steady = !e->o.general_path_only & e->modes_off & !e->lost_pending & !e->force_sync &
-                !e->finished & e->started & e->trace_on & (e->resync.count <= e->resync.max) &
-                c->qualified & !c->exc & !c->updiscon & n->qualified & !n->exc & !n->notify &
-                (c->priv == n->priv) & (c->context == n->context);
+    e->runnable = !e->o.general_path_only & e->modes_off & !e->lost_pending & !e->force_sync &
+                  !e->finished & e->started & e->trace_on & (e->resync.count <= e->resync.max) &
+                  c->qualified & !c->exc & n->qualified & !n->exc & !n->notify &
+                  (c->priv == n->priv) & (c->context == n->context);
+    e->steady = e->runnable & !c->updiscon;
+    e->fast_want = bytes_word(0, n->priv, 0, 0, 0);
 }
 
 /* Write one traced, plain instruction of block b into the pipe (rotating it). */
@@ -881,41 +918,15 @@ static void store_block(tk_te_encoder *e, const tk_te_block *b)
     }
 }
 
-/* The block's one-byte fields from itype to reset, as one word (run_fast()). */
-#define BLOCK_BYTES_AT offsetof(tk_te_block, itype)
-_Static_assert(offsetof(tk_te_block, reset) == BLOCK_BYTES_AT + 7,
-               "tk_te_block: itype..reset must be 8 adjacent bytes");
-
-static inline uint64_t block_bytes(const tk_te_block *b)
-{
-    uint64_t w;
-    memcpy(&w, (const unsigned char *)b + BLOCK_BYTES_AT, sizeof(w));
-    return w;
-}
-
-/* A word of the bytes itype..reset, from their values (byte order as in memory). */
-static uint64_t bytes_word(uint8_t ilastsize, uint8_t priv, uint8_t trigger, uint8_t halted,
-                           uint8_t reset)
-{
-    tk_te_block t;
-    memset(&t, 0, sizeof(t));
-    t.ilastsize = ilastsize;
-    t.priv = priv;
-    t.trigger = trigger;
-    t.halted = halted;
-    t.reset = reset;
-    return block_bytes(&t);
-}
-
 /* The packet of the cycle after an uninferable discontinuity, for run_fast(): the cycle of
- * its target b (a traced block of one instruction whose successor is plain, in the same
- * privilege and context) reports b's address with the branches up to and including b's
+ * its target at addr (a traced instruction whose successor is plain, in the same privilege
+ * and context) reports that address with the branches up to and including b's
  * (exampleAlgorithm "prev_updiscon"); updiscon is set when the resync timer is at its maximum
  * (a format 3 comes next). What encode() and send_branch() do for that cycle. */
-static TE_NOINLINE tk_status report_target(tk_te_encoder *e, const tk_te_block *b, uint32_t bits,
+static TE_NOINLINE tk_status report_target(tk_te_encoder *e, uint64_t addr, uint32_t bits,
                                            unsigned count, bool at_max)
 {
-    const te_step s = {.addr = tk_te_block_last_addr(b)};
+    const te_step s = {.addr = addr};
     e->map.bits = bits;
     e->map.count = (uint8_t)count;
     e->trap_reported = false;
@@ -933,14 +944,15 @@ enum { X_UPD = 1, X_TARGET = 2 };
  * one instruction without trap (same privilege and context, no trigger, halted or reset),
  * each completing the cycle of the step before it: quiet, or the packet of an updiscon's
  * target. *bits and *count hold the branch map including the newest step's branch, *state
- * the newest step's X_* bits. The loop stops after a block whose predecessor's cycle would
- * find the map full, or after a packet brings the timer to its maximum. Returns the number
- * of blocks taken (*st: the callback's error, the block whose cycle failed taken). */
+ * the newest step's X_* bits (x_addr: its address). The loop stops after a block whose
+ * predecessor's cycle would find the map full, or after a packet brings the timer to its maximum.
+ * Returns the number of blocks taken (*st: the callback's error, the block whose cycle failed
+ * taken). */
 static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size_t n, uint64_t want,
-                                    uint64_t context, uint32_t *bits, unsigned *count,
-                                    unsigned *state, tk_status *st)
+                                    uint64_t context, uint64_t x_addr, uint32_t *bits,
+                                    unsigned *count, unsigned *state, tk_status *st)
 {
-    const uint64_t mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
+    const uint64_t mask = e->fast_mask;
     uint32_t m = *bits;
     unsigned c = *count, x = *state;
     const uint8_t *ct = e->plain_class[x != 0];
@@ -968,7 +980,7 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
         }
         bool stop = false;
         if (x & X_TARGET) {
-            *st = report_target(e, b - 1, m, c, false);
+            *st = report_target(e, i ? tk_te_block_last_addr(b - 1) : x_addr, m, c, false);
             m = 0;
             c = 0;
             stop = *st != TK_OK || e->resync.count >= e->resync.max;
@@ -1004,24 +1016,23 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
 static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk_status *st)
 {
     *st = TK_OK;
-    if (!e->steady || n == 0)
+    if (!e->runnable || n == 0)
         return 0;
     const te_step *x = e->next; /* the newest step: the last of a block, address known */
     const uint64_t context = x->context;
     /* one compare for: ilastsize <= 3, the privilege unchanged, no trigger, halted, reset */
-    const uint64_t mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
-    const uint64_t want = bytes_word(0, x->priv, 0, 0, 0);
+    const uint64_t mask = e->fast_mask, want = e->fast_want;
     const uint64_t rmax = e->resync.max;
     /* the map including the newest step's branch (taken out again at the end) */
     const unsigned x_cls = e->itype_class[x->itype];
     uint32_t bits = e->map.bits | ((x_cls / IT_NOT_TAKEN) & 1u) << e->map.count;
     unsigned count = e->map.count + ((x_cls / IT_BRANCH) & 1u);
-    /* (steady: the current step is no updiscon, so the newest is no target) */
-    unsigned state = x->updiscon ? X_UPD : 0;
+    unsigned state = (x->updiscon ? X_UPD : 0) | (e->curr->updiscon ? X_TARGET : 0);
     size_t i = 0;
     while (i < n) {
         if (e->resync.count < rmax) {
-            i += run_plain(e, blocks + i, n - i, want, context, &bits, &count, &state, st);
+            const uint64_t x_addr = i ? tk_te_block_last_addr(&blocks[i - 1]) : x->addr;
+            i += run_plain(e, blocks + i, n - i, want, context, x_addr, &bits, &count, &state, st);
             if (i == n || *st != TK_OK)
                 break;
         }
@@ -1058,7 +1069,8 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
         if (multi && (rc_after > rmax || (rc_after == rmax && count_after != 0)))
             break;
         if (state & X_TARGET) {
-            *st = report_target(e, b - 1, bits, count, rc == rmax);
+            *st = report_target(e, i ? tk_te_block_last_addr(b - 1) : x->addr, bits, count,
+                                rc == rmax);
             bits = 0;
             count = 0;
             if (*st != TK_OK) {
@@ -1094,14 +1106,14 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
 static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
 {
     const te_step *c = e->next;
+    if (!e->steady || (block_bytes(b) & e->fast_mask) != e->fast_want || b->context != c->context)
+        return false;
     const unsigned cls = e->itype_class[b->itype], ils = b->ilastsize;
-    /* a full map after the cycle of c is a packet (rpt_br) */
-    const unsigned c_branch = (e->itype_class[c->itype] / IT_BRANCH) & 1u;
-    /* at the resync maximum, a cycle is quiet only with an empty map (else resync_br) */
-    const unsigned count = e->map.count + c_branch;
-    if (!(e->steady & (cls & IT_FAST) & (ils <= 3) & !(b->trigger | b->halted | b->reset) &
-          (b->priv == c->priv) & (b->context == c->context) & (count < TK_TE_MAX_BRANCHES) &
-          ((e->resync.count < e->resync.max) | (count == 0))))
+    /* a full map after the cycle of c is a packet (rpt_br); at the resync maximum, a cycle
+     * is quiet only with an empty map (else resync_br) */
+    const unsigned count = e->map.count + ((e->itype_class[c->itype] / IT_BRANCH) & 1u);
+    if (!(cls & IT_FAST) || count >= TK_TE_MAX_BRANCHES ||
+        (e->resync.count >= e->resync.max && count != 0))
         return false;
     const uint32_t last_hw = 1u << ils;
     const uint8_t size = (uint8_t)(2u << ils);
@@ -1110,6 +1122,7 @@ static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
     if (b->iretire == last_hw) {
         step_fast(e, b, b->iaddr, b->itype, size, true, b->sijump, updiscon);
         e->steady = !e->curr->updiscon;
+        e->runnable = true;
         return true;
     }
     /* several instructions: first, the ones between (one step of unknown address), last;
@@ -1119,7 +1132,7 @@ static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
     step_fast(e, b, b->iaddr, TK_ITYPE_NONE, 0, true, false, false);
     step_fast(e, b, b->iaddr, TK_ITYPE_NONE, 0, false, false, false);
     step_fast(e, b, tk_te_block_last_addr(b), b->itype, size, true, b->sijump, updiscon);
-    e->steady = true; /* the step before the last is an itype 0 in the same context */
+    e->steady = e->runnable = true; /* the step before the last is an itype 0 */
     return true;
 }
 
@@ -1129,10 +1142,19 @@ static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *b
     if (e->finished)
         return TK_ERR_STATE;
     tk_status st = start(e);
-    for (size_t i = 0; st == TK_OK && i < n; i++) {
-        if (push_fast(e, &blocks[i], true))
+    for (size_t i = 0; st == TK_OK && i < n;) {
+        if (push_fast(e, &blocks[i], true)) {
+            i++;
             continue;
-        st = push_block(e, &blocks[i]);
+        }
+        /* the cycle of an uninferable jump's target, the resync timer at its maximum... */
+        const size_t k = run_fast(e, blocks + i, n - i, &st);
+        if (k) {
+            i += k;
+            continue;
+        }
+        if (st == TK_OK)
+            st = push_block(e, &blocks[i++]);
         update_steady(e);
     }
     return st;
@@ -1167,6 +1189,7 @@ tk_status tk_te_encoder_finish(tk_te_encoder *e)
         return TK_ERR_STATE;
     e->finished = true;
     e->steady = false;
+    e->runnable = false;
     tk_status st = start(e);
     if (st != TK_OK)
         return st;
