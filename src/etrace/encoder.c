@@ -936,6 +936,17 @@ static TE_NOINLINE tk_status report_target(tk_te_encoder *e, uint64_t addr, uint
     return send_branch(e, &s, true);
 }
 
+/* The full map of a quiet stretch (rpt_br: F1 without address), for run_fast(). */
+static TE_NOINLINE tk_status report_full(tk_te_encoder *e, uint32_t bits)
+{
+    const te_step s = {.addr = 0};
+    e->map.bits = bits;
+    e->map.count = TK_TE_MAX_BRANCHES;
+    e->trap_reported = false;
+    e->flags_valid = false;
+    return send_branch(e, &s, false);
+}
+
 /* run_fast()'s state of the newest step: an updiscon, the target of one (its cycle sends
  * the packet). */
 enum { X_UPD = 1, X_TARGET = 2 };
@@ -1053,24 +1064,39 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
          * previous instruction, which must not be an updiscon */
         if (multi && (state & X_UPD))
             break;
-        /* the cycle of the newest step: its packet, or quiet (the map not full; at the
-         * resync maximum only with an empty map, else resync_br) */
-        unsigned count_after = count;
-        uint64_t rc_after = rc;
-        if (state & X_TARGET) {
-            if (rc > rmax) /* a start packet is due (resync_exceeded) */
-                break;
-            count_after = 0;
-            rc_after = rc + 1;
-        } else if (count >= TK_TE_MAX_BRANCHES || rc > rmax || (rc == rmax && count != 0)) {
+        /* the cycle of the newest step, in the order of encode_chain(): a start packet past
+         * the resync maximum (resync_exceeded), the address of an updiscon's target or of
+         * the last branch at the maximum (resync_br), a full map (rpt_br), or quiet */
+        enum { P_NONE, P_START, P_ADDR, P_FULL } pk = P_NONE;
+        if (rc > rmax)
+            pk = P_START;
+        else if ((state & X_TARGET) || (rc == rmax && count != 0))
+            pk = P_ADDR;
+        else if (count >= TK_TE_MAX_BRANCHES)
+            pk = P_FULL;
+        if (pk == P_START && i == 0) /* (not at the start: the timer was at most the max) */
             break;
-        }
-        /* the first instruction's cycle of several (itype 0): quiet on the same terms */
+        const unsigned count_after = pk == P_NONE ? count : 0;
+        const uint64_t rc_after = pk == P_NONE ? rc : pk == P_START ? 0 : rc + 1;
+        /* the first instruction's cycle of several (itype 0): quiet on the terms above */
         if (multi && (rc_after > rmax || (rc_after == rmax && count_after != 0)))
             break;
-        if (state & X_TARGET) {
-            *st = report_target(e, i ? tk_te_block_last_addr(b - 1) : x->addr, bits, count,
-                                rc == rmax);
+        if (pk != P_NONE) {
+            const tk_te_block *xb = i ? b - 1 : NULL; /* else the newest step is x */
+            if (pk == P_START) {
+                te_step s = {.addr = tk_te_block_last_addr(xb),
+                             .itype = xb->itype,
+                             .priv = xb->priv,
+                             .time = xb->time,
+                             .context = xb->context};
+                *st = send_start(e, &s);
+            } else if (pk == P_ADDR) {
+                /* updiscon: a target's packet at the maximum (a format 3 follows) */
+                *st = report_target(e, xb ? tk_te_block_last_addr(xb) : x->addr, bits, count,
+                                    (state & X_TARGET) && rc == rmax);
+            } else {
+                *st = report_full(e, bits);
+            }
             bits = 0;
             count = 0;
             if (*st != TK_OK) {

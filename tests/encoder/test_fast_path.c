@@ -113,6 +113,7 @@ static tk_te_block *make_program(uint64_t seed, size_t n, unsigned itype_width)
         k->iaddr = addr;
         k->priv = 3;
         k->context = 7;
+        k->time = i / 3; /* sync packets carry it */
         k->ctype = (uint8_t)(rnd(&x) & 3);
         if (r >= 850 && r < 980)
             k->itype = (uint8_t)(TK_ITYPE_NOT_TAKEN + (rnd(&x) & 1));
@@ -191,6 +192,10 @@ static void run_case(unsigned itype_width, bool quirks, unsigned resync_max, boo
     p.s.sijump = sijump;
     p.o.sijump = sijump;
     p.o.resync_max = resync_max;
+    if (kind != RANDOM) {
+        p.s.notime = false;
+        p.s.time_width = 16;
+    }
     tk_te_encoder_options o;
     tk_te_encoder_options_init(&o);
     o.reference_quirks = quirks;
