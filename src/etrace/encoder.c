@@ -93,12 +93,12 @@ struct tk_te_encoder {
     bool modes_off; /* none of implicit return, branch prediction, jump target cache runs */
     bool sijump_on; /* p.o.sijump */
     uint8_t itype_class[256]; /* IT_* bits per itype value, for the fast path */
-    /* run_plain(), by itype | ilastsize << 8 (ilastsize <= 3): the iretire of a block of one
-     * instruction (1 << ilastsize) if the itype is no trap (IT_FAST), else a value no iretire
-     * has; and the itype's IT_* bits, with IT_SLOW for an updiscon ([0]: the newest step is
-     * neither an updiscon nor the target of one) or for all ([1]: it is) */
-    uint64_t plain_iretire[1024];
-    uint8_t plain_class[2][1024];
+    /* run_plain(), by the newest step's state ([0]: neither an updiscon nor the target of
+     * one, [1]: either) and by itype | ilastsize << 8 (ilastsize <= 3): in the low 32 bits
+     * the iretire of a block of one instruction (1 << ilastsize; 0 for a trap, which the
+     * slow part rejects), above them the itype's IT_* bits, with IT_SLOW for an updiscon or
+     * a trap ([0]) or for all ([1]) */
+    uint64_t plain[2][1024];
     /* implicit return (spec-faithful mode only; the reference model has none) */
     bool ir_on;
     bool ir_before_sync; /* the current packet reports the instruction before a format 3 */
@@ -217,10 +217,10 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
                       (t == TK_ITYPE_NOT_TAKEN ? IT_NOT_TAKEN : 0));
     for (unsigned k = 0; k < 1024; k++) {
         const unsigned cls = e->itype_class[k & 0xff];
-        const bool plain = cls & IT_FAST;
-        e->plain_iretire[k] = plain ? 1u << (k >> 8) : (uint64_t)1 << 32;
-        e->plain_class[0][k] = (uint8_t)(cls | (cls & IT_UPDISCON ? IT_SLOW : 0));
-        e->plain_class[1][k] = (uint8_t)(cls | IT_SLOW);
+        const uint64_t iretire = cls & IT_FAST ? 1u << (k >> 8) : 0;
+        const unsigned slow = cls & IT_FAST && !(cls & IT_UPDISCON) ? 0 : IT_SLOW;
+        e->plain[0][k] = iretire | (uint64_t)(cls | slow) << 32;
+        e->plain[1][k] = iretire | (uint64_t)(cls | IT_SLOW) << 32;
     }
     e->trace_on = e->o.start_qualified;
     e->fast_mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
@@ -966,32 +966,34 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
     const uint64_t mask = e->fast_mask;
     uint32_t m = *bits;
     unsigned c = *count, x = *state;
-    const uint8_t *ct = e->plain_class[x != 0];
-    size_t i = 0;
+    const uint64_t *ct = e->plain[x != 0];
+    const tk_te_block *const first = b, *const end = b + n;
     if (c >= TK_TE_MAX_BRANCHES)
         return 0;
-    for (; i < n; i++, b++) {
+    for (; b < end; b++) {
         const uint64_t w = block_bytes(b);
         if ((w & mask) != want || b->context != context)
             break;
         /* itype | ilastsize << 8, with ilastsize <= 3 (checked by the mask) */
-        const unsigned k = b->itype | (unsigned)b->ilastsize << 8;
-        if ((uint64_t)b->iretire != e->plain_iretire[k])
+        const uint64_t t = ct[b->itype | (unsigned)b->ilastsize << 8];
+        if ((uint32_t)t != b->iretire)
             break;
-        const unsigned cls = ct[k];
-        if (!(cls & (IT_BRANCH | IT_SLOW)))
-            continue;           /* a quiet cycle that leaves the map as it is */
+        if (!(t & (uint64_t)(IT_BRANCH | IT_SLOW) << 32))
+            continue; /* a quiet cycle that leaves the map as it is */
+        const unsigned cls = (unsigned)(t >> 32);
         if (!(cls & IT_SLOW)) { /* a branch after a quiet cycle */
             m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c;
             if (++c >= TK_TE_MAX_BRANCHES) {
-                i++;
+                b++;
                 break;
             }
             continue;
         }
+        if (!(cls & IT_FAST))
+            break;
         bool stop = false;
         if (x & X_TARGET) {
-            *st = report_target(e, i ? tk_te_block_last_addr(b - 1) : x_addr, m, c, false);
+            *st = report_target(e, b > first ? tk_te_block_last_addr(b - 1) : x_addr, m, c, false);
             m = 0;
             c = 0;
             stop = *st != TK_OK || e->resync.count >= e->resync.max;
@@ -1000,16 +1002,16 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
             m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c++;
         x = (x & X_UPD ? X_TARGET : 0) |
             ((cls & IT_UPDISCON) && !(b->sijump && e->sijump_on) ? X_UPD : 0);
-        ct = e->plain_class[x != 0];
+        ct = e->plain[x != 0];
         if (stop || c >= TK_TE_MAX_BRANCHES) {
-            i++;
+            b++;
             break;
         }
     }
     *bits = m;
     *count = c;
     *state = x;
-    return i;
+    return (size_t)(b - first);
 }
 
 /* A run of cycles of one block each while the pipe is steady, without writing the pipe for
