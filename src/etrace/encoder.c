@@ -841,17 +841,19 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
     return push_step(e, &s);
 }
 
-/* After a step of the general path: can the next cycles take the fast path? The next push
+/* After a step of the general path: can the next cycles take the fast paths? The next push
  * makes curr the previous instruction and next the current one. For a cycle of the chart to
  * be quiet (quiet_cycle()), the previous instruction must be traced, neither a trap nor an
  * uninferable discontinuity, the current one traced, no trap and no notification, both in
  * one privilege and context, and the resync timer below its maximum (at it, a cycle with an
- * empty map is quiet too: init_flags() finds nothing to send); with tracing on, the fast
- * path need only check the new block, whether the branch map has room for the current
- * instruction and, at the resync maximum, whether the map stays empty. A current instruction inside
- * a multi-instruction block (addr_known false) has no cycle of its own and is quiet under the same
- * conditions. Packets come only from the general path, so the timer cannot change on the fast one.
- */
+ * empty map is quiet too: init_flags() finds nothing to send); with tracing on, push_fast()
+ * need only check the new block, whether the branch map has room for the current
+ * instruction and, at the resync maximum, whether the map stays empty (steady). A current
+ * instruction inside a multi-instruction block (addr_known false) has no cycle of its own
+ * and is quiet under the same conditions. push_fast() sends no packet, so the timer does
+ * not change on it. run_fast() also sends the packets of such runs (the target of an
+ * uninferable discontinuity, resync, full maps), so it may start when the previous
+ * instruction is an uninferable discontinuity too (runnable). */
 static void update_steady(tk_te_encoder *e)
 {
     const te_step *c = e->curr, *n = e->next;
