@@ -1103,13 +1103,13 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
             }
             bits = 0;
             count = 0;
-            if (*st != TK_OK) {
-                i++;
-                break;
-            }
         }
         bits |= ((t / IT_NOT_TAKEN) & 1u) << count;
         count += (t / IT_BRANCH) & 1u;
+        if (*st != TK_OK) { /* b is taken, as on the general path */
+            i++;
+            break;
+        }
         /* (after a block of several, the last step follows an itype 0: no target) */
         state = (state & X_UPD ? X_TARGET : 0) |
                 ((t & IT_UPDISCON) && !(b->sijump && e->sijump_on) ? X_UPD : 0);
