@@ -1064,10 +1064,8 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
         if (b->iretire < last_hw)
             break;
         const bool multi = b->iretire != last_hw;
-        /* a block of several instructions: its first one's cycle has the newest step as the
-         * previous instruction, which must not be an updiscon */
-        if (multi && (state & X_UPD))
-            break;
+        /* a block of several instructions after an updiscon: its first one is the target */
+        const bool first_target = multi && (state & X_UPD);
         /* the cycle of the newest step, in the order of encode_chain(): a start packet past
          * the resync maximum (resync_exceeded), the address of an updiscon's target or of
          * the last branch at the maximum (resync_br), a full map (rpt_br), or quiet */
@@ -1082,8 +1080,10 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
             break;
         const unsigned count_after = pk == P_NONE ? count : 0;
         const uint64_t rc_after = pk == P_NONE ? rc : pk == P_START ? 0 : rc + 1;
-        /* the first instruction's cycle of several (itype 0): quiet on the terms above */
-        if (multi && (rc_after > rmax || (rc_after == rmax && count_after != 0)))
+        /* the first instruction's cycle of several (itype 0): the target's packet (unless a
+         * start packet is due), or quiet on the terms above */
+        if (first_target ? rc_after > rmax
+                         : multi && (rc_after > rmax || (rc_after == rmax && count_after != 0)))
             break;
         if (pk != P_NONE) {
             const tk_te_block *xb = i ? b - 1 : NULL; /* else the newest step is x */
@@ -1104,14 +1104,21 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
             bits = 0;
             count = 0;
         }
+        if (first_target && *st == TK_OK) {
+            /* (the instructions between have no cycle; the last one's comes with the next
+             * block: a start packet then if this one brings the timer past the maximum) */
+            *st = report_target(e, b->iaddr, bits, count, rc_after == rmax);
+            bits = 0;
+            count = 0;
+        }
         bits |= ((t / IT_NOT_TAKEN) & 1u) << count;
         count += (t / IT_BRANCH) & 1u;
-        if (*st != TK_OK) { /* b is taken, as on the general path */
+        if (*st != TK_OK) { /* b is taken (the general path stops inside it) */
             i++;
             break;
         }
         /* (after a block of several, the last step follows an itype 0: no target) */
-        state = (state & X_UPD ? X_TARGET : 0) |
+        state = ((state & X_UPD) && !multi ? X_TARGET : 0) |
                 ((t & IT_UPDISCON) && !(b->sijump && e->sijump_on) ? X_UPD : 0);
         i++;
     }
