@@ -922,9 +922,10 @@ static void store_block(tk_te_encoder *e, const tk_te_block *b)
 
 /* The packet of the cycle after an uninferable discontinuity, for run_fast(): the cycle of
  * its target at addr (a traced instruction whose successor is plain, in the same privilege
- * and context) reports that address with the branches up to and including b's
+ * and context) reports that address with the branches up to and including its own
  * (exampleAlgorithm "prev_updiscon"); updiscon is set when the resync timer is at its maximum
- * (a format 3 comes next). What encode() and send_branch() do for that cycle. */
+ * (a format 3 comes next). Also the address of resync_br (at_max false: the flag is set only
+ * after an updiscon). What encode() and send_branch() do for those cycles. */
 static TE_NOINLINE tk_status report_target(tk_te_encoder *e, uint64_t addr, uint32_t bits,
                                            unsigned count, bool at_max)
 {
@@ -954,7 +955,8 @@ static TE_NOINLINE tk_status report_full(tk_te_encoder *e, uint32_t bits)
 enum { X_UPD = 1, X_TARGET = 2 };
 
 /* The innermost loop of run_fast(), while the resync timer is below its maximum: blocks of
- * one instruction without trap (same privilege and context, no trigger, halted or reset),
+ * one instruction without trap (same privilege and context, no trigger, halted or reset;
+ * about 15 instructions for a block that leaves the branch map as it is),
  * each completing the cycle of the step before it: quiet, or the packet of an updiscon's
  * target. *bits and *count hold the branch map including the newest step's branch, *state
  * the newest step's X_* bits (x_addr: its address). The loop stops after a block whose
