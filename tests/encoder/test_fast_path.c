@@ -305,12 +305,60 @@ static void test_callback_error(void **state)
     free(b);
 }
 
+/* An invalid block inside a run (itype 16, ilastsize 4, iretire below one instruction)
+ * stops every way with TK_ERR_INVALID after the same packets. */
+static void test_invalid_block_in_run(void **state)
+{
+    (void)state;
+    tk_te_params p;
+    tk_te_params_init(&p);
+    p.s.iaddress_lsb = 1;
+    const size_t n = 3000;
+    for (int bad = 0; bad < 3; bad++) {
+        tk_te_block *b = make_program(7 + (uint64_t)bad, n, 3);
+        tk_te_block *k = &b[1234 + 300 * (size_t)bad];
+        if (bad == 0)
+            k->itype = 16;
+        else if (bad == 1)
+            k->ilastsize = 4;
+        else
+            k->iretire = k->ilastsize = 1; /* one half-word for a 4-byte instruction */
+        stream s[HOW_COUNT] = {{0}};
+        for (int h = 0; h < HOW_COUNT; h++) {
+            tk_te_encoder_options o;
+            tk_te_encoder_options_init(&o);
+            o.general_path_only = h == GENERAL;
+            s[h].p = &p;
+            tk_te_encoder *e = NULL;
+            assert_int_equal(tk_te_encoder_new_opts(&p, &o, collect, &s[h], &e), TK_OK);
+            tk_status st = TK_OK;
+            const size_t step = h == PUSH_RUN ? 700 : h == PUSH_CYCLES ? 2 : 1;
+            for (size_t i = 0; st == TK_OK && i < n; i += step) {
+                const size_t len = n - i < step ? n - i : step;
+                st = h == PUSH_RUN ? tk_te_encoder_push_run(e, b + i, len)
+                                   : tk_te_encoder_push(e, b + i, len);
+            }
+            assert_int_equal(st, TK_ERR_INVALID);
+            tk_te_encoder_free(e);
+        }
+        assert_true(s[GENERAL].n > 0);
+        for (int h = 1; h < HOW_COUNT; h++) {
+            assert_int_equal(s[h].n, s[GENERAL].n);
+            assert_memory_equal(s[h].d, s[GENERAL].d, s[h].n);
+        }
+        for (int h = 0; h < HOW_COUNT; h++)
+            free(s[h].d);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_path_equals_general),
         cmocka_unit_test(test_program_streams),
         cmocka_unit_test(test_callback_error),
+        cmocka_unit_test(test_invalid_block_in_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
