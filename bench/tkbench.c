@@ -22,7 +22,8 @@
  *       with tk_te_encoder_push_run over the rows (one instruction per row),
  *       encoder_push1_Minstr_per_s with one tk_te_encoder_push per row, and
  *       encoder_grouped_Minstr_per_s over grouped ingress (tk_te_grouper: up to 8
- *       instructions per block, 2 blocks per cycle), one push per cycle.
+ *       instructions per block, 2 blocks per cycle), one push per cycle. Every packet is
+ *       serialised in the timed part (tk_te_packet_encode_layout, as a sink would).
  *
  * Output: one "key value" per line, for run.sh. Times are the thread's CPU time (the
  * machine is shared: CPU time is what one core spends) and wall-clock time. */
@@ -428,7 +429,7 @@ static int cmd_flow(int argc, char **argv)
 /* ---- gen: the encoder over repeated ingress ---------------------------------------------- */
 
 typedef struct sink {
-    const tk_te_params *p;
+    const tk_te_layout *l; /* field widths for tk_te_packet_encode_layout */
     uint8_t *buf;
     size_t len, cap;
     tk_status err;
@@ -446,7 +447,8 @@ static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
         s->cap = cap;
     }
     size_t n = 0;
-    tk_status st = tk_te_packet_encode(s->p, pkt, s->buf + s->len + 1, TK_TE_MAX_PAYLOAD, &n);
+    tk_status st =
+        tk_te_packet_encode_layout(s->l, pkt, s->buf + s->len + 1, TK_TE_MAX_PAYLOAD, &n);
     if (st != TK_OK)
         return st;
     if (n > TK_ENCAP_MAX_LENGTH)
@@ -571,7 +573,9 @@ static int cmd_gen(int argc, char **argv)
         return 1;
     }
     /* every mode must give the bytes of the first copy of GEN_RUN */
-    sink s = {.p = &p}, first = {.p = &p};
+    tk_te_layout layout;
+    tk_te_layout_init(&layout, &p);
+    sink s = {.l = &layout}, first = {.l = &layout};
     double cpu[GEN_MODES] = {0}, wall[GEN_MODES] = {0};
     int identical = -1, same = 1;
     for (long c = 0; c < copies && st == TK_OK; c++) {

@@ -12,6 +12,12 @@
 #include "etrace/modes.h"
 #include "tracekit/te_encoder.h"
 
+#if defined(__GNUC__)
+#define TE_NOINLINE __attribute__((noinline))
+#else
+#define TE_NOINLINE
+#endif
+
 /* One instruction as the algorithm sees it. */
 typedef struct te_step {
     uint64_t addr;
@@ -45,6 +51,8 @@ typedef struct te_flags {
 /* Classes of itype values for the fast path (tk_te_encoder.itype_class); values above 15
  * have none and take the general path, which rejects them. */
 enum { IT_FAST = 1, IT_UPDISCON = 2, IT_BRANCH = 4, IT_NOT_TAKEN = 8 };
+/* In run_plain()'s tables: the block needs more than a branch map update. */
+enum { IT_SLOW = 16 };
 
 /* Why a packet went out for the current instruction (for ended_rep / ended_ntr). */
 enum te_reason { R_NONE, R_SYNC, R_UPDISCON, R_OTHER };
@@ -75,9 +83,22 @@ struct tk_te_encoder {
      * context, and no state outside the pipe can make the next cycle report anything. Kept by
      * update_steady() after every step the general path takes. */
     bool steady;
+    /* run_fast() may start: steady, or would be but for the current step being an
+     * uninferable discontinuity (the next one's cycle then sends its address). */
+    bool runnable;
+    /* A block that may take the fast paths has (block_bytes(b) & fast_mask) == fast_want:
+     * ilastsize <= 3, the privilege of the newest step, no trigger, halted or reset (set by
+     * update_steady(), kept by the fast paths, which change no privilege). */
+    uint64_t fast_mask, fast_want;
     bool modes_off; /* none of implicit return, branch prediction, jump target cache runs */
     bool sijump_on; /* p.o.sijump */
     uint8_t itype_class[256]; /* IT_* bits per itype value, for the fast path */
+    /* run_plain(), by the newest step's state ([0]: neither an updiscon nor the target of
+     * one, [1]: either) and by itype | ilastsize << 8 (ilastsize <= 3): in the low 32 bits
+     * the iretire of a block of one instruction (1 << ilastsize; 0 for a trap, which the
+     * slow part rejects), above them the itype's IT_* bits, with IT_SLOW for an updiscon or
+     * a trap ([0]) or for all ([1]) */
+    uint64_t plain[2][1024];
     /* implicit return (spec-faithful mode only; the reference model has none) */
     bool ir_on;
     bool ir_before_sync; /* the current packet reports the instruction before a format 3 */
@@ -96,6 +117,32 @@ struct tk_te_encoder {
 static uint64_t mask_bits(uint32_t bits)
 {
     return bits >= 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
+}
+
+/* The block's one-byte fields from itype to reset, as one word (run_fast()). */
+#define BLOCK_BYTES_AT offsetof(tk_te_block, itype)
+_Static_assert(offsetof(tk_te_block, reset) == BLOCK_BYTES_AT + 7,
+               "tk_te_block: itype..reset must be 8 adjacent bytes");
+
+static inline uint64_t block_bytes(const tk_te_block *b)
+{
+    uint64_t w;
+    memcpy(&w, (const unsigned char *)b + BLOCK_BYTES_AT, sizeof(w));
+    return w;
+}
+
+/* A word of the bytes itype..reset, from their values (byte order as in memory). */
+static uint64_t bytes_word(uint8_t ilastsize, uint8_t priv, uint8_t trigger, uint8_t halted,
+                           uint8_t reset)
+{
+    tk_te_block t;
+    memset(&t, 0, sizeof(t));
+    t.ilastsize = ilastsize;
+    t.priv = priv;
+    t.trigger = trigger;
+    t.halted = halted;
+    t.reset = reset;
+    return block_bytes(&t);
 }
 
 void tk_te_encoder_options_init(tk_te_encoder_options *o)
@@ -168,7 +215,15 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
                       ((e->updiscon_set >> t) & 1u ? IT_UPDISCON : 0) |
                       (t == TK_ITYPE_NOT_TAKEN || t == TK_ITYPE_TAKEN ? IT_BRANCH : 0) |
                       (t == TK_ITYPE_NOT_TAKEN ? IT_NOT_TAKEN : 0));
+    for (unsigned k = 0; k < 1024; k++) {
+        const unsigned cls = e->itype_class[k & 0xff];
+        const uint64_t iretire = cls & IT_FAST ? 1u << (k >> 8) : 0;
+        const unsigned slow = cls & IT_FAST && !(cls & IT_UPDISCON) ? 0 : IT_SLOW;
+        e->plain[0][k] = iretire | (uint64_t)(cls | slow) << 32;
+        e->plain[1][k] = iretire | (uint64_t)(cls | IT_SLOW) << 32;
+    }
     e->trace_on = e->o.start_qualified;
+    e->fast_mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
     e->prev = &e->ring[0];
     e->curr = &e->ring[1];
     e->next = &e->ring[2];
@@ -203,6 +258,7 @@ tk_status tk_te_encoder_trace_lost(tk_te_encoder *e)
 {
     e->lost_pending = true;
     e->steady = false;
+    e->runnable = false;
     return TK_OK;
 }
 
@@ -785,22 +841,28 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
     return push_step(e, &s);
 }
 
-/* After a step of the general path: can the next cycles take the fast path? The next push
+/* After a step of the general path: can the next cycles take the fast paths? The next push
  * makes curr the previous instruction and next the current one. For a cycle of the chart to
  * be quiet (quiet_cycle()), the previous instruction must be traced, neither a trap nor an
  * uninferable discontinuity, the current one traced, no trap and no notification, both in
- * one privilege and context, and the resync timer below its maximum; with tracing on, the
- * fast path need only check the new block and whether the branch map has room for the
- * current instruction. A current instruction inside a multi-instruction block (addr_known
- * false) has no cycle of its own and is quiet under the same conditions. Packets come only
- * from the general path, so the timer cannot change on the fast one. */
+ * one privilege and context, and the resync timer below its maximum (at it, a cycle with an
+ * empty map is quiet too: init_flags() finds nothing to send); with tracing on, push_fast()
+ * need only check the new block, whether the branch map has room for the current
+ * instruction and, at the resync maximum, whether the map stays empty (steady). A current
+ * instruction inside a multi-instruction block (addr_known false) has no cycle of its own
+ * and is quiet under the same conditions. push_fast() sends no packet, so the timer does
+ * not change on it. run_fast() also sends the packets of such runs (the target of an
+ * uninferable discontinuity, resync, full maps), so it may start when the previous
+ * instruction is an uninferable discontinuity too (runnable). */
 static void update_steady(tk_te_encoder *e)
 {
     const te_step *c = e->curr, *n = e->next;
-    e->steady = !e->o.general_path_only & e->modes_off & !e->lost_pending & !e->force_sync &
-                !e->finished & e->started & e->trace_on & (e->resync.count < e->resync.max) &
-                c->qualified & !c->exc & !c->updiscon & n->qualified & !n->exc & !n->notify &
-                (c->priv == n->priv) & (c->context == n->context);
+    e->runnable = !e->o.general_path_only & e->modes_off & !e->lost_pending & !e->force_sync &
+                  !e->finished & e->started & e->trace_on & (e->resync.count <= e->resync.max) &
+                  c->qualified & !c->exc & n->qualified & !n->exc & !n->notify &
+                  (c->priv == n->priv) & (c->context == n->context);
+    e->steady = e->runnable & !c->updiscon;
+    e->fast_want = bytes_word(0, n->priv, 0, 0, 0);
 }
 
 /* Write one traced, plain instruction of block b into the pipe (rotating it). */
@@ -858,90 +920,221 @@ static void store_block(tk_te_encoder *e, const tk_te_block *b)
     }
 }
 
-/* The block's one-byte fields from itype to reset, as one word (run_fast()). */
-#define BLOCK_BYTES_AT offsetof(tk_te_block, itype)
-_Static_assert(offsetof(tk_te_block, reset) == BLOCK_BYTES_AT + 7,
-               "tk_te_block: itype..reset must be 8 adjacent bytes");
-
-static inline uint64_t block_bytes(const tk_te_block *b)
+/* The packet of the cycle after an uninferable discontinuity, for run_fast(): the cycle of
+ * its target at addr (a traced instruction whose successor is plain, in the same privilege
+ * and context) reports that address with the branches up to and including its own
+ * (exampleAlgorithm "prev_updiscon"); updiscon is set when the resync timer is at its maximum
+ * (a format 3 comes next). Also the address of resync_br (at_max false: the flag is set only
+ * after an updiscon). What encode() and send_branch() do for those cycles. */
+static TE_NOINLINE tk_status report_target(tk_te_encoder *e, uint64_t addr, uint32_t bits,
+                                           unsigned count, bool at_max)
 {
-    uint64_t w;
-    memcpy(&w, (const unsigned char *)b + BLOCK_BYTES_AT, sizeof(w));
-    return w;
+    const te_step s = {.addr = addr};
+    e->map.bits = bits;
+    e->map.count = (uint8_t)count;
+    e->trap_reported = false;
+    e->flags.notify = false;
+    e->flags.updiscon = at_max;
+    e->flags_valid = true;
+    return send_branch(e, &s, true);
 }
 
-/* A word of the bytes itype..reset, from their values (byte order as in memory). */
-static uint64_t bytes_word(uint8_t ilastsize, uint8_t priv, uint8_t trigger, uint8_t halted,
-                           uint8_t reset)
+/* The full map of a quiet stretch (rpt_br: F1 without address), for run_fast(). */
+static TE_NOINLINE tk_status report_full(tk_te_encoder *e, uint32_t bits)
 {
-    tk_te_block t;
-    memset(&t, 0, sizeof(t));
-    t.ilastsize = ilastsize;
-    t.priv = priv;
-    t.trigger = trigger;
-    t.halted = halted;
-    t.reset = reset;
-    return block_bytes(&t);
+    const te_step s = {.addr = 0};
+    e->map.bits = bits;
+    e->map.count = TK_TE_MAX_BRANCHES;
+    e->trap_reported = false;
+    e->flags_valid = false;
+    return send_branch(e, &s, false);
 }
 
-/* push_fast() over a run of cycles of one block each, without writing the pipe for every
- * block: the loop keeps only what the quiet cycles need (the current instruction's branch
- * outcome and updiscon, the privilege and context, the branch map), and the last blocks'
- * steps are written at the end (the pipe holds three steps, a block makes at least one).
- * Returns the number of blocks taken; the block after them needs the general path. */
-static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+/* run_fast()'s state of the newest step: an updiscon, the target of one (its cycle sends
+ * the packet). */
+enum { X_UPD = 1, X_TARGET = 2 };
+
+/* The innermost loop of run_fast(), while the resync timer is below its maximum: blocks of
+ * one instruction without trap (same privilege and context, no trigger, halted or reset;
+ * about 15 instructions for a block that leaves the branch map as it is),
+ * each completing the cycle of the step before it: quiet, or the packet of an updiscon's
+ * target. *bits and *count hold the branch map including the newest step's branch, *state
+ * the newest step's X_* bits (x_addr: its address). The loop stops after a block whose
+ * predecessor's cycle would find the map full, or after a packet brings the timer to its maximum.
+ * Returns the number of blocks taken (*st: the callback's error, the block whose cycle failed
+ * taken). */
+static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size_t n, uint64_t want,
+                                    uint64_t context, uint64_t x_addr, uint32_t *bits,
+                                    unsigned *count, unsigned *state, tk_status *st)
 {
-    if (!e->steady || n == 0)
+    const uint64_t mask = e->fast_mask;
+    uint32_t m = *bits;
+    unsigned c = *count, x = *state;
+    const uint64_t *ct = e->plain[x != 0];
+    const tk_te_block *const first = b, *const end = b + n;
+    if (c >= TK_TE_MAX_BRANCHES)
         return 0;
-    const te_step *c = e->next; /* last step of a block: its address is known */
-    const uint64_t context = c->context;
+    for (; b < end; b++) {
+        const uint64_t w = block_bytes(b);
+        if ((w & mask) != want || b->context != context)
+            break;
+        /* itype | ilastsize << 8, with ilastsize <= 3 (checked by the mask) */
+        const uint64_t t = ct[b->itype | (unsigned)b->ilastsize << 8];
+        if ((uint32_t)t != b->iretire)
+            break;
+        if (!(t & (uint64_t)(IT_BRANCH | IT_SLOW) << 32))
+            continue; /* a quiet cycle that leaves the map as it is */
+        const unsigned cls = (unsigned)(t >> 32);
+        if (!(cls & IT_SLOW)) { /* a branch after a quiet cycle */
+            m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c;
+            if (++c >= TK_TE_MAX_BRANCHES) {
+                b++;
+                break;
+            }
+            continue;
+        }
+        if (!(cls & IT_FAST))
+            break;
+        bool stop = false;
+        if (x & X_TARGET) {
+            *st = report_target(e, b > first ? tk_te_block_last_addr(b - 1) : x_addr, m, c, false);
+            m = 0;
+            c = 0;
+            stop = *st != TK_OK || e->resync.count >= e->resync.max;
+        }
+        if (cls & IT_BRANCH)
+            m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c++;
+        x = (x & X_UPD ? X_TARGET : 0) |
+            ((cls & IT_UPDISCON) && !(b->sijump && e->sijump_on) ? X_UPD : 0);
+        ct = e->plain[x != 0];
+        if (stop || c >= TK_TE_MAX_BRANCHES) {
+            b++;
+            break;
+        }
+    }
+    *bits = m;
+    *count = c;
+    *state = x;
+    return (size_t)(b - first);
+}
+
+/* A run of cycles of one block each while the pipe is steady, without writing the pipe for
+ * every block: the loop keeps what the cycles need (the map of the branches up to and
+ * including the newest block's, whether the newest block is an updiscon or the target of
+ * one, the resync timer) and writes the last blocks' steps at the end (the pipe holds three
+ * steps, a block makes at least one). Each block taken completes the cycle of the newest
+ * step before it, as push_block() would: a quiet cycle (quiet_cycle(); at the resync
+ * maximum only while the map is empty: no branch to flush), or the cycle of an updiscon's
+ * target, which sends its address (report_target()). run_plain() takes the common blocks;
+ * the rest (blocks of several instructions, the resync timer at its maximum) goes through
+ * the checks here. Returns the number of blocks taken (*st: the callback's error, if any;
+ * the block whose cycle failed is taken, as on the general path); the block after them
+ * needs the general path. */
+static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk_status *st)
+{
+    *st = TK_OK;
+    if (!e->runnable || n == 0)
+        return 0;
+    const te_step *x = e->next; /* the newest step: the last of a block, address known */
+    const uint64_t context = x->context;
     /* one compare for: ilastsize <= 3, the privilege unchanged, no trigger, halted, reset */
-    const uint64_t mask = bytes_word(0xfc, 0xff, 0xff, 0xff, 0xff);
-    const uint64_t want = bytes_word(0, c->priv, 0, 0, 0);
-    const bool sijump_on = e->sijump_on;
-    unsigned c_cls = e->itype_class[c->itype];
-    bool c_upd = c->updiscon, steady = true;
-    uint32_t bits = e->map.bits;
-    unsigned count = e->map.count;
+    const uint64_t mask = e->fast_mask, want = e->fast_want;
+    const uint64_t rmax = e->resync.max;
+    /* the map including the newest step's branch (taken out again at the end) */
+    const unsigned x_cls = e->itype_class[x->itype];
+    uint32_t bits = e->map.bits | ((x_cls / IT_NOT_TAKEN) & 1u) << e->map.count;
+    unsigned count = e->map.count + ((x_cls / IT_BRANCH) & 1u);
+    unsigned state = (x->updiscon ? X_UPD : 0) | (e->curr->updiscon ? X_TARGET : 0);
     size_t i = 0;
     while (i < n) {
+        if (e->resync.count < rmax) {
+            const uint64_t x_addr = i ? tk_te_block_last_addr(&blocks[i - 1]) : x->addr;
+            i += run_plain(e, blocks + i, n - i, want, context, x_addr, &bits, &count, &state, st);
+            if (i == n || *st != TK_OK)
+                break;
+        }
+        /* the general checks: a block of several instructions, the resync timer at its
+         * maximum, a full map */
+        const uint64_t rc = e->resync.count;
         const tk_te_block *b = &blocks[i];
         if ((block_bytes(b) & mask) != want || b->context != context)
             break;
-        const unsigned cls = e->itype_class[b->itype];
-        if (!(cls & IT_FAST))
+        const unsigned t = e->itype_class[b->itype];
+        if (!(t & IT_FAST))
             break;
         const uint32_t last_hw = 1u << (b->ilastsize & 3u);
+        if (b->iretire < last_hw)
+            break;
         const bool multi = b->iretire != last_hw;
-        /* a block of several instructions: its first one's cycle has c as the previous
-         * instruction, which must not be an updiscon */
-        if (multi && (b->iretire < last_hw || c_upd))
+        /* a block of several instructions after an updiscon: its first one is the target */
+        const bool first_target = multi && (state & X_UPD);
+        /* the cycle of the newest step, in the order of encode_chain(): a start packet past
+         * the resync maximum (resync_exceeded), the address of an updiscon's target or of
+         * the last branch at the maximum (resync_br), a full map (rpt_br), or quiet */
+        enum { P_NONE, P_START, P_ADDR, P_FULL } pk = P_NONE;
+        if (rc > rmax)
+            pk = P_START;
+        else if ((state & X_TARGET) || (rc == rmax && count != 0))
+            pk = P_ADDR;
+        else if (count >= TK_TE_MAX_BRANCHES)
+            pk = P_FULL;
+        if (pk == P_START && i == 0) /* (not at the start: the timer was at most the max) */
             break;
-        /* a full map after the cycle of c is a packet (rpt_br) */
-        if (count + ((c_cls / IT_BRANCH) & 1u) >= TK_TE_MAX_BRANCHES)
+        const unsigned count_after = pk == P_NONE ? count : 0;
+        const uint64_t rc_after = pk == P_NONE ? rc : pk == P_START ? 0 : rc + 1;
+        /* the first instruction's cycle of several (itype 0): the target's packet (unless a
+         * start packet is due), or quiet on the terms above */
+        if (first_target ? rc_after > rmax
+                         : multi && (rc_after > rmax || (rc_after == rmax && count_after != 0)))
             break;
-        /* the quiet cycle of c: a branch adds its outcome to the map (branch-free: the
-         * outcomes are not predictable) */
-        bits |= ((c_cls / IT_NOT_TAKEN) & 1u) << count;
-        count += (c_cls / IT_BRANCH) & 1u;
-        i++;
-        /* the next cycle is quiet if its previous instruction is no updiscon (after a block
-         * of several, an itype 0) */
-        if (c_upd && !multi) {
-            steady = false;
+        if (pk != P_NONE) {
+            const tk_te_block *xb = i ? b - 1 : NULL; /* else the newest step is x */
+            if (pk == P_START) {
+                te_step s = {.addr = tk_te_block_last_addr(xb),
+                             .itype = xb->itype,
+                             .priv = xb->priv,
+                             .time = xb->time,
+                             .context = xb->context};
+                *st = send_start(e, &s);
+            } else if (pk == P_ADDR) {
+                /* updiscon: a target's packet at the maximum (a format 3 follows) */
+                *st = report_target(e, xb ? tk_te_block_last_addr(xb) : x->addr, bits, count,
+                                    (state & X_TARGET) && rc == rmax);
+            } else {
+                *st = report_full(e, bits);
+            }
+            bits = 0;
+            count = 0;
+        }
+        if (first_target && *st == TK_OK) {
+            /* (the instructions between have no cycle; the last one's comes with the next
+             * block: a start packet then if this one brings the timer past the maximum) */
+            *st = report_target(e, b->iaddr, bits, count, rc_after == rmax);
+            bits = 0;
+            count = 0;
+        }
+        bits |= ((t / IT_NOT_TAKEN) & 1u) << count;
+        count += (t / IT_BRANCH) & 1u;
+        if (*st != TK_OK) { /* b is taken (the general path stops inside it) */
+            i++;
             break;
         }
-        c_cls = cls;
-        c_upd = (cls & IT_UPDISCON) && !(sijump_on && b->sijump);
+        /* (after a block of several, the last step follows an itype 0: no target) */
+        state = ((state & X_UPD) && !multi ? X_TARGET : 0) |
+                ((t & IT_UPDISCON) && !(b->sijump && e->sijump_on) ? X_UPD : 0);
+        i++;
     }
     if (i == 0)
         return 0;
-    e->map.bits = bits;
+    /* the newest step's branch is not in the pipe's map yet */
+    const unsigned last_cls = e->itype_class[blocks[i - 1].itype];
+    count -= (last_cls / IT_BRANCH) & 1u;
+    e->map.bits = bits & ~((uint32_t)((last_cls / IT_BRANCH) & 1u) << count);
     e->map.count = (uint8_t)count;
     e->flags_valid = false;
-    e->steady = steady;
     for (size_t k = i > 3 ? i - 3 : 0; k < i; k++)
         store_block(e, &blocks[k]);
+    update_steady(e);
     return i;
 }
 
@@ -952,12 +1145,14 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
 static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
 {
     const te_step *c = e->next;
+    if (!e->steady || (block_bytes(b) & e->fast_mask) != e->fast_want || b->context != c->context)
+        return false;
     const unsigned cls = e->itype_class[b->itype], ils = b->ilastsize;
-    /* a full map after the cycle of c is a packet (rpt_br) */
-    const unsigned c_branch = (e->itype_class[c->itype] / IT_BRANCH) & 1u;
-    if (!(e->steady & (cls & IT_FAST) & (ils <= 3) & !(b->trigger | b->halted | b->reset) &
-          (b->priv == c->priv) & (b->context == c->context) &
-          (e->map.count + c_branch < TK_TE_MAX_BRANCHES)))
+    /* a full map after the cycle of c is a packet (rpt_br); at the resync maximum, a cycle
+     * is quiet only with an empty map (else resync_br) */
+    const unsigned count = e->map.count + ((e->itype_class[c->itype] / IT_BRANCH) & 1u);
+    if (!(cls & IT_FAST) || count >= TK_TE_MAX_BRANCHES ||
+        (e->resync.count >= e->resync.max && count != 0))
         return false;
     const uint32_t last_hw = 1u << ils;
     const uint8_t size = (uint8_t)(2u << ils);
@@ -966,6 +1161,7 @@ static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
     if (b->iretire == last_hw) {
         step_fast(e, b, b->iaddr, b->itype, size, true, b->sijump, updiscon);
         e->steady = !e->curr->updiscon;
+        e->runnable = true;
         return true;
     }
     /* several instructions: first, the ones between (one step of unknown address), last;
@@ -975,15 +1171,9 @@ static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
     step_fast(e, b, b->iaddr, TK_ITYPE_NONE, 0, true, false, false);
     step_fast(e, b, b->iaddr, TK_ITYPE_NONE, 0, false, false, false);
     step_fast(e, b, tk_te_block_last_addr(b), b->itype, size, true, b->sijump, updiscon);
-    e->steady = true; /* the step before the last is an itype 0 in the same context */
+    e->steady = e->runnable = true; /* the step before the last is an itype 0 */
     return true;
 }
-
-#if defined(__GNUC__)
-#define TE_NOINLINE __attribute__((noinline))
-#else
-#define TE_NOINLINE
-#endif
 
 /* The general path (not inlined: the fast path's caller stays lean, with a tail call). */
 static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
@@ -991,10 +1181,19 @@ static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *b
     if (e->finished)
         return TK_ERR_STATE;
     tk_status st = start(e);
-    for (size_t i = 0; st == TK_OK && i < n; i++) {
-        if (push_fast(e, &blocks[i], true))
+    for (size_t i = 0; st == TK_OK && i < n;) {
+        if (push_fast(e, &blocks[i], true)) {
+            i++;
             continue;
-        st = push_block(e, &blocks[i]);
+        }
+        /* the cycle of an uninferable jump's target, the resync timer at its maximum... */
+        const size_t k = run_fast(e, blocks + i, n - i, &st);
+        if (k) {
+            i += k;
+            continue;
+        }
+        if (st == TK_OK)
+            st = push_block(e, &blocks[i++]);
         update_steady(e);
     }
     return st;
@@ -1007,8 +1206,8 @@ tk_status tk_te_encoder_push_run(tk_te_encoder *e, const tk_te_block *blocks, si
     tk_status st = start(e);
     size_t i = 0;
     while (st == TK_OK && i < n) {
-        i += run_fast(e, blocks + i, n - i);
-        if (i < n) {
+        i += run_fast(e, blocks + i, n - i, &st);
+        if (st == TK_OK && i < n) {
             st = push_block(e, &blocks[i++]);
             update_steady(e);
         }
@@ -1029,6 +1228,7 @@ tk_status tk_te_encoder_finish(tk_te_encoder *e)
         return TK_ERR_STATE;
     e->finished = true;
     e->steady = false;
+    e->runnable = false;
     tk_status st = start(e);
     if (st != TK_OK)
         return st;
