@@ -31,7 +31,11 @@ tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn
     d->addr_mask = d->xlen >= 64 ? ~0ull : (1ull << d->xlen) - 1;
     d->idle_limit = tk_dec_idle_limit(img);
     d->near = calloc(TK_DEC_NEAR_BLOCKS, sizeof(*d->near));
-    tk_status st = d->near ? TK_OK : TK_ERR_NOMEM;
+    d->blk = malloc(TK_BLOCK_BATCH * sizeof(*d->blk));
+    d->own_img = img;
+    d->blk_ev.kind = TK_EV_BLOCKS;
+    d->blk_ev.blocks = d->blk;
+    tk_status st = d->near && d->blk ? TK_OK : TK_ERR_NOMEM;
     /* The mode state machines are sized from the static attributes even when their option
      * is off: a support packet may switch the option on. */
     if (st == TK_OK)
@@ -58,6 +62,7 @@ void tk_te_decoder_free(tk_te_decoder *d)
     tk_te_bpred_free(&d->bp);
     tk_te_jtc_free(&d->jtc);
     free(d->near);
+    free(d->blk);
     free(d);
 }
 
@@ -66,6 +71,10 @@ void tk_dec_rebind_image(tk_te_decoder *d, tk_image *img)
     if (d->img == img)
         return;
     d->img = img;
+    /* Blocks of the new image would mean nothing to a sink made for the old one: ranges
+     * from now on. A batch already collected stays valid (the old image outlives the
+     * decoder) and goes to the same sink. */
+    d->blocks = (d->flags & TK_TE_DEC_BLOCK_EVENTS) && img == d->own_img;
     /* both caches point into the old image's blocks */
     d->stop_block = NULL;
     memset(d->near, 0, TK_DEC_NEAR_BLOCKS * sizeof(*d->near));
@@ -81,8 +90,21 @@ void tk_te_decoder_set_trap_vector(tk_te_decoder *d, unsigned priv, uint64_t xtv
 
 void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags)
 {
-    if (d)
-        d->flags = flags;
+    if (!d)
+        return;
+    d->flags = flags;
+    d->blocks = (flags & TK_TE_DEC_BLOCK_EVENTS) && d->img == d->own_img;
+}
+
+int tk_dec_flush_blocks_now(tk_te_decoder *d)
+{
+    d->blk_ev.nblocks = d->nblk;
+    d->nblk = 0;
+    const tk_status st = d->fn(d->ctx, &d->blk_ev);
+    if (st == TK_OK)
+        return TK_OK;
+    d->stop = st;
+    return DEC_STOPPED;
 }
 
 void tk_te_decoder_get_stats(const tk_te_decoder *d, tk_te_decoder_stats *st)
@@ -94,6 +116,9 @@ void tk_te_decoder_get_stats(const tk_te_decoder *d, tk_te_decoder_stats *st)
 
 tk_status tk_dec_emit(tk_te_decoder *d, tk_event *ev)
 {
+    /* the blocks collected so far come before this event */
+    if (d->nblk && tk_dec_flush_blocks_now(d) != TK_OK)
+        return (tk_status)DEC_STOPPED;
     ev->byte_offset = d->byte_offset;
     ev->packet_index = d->packet_index;
     ev->priv = d->privilege;
@@ -633,9 +658,19 @@ tk_status tk_te_decoder_lost(tk_te_decoder *d, uint64_t byte_offset, uint64_t in
     return result(d, r);
 }
 
+tk_status tk_te_decoder_flush(tk_te_decoder *d)
+{
+    if (!d)
+        return TK_ERR_INVALID;
+    return result(d, tk_dec_flush_blocks(d));
+}
+
 tk_status tk_te_decoder_finish(tk_te_decoder *d)
 {
     if (!d)
         return TK_ERR_INVALID;
-    return result(d, flush_range(d, TK_END_NONE, false, false, 0));
+    int r = flush_range(d, TK_END_NONE, false, false, 0);
+    if (r == TK_OK)
+        r = tk_dec_flush_blocks(d);
+    return result(d, r);
 }

@@ -39,9 +39,11 @@ static tk_status damaged(tk_te_decoder *d, tk_status status, uint64_t offset, ui
  * every this many bytes (tk_te_raw_release). */
 #define RELEASE_STEP (8u << 20)
 
-tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets)
+/* The packets of s into d. Returns TK_OK at the end of the data, with the status of the
+ * first damaged packet in *first, or the status that stopped decoding. */
+static tk_status run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets,
+                          tk_status *first)
 {
-    tk_status first = TK_OK;
     size_t released = s->pos;
     tk_te_packet pk[64];
     uint64_t off[64];
@@ -65,7 +67,7 @@ tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
         tk_diag_clear(&diag);
         tk_status s1 = tk_te_scan_next(s, &pk[0], &diag);
         if (s1 == TK_END)
-            return first;
+            return TK_OK;
         if (s1 == TK_OK) {
             ++*packets;
             if ((s1 = tk_te_decoder_packet(d, &pk[0], s->offset, s->index)) != TK_OK)
@@ -75,11 +77,23 @@ tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
         tk_status st = damaged(d, s1, s->offset, s->index, what_of(diag.message));
         if (st != TK_OK)
             return st;
-        if (first == TK_OK)
-            first = s1;
+        if (*first == TK_OK)
+            *first = s1;
         if (s1 == TK_ERR_TRUNCATED)
-            return first; /* nothing follows a truncated packet */
+            return TK_OK; /* nothing follows a truncated packet */
     }
+}
+
+tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets)
+{
+    tk_status first = TK_OK;
+    tk_status st = run_scan(d, s, raw, packets, &first);
+    if (st != TK_OK)
+        return st;
+    /* the end of the data: the blocks collected go to the callback now */
+    if (tk_dec_flush_blocks(d) != TK_OK)
+        return d->stop;
+    return first;
 }
 
 tk_status tk_te_decoder_run_raw(tk_te_decoder *d, tk_te_raw *raw)

@@ -332,6 +332,220 @@ static inline int linked_block(tk_te_decoder *d, const tk_bblock *b, unsigned wh
     return r;
 }
 
+/* The block that starts at first and ends at last with n instructions, or NULL: a range
+ * that began where a walk stopped inside a block (the reported address) and ends with the
+ * block's last instruction is that whole block. */
+static const tk_bblock *whole_block(tk_te_decoder *d, uint64_t first, uint64_t last, uint64_t n)
+{
+    const tk_bblock **near = &d->near[(first >> 1) & (TK_DEC_NEAR_BLOCKS - 1)];
+    const tk_bblock *b = *near;
+    if (!b || b->start != first) {
+        if (tk_image_block(d->img, first, &b) != TK_OK || b->ninsn == 0)
+            return NULL;
+        *near = b;
+    }
+    return b->last == last && b->ninsn == n ? b : NULL;
+}
+
+/* The range that ends with block b's last instruction is complete (end, taken, indirect,
+ * next): into the block batch when it is the whole block and block events are on, else a
+ * TK_EV_RANGE through ev (whose walk-wide fields are set). */
+static inline int emit_range(tk_te_decoder *d, tk_event *ev, const tk_bblock *b, uint8_t end,
+                             bool taken, bool indirect, uint64_t next)
+{
+    const uint64_t n = d->range_ninsn;
+    d->stats.instructions += n;
+    d->range_ninsn = 0;
+    const tk_bblock *wb = NULL;
+    if (d->blocks)
+        wb = d->range_first == b->start ? (n == b->ninsn ? b : NULL)
+                                        : whole_block(d, d->range_first, b->last, n);
+    if (wb) {
+        if (d->nblk == 0) {
+            d->blk_ev.byte_offset = d->byte_offset;
+            d->blk_ev.packet_index = d->packet_index;
+            d->blk_ev.priv = d->privilege;
+            d->blk_ev.context = d->context;
+        }
+        d->blk[d->nblk++] = (tk_block_exec){
+            .block = wb, .next = next, .end = end, .taken = taken, .indirect = indirect};
+        return d->nblk == TK_BLOCK_BATCH ? tk_dec_flush_blocks_now(d) : TK_OK;
+    }
+    int r = tk_dec_flush_blocks(d);
+    if (r != TK_OK)
+        return r;
+    ev->end = end;
+    ev->taken = taken;
+    ev->indirect = indirect;
+    ev->first = d->range_first;
+    ev->last = b->last;
+    ev->ninsn = n;
+    ev->next = next;
+    const tk_status st = d->fn(d->ctx, ev);
+    if (st != TK_OK) {
+        d->stop = st;
+        return DEC_STOPPED;
+    }
+    return TK_OK;
+}
+
+static int fail_idle(tk_te_decoder *d, uint64_t from)
+{
+    return tk_dec_fail(d, TK_ERR_MISMATCH,
+                       "followed %llu blocks from 0x%llx without using trace information (more "
+                       "than the program's code can hold without looping)",
+                       (unsigned long long)d->idle_limit, (unsigned long long)from);
+}
+
+static int fail_loop(tk_te_decoder *d, const tk_dec_walk *w)
+{
+    return tk_dec_fail(d, TK_ERR_MISMATCH,
+                       "path loops through 0x%llx without reaching the reported address 0x%llx",
+                       (unsigned long long)d->pc, (unsigned long long)w->address);
+}
+
+/* The common case of follow_execution_path(), block after block while nothing needs a
+ * closer look: the reported address is not inside the block (after its start, which was
+ * reached already), and the block ends in a branch the map resolves (without being the last
+ * one a map without address stops at) or in a direct jump the implicit-return stack need not
+ * see. Then the whole block retires, its successor is the linked block, and only arriving
+ * at the reported address (or following a map without address) needs the stop conditions.
+ * The state the loop changes is kept in locals and written back before anything else can
+ * look at it. Starts at *bp with pc = range_first = its start; returns TK_OK to go on with
+ * the general path at *bp (*last, *cyc, *idle updated), ARRIVE_STOP when the walk is over,
+ * or an error of the walk. Needs: no branch predictor, nothing pending but the map. */
+#if defined(__GNUC__)
+__attribute__((noinline)) /* its own registers: the general path's state stays apart */
+#endif
+static int
+tight_walk(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp, const tk_rv_insn **last,
+           cycle *cyc, uint64_t *idlep)
+{
+    const uint64_t addr = w->address;
+    /* arrive() changes stop_at_last_branch only when it stops the walk */
+    const unsigned min_branches = d->stop_at_last_branch ? 2 : 1;
+    tk_block_exec *e = d->blocks ? d->blk + d->nblk : NULL; /* next batch entry */
+    uint64_t map = d->branch_map;
+    unsigned nbr = d->branches;
+    uint64_t idle = *idlep;
+    const tk_bblock *b = *bp, *done = NULL; /* done: the last block retired */
+    int r;
+
+/* The decoder state as the general path keeps it, at the start of block b (done's
+ * successor, at the address next). */
+#define SYNC()                                                                                     \
+    do {                                                                                           \
+        d->branch_map = map;                                                                       \
+        d->branches = nbr;                                                                         \
+        if (e)                                                                                     \
+            d->nblk = (uint32_t)(e - d->blk);                                                      \
+        if (done) {                                                                                \
+            *last = &done->term;                                                                   \
+            d->last_pc = done->last;                                                               \
+            d->last_valid = true;                                                                  \
+            d->pc = d->range_first = next;                                                         \
+            d->range_ninsn = 1;                                                                    \
+        }                                                                                          \
+        /* the general path restarts the cycle search eagerly */                                   \
+        if (!idle)                                                                                 \
+            cycle_reset(cyc, next);                                                                \
+        *bp = b;                                                                                   \
+        *idlep = idle;                                                                             \
+    } while (0)
+
+    uint64_t next = b->start;
+    for (;;) {
+        if (addr - b->start - 1 < b->last - b->start)
+            break;
+        unsigned link;
+        bool taken = false;
+        if (b->term.cf == TK_RV_CF_BRANCH) {
+            if (nbr < min_branches || b->target == b->last)
+                break;
+            taken = !(map & 1);
+            map >>= 1;
+            nbr--;
+            link = taken;
+            idle = 0;
+        } else if (b->term.cf == TK_RV_CF_JAL && b->target != b->last &&
+                   !(d->p.o.implicit_return &&
+                     (b->term.jclass == TK_RV_J_CALL || b->term.jclass == TK_RV_J_SWAP))) {
+            link = 1;
+            /* The cycle search restarted where the last branch bit led, this block's start
+             * (idle 0), unless it had started already. */
+            if (!idle)
+                cycle_reset(cyc, b->start);
+            if (++idle > d->idle_limit || cycle_step(cyc, b->target)) {
+                idle--;
+                break; /* the general path reports it */
+            }
+        } else {
+            break;
+        }
+        next = link ? b->target : b->fall;
+        d->stats.instructions += b->ninsn;
+        if (e) {
+            if (e == d->blk) {
+                d->blk_ev.byte_offset = d->byte_offset;
+                d->blk_ev.packet_index = d->packet_index;
+                d->blk_ev.priv = d->privilege;
+                d->blk_ev.context = d->context;
+            }
+            e->block = b;
+            e->next = next;
+            e->end = b->end;
+            e->taken = taken;
+            e->indirect = 0;
+            if (++e == d->blk + TK_BLOCK_BATCH) {
+                d->nblk = TK_BLOCK_BATCH;
+                e = d->blk;
+                if ((r = tk_dec_flush_blocks_now(d)) != TK_OK)
+                    return r;
+            }
+        } else {
+            /* the callback cannot reach the decoder: locals stay valid across it */
+            tk_event *const ev = &d->range_ev;
+            ev->end = b->end;
+            ev->taken = taken;
+            ev->indirect = false;
+            ev->first = b->start;
+            ev->last = b->last;
+            ev->ninsn = b->ninsn;
+            ev->next = next;
+            const tk_status st = d->fn(d->ctx, ev);
+            if (st != TK_OK) {
+                d->stop = st;
+                return DEC_STOPPED;
+            }
+        }
+        done = b;
+        b = b->link[link];
+        if (!b) {
+            /* first time through this edge: the lookup may report an error */
+            SYNC();
+            if ((r = linked_block(d, done, link, next, &b)) != TK_OK)
+                return r;
+        }
+        /* With a map without address, arrive() stops only at the last branch; else only at
+         * the address. */
+        const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
+        if (next == addr || (nbr + 1 == min_branches && br)) {
+            SYNC();
+            r = arrive(d, w, next, br, *last, false);
+            if (r == ARRIVE_STOP) {
+                d->last_insn = **last;
+                d->stop_block = b;
+                return ARRIVE_STOP;
+            }
+            if (r != ARRIVE_GO_ON)
+                return r;
+        }
+    }
+    SYNC();
+    return TK_OK;
+#undef SYNC
+}
+
 int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
 {
     /* While inferred_address is set, uninferable jumps go back to the address the previous
@@ -342,11 +556,18 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
      * through tk_dec_exec (next_pc of decoder.adoc). */
     const bool map_only = !d->p.o.branch_prediction;
     const bool irstack = d->p.o.implicit_return;
+    /* The tight loop below takes whole blocks ending in such a branch or jump; it needs the
+     * branch map to be all there is to resolve. */
+    const bool tight = map_only && !d->pred_pending && !d->fail_pending;
     const tk_bblock *b = d->stop_block && d->stop_block->start == d->pc ? d->stop_block : NULL;
     cycle cyc;
     uint64_t idle = 0; /* blocks since the last branch bit or uninferable jump */
     int r;
 
+    /* A batch holds one privilege and context: blocks under others start a new one. */
+    if (d->nblk && (d->blk_ev.priv != d->privilege || d->blk_ev.context != d->context) &&
+        (r = tk_dec_flush_blocks_now(d)) != TK_OK)
+        return r;
     /* The range event: what stays the same for the whole walk is set once. */
     tk_event *ev = &d->range_ev;
     ev->kind = TK_EV_RANGE;
@@ -364,6 +585,13 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
         if (!b && (r = tk_dec_block(d, d->pc, &b)) != TK_OK)
             return r;
         const bool inferred = d->inferred_address;
+        if (tight && !inferred && d->range_first == b->start) {
+            r = tight_walk(d, w, &b, &last, &cyc, &idle);
+            if (r == ARRIVE_STOP)
+                return TK_OK;
+            if (r != TK_OK)
+                return r;
+        }
         /* The block's sequential part, from pc (already reached) to its last instruction. */
         const tk_rv_insn *prev = last;
         uint64_t prev_pc = d->last_pc;
@@ -414,21 +642,8 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             if (r != TK_OK)
                 return r;
         }
-        /* tk_dec_emit() for a range, with the walk's constant fields already in place */
-        ev->end = s.end;
-        ev->taken = s.taken;
-        ev->indirect = s.indirect;
-        ev->first = d->range_first;
-        ev->last = b->last;
-        ev->ninsn = d->range_ninsn;
-        ev->next = s.next;
-        d->stats.instructions += d->range_ninsn;
-        d->range_ninsn = 0;
-        const tk_status st = d->fn(d->ctx, ev);
-        if (st != TK_OK) {
-            d->stop = st;
-            return DEC_STOPPED;
-        }
+        if ((r = emit_range(d, ev, b, s.end, s.taken, s.indirect, s.next)) != TK_OK)
+            return r;
         last = &b->term;
         d->last_pc = b->last;
         d->last_valid = true;
@@ -471,20 +686,12 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
         if (s.consumed || s.stop_here) {
             idle = 0;
         } else if (++idle > d->idle_limit) {
-            return tk_dec_fail(d, TK_ERR_MISMATCH,
-                               "followed %llu blocks from 0x%llx without using trace "
-                               "information (more than the program's code can hold without "
-                               "looping)",
-                               (unsigned long long)d->idle_limit,
-                               (unsigned long long)previous_address);
+            return fail_idle(d, previous_address);
         }
         if (s.consumed || s.stop_here || s.popped) {
             cycle_reset(&cyc, d->pc);
         } else if (cycle_step(&cyc, d->pc)) {
-            return tk_dec_fail(d, TK_ERR_MISMATCH,
-                               "path loops through 0x%llx without reaching the reported "
-                               "address 0x%llx",
-                               (unsigned long long)d->pc, (unsigned long long)w->address);
+            return fail_loop(d, w);
         }
     }
 }
