@@ -106,6 +106,10 @@ struct tk_te_decoder {
 
 /* decoder.c */
 tk_status tk_dec_emit(tk_te_decoder *d, tk_event *ev);
+/* tk_te_decoder_packet() for a scanner record (tk_te_scan_records): formats 1 and 2 straight
+ * from the record, anything else through its tk_te_packet. */
+tk_status tk_dec_packet_rec(tk_te_decoder *d, const tk_te_rec *rec, uint64_t byte_offset,
+                            uint64_t index);
 /* Hand the block batch over (TK_OK, or DEC_STOPPED with d->stop set). */
 int tk_dec_flush_blocks_now(tk_te_decoder *d);
 static inline int tk_dec_flush_blocks(tk_te_decoder *d)

@@ -46,18 +46,52 @@ static tk_status run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
 {
     size_t released = s->pos;
     tk_te_packet pk[64];
+    tk_te_rec rec[64];
     uint64_t off[64];
     for (;;) {
         /* hot path: batches from the zero-copy scanner (packet_scan.c) */
         size_t n;
-        while ((n = tk_te_scan_batch(s, pk, off, 64)) > 0) {
-            const uint64_t idx0 = s->next_index - n;
-            *packets += n;
-            for (size_t i = 0; i < n; i++) {
-                tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
-                if (st != TK_OK)
-                    return st;
+        for (;;) {
+            uint64_t idx0;
+            if (d->p.o.branch_prediction || d->p.o.jump_target_cache) {
+                /* format 0 packets are likely: whole structs */
+                if ((n = tk_te_scan_batch(s, pk, off, 64)) == 0)
+                    break;
+                idx0 = s->next_index - n;
+                *packets += n;
+                for (size_t i = 0; i < n; i++) {
+                    tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
+                    if (st != TK_OK)
+                        return st;
+                }
+            } else {
+                /* compact records: formats 1 and 2 go to the decoder as they are, format 3
+                 * as the whole packet the scanner gives with them. Format 0 (a damaged
+                 * trace, or options the decoder was not told about) is not in the records'
+                 * contract: the scanner goes back to it and decodes it whole. */
+                if ((n = tk_te_scan_records(s, rec, pk, off, 64)) == 0)
+                    break;
+                idx0 = s->next_index - n;
+                for (size_t i = 0; i < n; i++) {
+                    tk_status st;
+                    if (rec[i].format == TK_TE_F3) {
+                        st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
+                    } else if (rec[i].format != TK_TE_F0) {
+                        st = tk_dec_packet_rec(d, &rec[i], off[i], idx0 + i);
+                    } else {
+                        tk_te_scan_seek(s, (size_t)off[i], idx0 + i);
+                        n = i;
+                        break;
+                    }
+                    if (st != TK_OK) {
+                        *packets += i + 1;
+                        return st;
+                    }
+                }
+                *packets += n;
             }
+            if (n == 0)
+                break; /* a format 0 packet at s->pos: tk_te_scan_next */
             if (raw && s->pos - released >= RELEASE_STEP) {
                 tk_te_raw_release(raw, off[0]);
                 released = off[0];

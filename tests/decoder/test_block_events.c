@@ -276,6 +276,7 @@ static uint64_t *pcs_of(const flow *f, tk_image *img, size_t *n)
 typedef struct totals {
     size_t vectors;
     uint64_t ranges, batched, batches, seams;
+    uint64_t errors; /* error events in the damaged traces */
 } totals;
 
 static void check_vector(const char *dir, const char *prog, totals *t)
@@ -355,6 +356,8 @@ static size_t list_dirs(const char *dir, char ***out)
     return n;
 }
 
+static void check_records(const char *dir, const char *prog, uint64_t *errors);
+
 static void test_all_vectors(void **state)
 {
     (void)state;
@@ -371,6 +374,7 @@ static void test_all_vectors(void **state)
             char vdir[1200];
             snprintf(vdir, sizeof(vdir), "%s/%s", pdir, settings[j]);
             check_vector(vdir, progs[i], &t);
+            check_records(vdir, progs[i], &t.errors);
             free(settings[j]);
         }
         free(settings);
@@ -378,13 +382,140 @@ static void test_all_vectors(void **state)
     }
     free(progs);
     free(root);
-    print_message("%zu vectors: %llu ranges, %llu of them in %llu batches; %llu seams at -j2\n",
+    print_message("%zu vectors: %llu ranges, %llu of them in %llu batches; %llu seams at -j2; "
+                  "%llu error events in damaged copies\n",
                   t.vectors, (unsigned long long)t.ranges, (unsigned long long)t.batched,
-                  (unsigned long long)t.batches, (unsigned long long)t.seams);
+                  (unsigned long long)t.batches, (unsigned long long)t.seams,
+                  (unsigned long long)t.errors);
     assert_true(t.vectors >= 20);
     assert_true(t.seams > 0);
+    assert_true(t.errors > 0);
     /* nearly every range of these traces is a whole block (tests/analysis/test_block_batch) */
     assert_true(t.batched * 100 >= t.ranges * 99);
+}
+
+/* tk_te_decoder_run_raw (scanner records) against the plain packet path: tk_te_scan_next for
+ * every packet into tk_te_decoder_packet, a damaged one recorded as the error event run_raw
+ * reports (status, message without its "offset N (packet K): " prefix, offset, index) and
+ * then tk_te_decoder_lost. */
+static void decode_packets(const vector *v, const uint8_t *buf, size_t len, flow *f)
+{
+    tk_image *img = open_image(v);
+    tk_te_decoder *d;
+    assert_int_equal(tk_te_decoder_new(&v->p, img, on_event, f, &d), TK_OK);
+    tk_te_params p = v->p; /* support packets change the options the codec reads */
+    tk_te_scan s;
+    tk_te_scan_init(&s, &p, buf, len);
+    for (;;) {
+        tk_te_packet k;
+        tk_diag diag;
+        tk_diag_clear(&diag);
+        tk_status st = tk_te_scan_next(&s, &k, &diag);
+        if (st == TK_END)
+            break;
+        if (st == TK_OK) {
+            const size_t before = f->n;
+            assert_int_equal(tk_te_decoder_packet(d, &k, s.offset, s.index), TK_OK);
+            /* the decoder applies a support packet's options unless it refuses it (an
+             * error event says so) */
+            bool refused = false;
+            for (size_t i = before; i < f->n; i++)
+                refused |= f->v[i].ev.kind == TK_EV_ERROR &&
+                           !strncmp(f->v[i].msg, "support packet not applied", 26);
+            if (k.format == TK_TE_F3 && k.subformat == TK_TE_SF_SUPPORT && !refused)
+                tk_te_params_apply_ioptions(&p, k.ioptions);
+            continue;
+        }
+        const char *m = strstr(diag.message, "(packet ");
+        m = m ? strstr(m, "): ") : NULL;
+        const tk_event ev = {.kind = TK_EV_ERROR,
+                             .status = st,
+                             .message = m ? m + 3 : diag.message,
+                             .byte_offset = s.offset,
+                             .packet_index = s.index};
+        push(f, &ev);
+        assert_int_equal(tk_te_decoder_lost(d, s.offset, s.index), TK_OK);
+        if (st == TK_ERR_TRUNCATED)
+            break;
+    }
+    assert_int_equal(tk_te_decoder_finish(d), TK_OK);
+    tk_te_decoder_free(d);
+    tk_image_free(img);
+}
+
+/* Serial decode of buf with run_raw, without block events. */
+static tk_status decode_raw(const vector *v, const uint8_t *buf, size_t len, flow *f)
+{
+    tk_image *img = open_image(v);
+    tk_te_raw *raw;
+    assert_int_equal(tk_te_raw_from_buffer(buf, len, &raw), TK_OK);
+    tk_te_decoder *d;
+    assert_int_equal(tk_te_decoder_new(&v->p, img, on_event, f, &d), TK_OK);
+    tk_status st = tk_te_decoder_run_raw(d, raw);
+    assert_int_equal(tk_te_decoder_finish(d), TK_OK);
+    tk_te_decoder_free(d);
+    tk_te_raw_close(raw);
+    tk_image_free(img);
+    return st;
+}
+
+/* Errors compare by what run_raw puts in them for a damaged packet. */
+static void compare_packets(const char *what, const flow *want, const flow *got)
+{
+    if (want->n != got->n)
+        fail_msg("%s: %zu events from the packet path, %zu from run_raw", what, want->n, got->n);
+    for (size_t i = 0; i < want->n; i++) {
+        const tk_event *a = &want->v[i].ev, *b = &got->v[i].ev;
+        bool same;
+        if (a->kind == TK_EV_ERROR)
+            same = b->kind == TK_EV_ERROR && a->status == b->status &&
+                   a->byte_offset == b->byte_offset && a->packet_index == b->packet_index &&
+                   !strcmp(want->v[i].msg, got->v[i].msg);
+        else
+            same = memcmp(a, b, sizeof(*a)) == 0;
+        if (!same)
+            fail_msg("%s: event %zu differs: kind %u/%u offset %llu/%llu index %llu/%llu "
+                     "first 0x%llx/0x%llx message '%s'/'%s'",
+                     what, i, a->kind, b->kind, (unsigned long long)a->byte_offset,
+                     (unsigned long long)b->byte_offset, (unsigned long long)a->packet_index,
+                     (unsigned long long)b->packet_index, (unsigned long long)a->first,
+                     (unsigned long long)b->first, want->v[i].msg, got->v[i].msg);
+    }
+}
+
+/* Every vector as recorded and with damage (a byte of every few hundred changed, from a
+ * fixed seed): run_raw gives the events of the plain packet path. */
+static void check_records(const char *dir, const char *prog, uint64_t *errors)
+{
+    vector v;
+    vector_open(&v, dir, prog);
+    uint8_t *bad = malloc(v.len ? v.len : 1);
+    assert_non_null(bad);
+    uint32_t seed = 12345;
+    for (int round = 0; round < 3; round++) {
+        memcpy(bad, v.raw, v.len);
+        if (round > 0)
+            for (size_t i = 0; i < v.len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                if ((seed >> 16) % (round == 1 ? 997u : 211u) == 0)
+                    bad[i] ^= (uint8_t)(1u << ((seed >> 8) & 7u));
+            }
+        flow want = {0}, got = {0};
+        decode_packets(&v, bad, v.len, &want);
+        tk_status st = decode_raw(&v, bad, v.len, &got);
+        assert_true(st == TK_OK || st == TK_ERR_BAD_PACKET || st == TK_ERR_TRUNCATED);
+        if (round == 0)
+            assert_int_equal(st, TK_OK);
+        char what[2100];
+        snprintf(what, sizeof(what), "%s (damage round %d)", dir, round);
+        compare_packets(what, &want, &got);
+        *errors += got.count.errors;
+        flow_free(&want);
+        flow_free(&got);
+    }
+    free(bad);
+    free(v.raw);
+    free(v.elf);
 }
 
 /* A callback that stops on a batch stops the decoder with its status. */
