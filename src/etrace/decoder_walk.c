@@ -424,6 +424,8 @@ tight_walk(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp, const t
     const uint64_t addr = w->address;
     /* arrive() changes stop_at_last_branch only when it stops the walk */
     const unsigned min_branches = d->stop_at_last_branch ? 2 : 1;
+    /* uninferable jumps go to the reported address (see below) */
+    const bool uninf_ok = !d->stop_at_last_branch && !d->p.o.implicit_return && !d->p.o.sijump;
     tk_block_exec *e = d->blocks ? d->blk + d->nblk : NULL; /* next batch entry */
     uint64_t map = d->branch_map;
     unsigned nbr = d->branches;
@@ -479,6 +481,56 @@ tight_walk(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp, const t
                 idle--;
                 break; /* the general path reports it */
             }
+        } else if (uninf_ok && b->term.cf == TK_RV_CF_JALR && b->term.rs1 != 0) {
+            /* An uninferable jump (usually a return) ends the walk at its target, the
+             * reported address (next_pc() without sijump or implicit return, and outside a
+             * map without address, where it is an error). */
+            next = addr & d->addr_mask;
+            d->stats.instructions += b->ninsn;
+            if (e) {
+                if (e == d->blk) {
+                    d->blk_ev.byte_offset = d->byte_offset;
+                    d->blk_ev.packet_index = d->packet_index;
+                    d->blk_ev.priv = d->privilege;
+                    d->blk_ev.context = d->context;
+                }
+                e->block = b;
+                e->next = next;
+                e->end = b->end;
+                e->taken = 0;
+                e->indirect = 1;
+                if (++e == d->blk + TK_BLOCK_BATCH) {
+                    d->nblk = TK_BLOCK_BATCH;
+                    e = d->blk;
+                    if ((r = tk_dec_flush_blocks_now(d)) != TK_OK)
+                        return r;
+                }
+            } else {
+                tk_event *const ev = &d->range_ev;
+                ev->end = b->end;
+                ev->taken = false;
+                ev->indirect = true;
+                ev->first = b->start;
+                ev->last = b->last;
+                ev->ninsn = b->ninsn;
+                ev->next = next;
+                const tk_status st = d->fn(d->ctx, ev);
+                if (st != TK_OK) {
+                    d->stop = st;
+                    return DEC_STOPPED;
+                }
+            }
+            done = b;
+            SYNC();
+            if ((r = tk_dec_block(d, next, &b)) != TK_OK)
+                return r;
+            const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
+            r = arrive(d, w, next, br, *last, true);
+            if (r == ARRIVE_STOP) {
+                d->last_insn = **last;
+                d->stop_block = b;
+            }
+            return r;
         } else {
             break;
         }
