@@ -414,175 +414,196 @@ static int fail_loop(tk_te_decoder *d, const tk_dec_walk *w)
  * look at it. Starts at *bp with pc = range_first = its start; returns TK_OK to go on with
  * the general path at *bp (*last, *cyc, *idle updated), ARRIVE_STOP when the walk is over,
  * or an error of the walk. Needs: no branch predictor, nothing pending but the map. */
-#if defined(__GNUC__)
-__attribute__((noinline)) /* its own registers: the general path's state stays apart */
-#endif
-static int
-tight_walk(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp, const tk_rv_insn **last,
-           cycle *cyc, uint64_t *idlep)
+/* State of tight_walk() kept apart from its hot registers (rarely used, or used only for
+ * direct jumps). */
+typedef struct tight_aside {
+    const tk_bblock *done; /* the last block retired, NULL before the first */
+    uint64_t idle;
+    cycle *cyc;
+    const tk_rv_insn **last;
+    const tk_bblock **bp;
+    unsigned extra; /* 1: a map without address, whose last branch the loop leaves alone */
+} tight_aside;
+
+/* The batch header for the next entries (the batch is empty). */
+static inline void batch_header(tk_te_decoder *d)
 {
+    d->blk_ev.byte_offset = d->byte_offset;
+    d->blk_ev.packet_index = d->packet_index;
+    d->blk_ev.priv = d->privilege;
+    d->blk_ev.context = d->context;
+}
+
+/* A whole block into the batch at *e (block events) or as a TK_EV_RANGE. */
+static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec **e,
+                             const tk_bblock *b, uint64_t next, unsigned taken, unsigned indirect)
+{
+    d->stats.instructions += b->ninsn;
+    if (blocks) {
+        tk_block_exec *const x = *e;
+        x->block = b;
+        x->next = next;
+        x->end = b->end;
+        x->taken = (uint8_t)taken;
+        x->indirect = (uint8_t)indirect;
+        if (++*e == d->blk + TK_BLOCK_BATCH) {
+            d->nblk = TK_BLOCK_BATCH;
+            *e = d->blk;
+            int r = tk_dec_flush_blocks_now(d);
+            batch_header(d);
+            return r;
+        }
+        return TK_OK;
+    }
+    /* the callback cannot reach the decoder: the caller's locals stay valid across it */
+    tk_event *const ev = &d->range_ev;
+    ev->end = b->end;
+    ev->taken = (uint8_t)taken;
+    ev->indirect = (uint8_t)indirect;
+    ev->first = b->start;
+    ev->last = b->last;
+    ev->ninsn = b->ninsn;
+    ev->next = next;
+    const tk_status st = d->fn(d->ctx, ev);
+    if (st == TK_OK)
+        return TK_OK;
+    d->stop = st;
+    return DEC_STOPPED;
+}
+
+/* The decoder state as the general path keeps it, at the start of block b (reached at next
+ * from x->done). */
+static void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock *b, uint64_t next,
+                       uint64_t map, unsigned avail, tk_block_exec *e)
+{
+    d->branch_map = map;
+    d->branches = avail + x->extra;
+    if (e)
+        d->nblk = (uint32_t)(e - d->blk);
+    if (x->done) {
+        *x->last = &x->done->term;
+        d->last_pc = x->done->last;
+        d->last_valid = true;
+        d->pc = d->range_first = next;
+        d->range_ninsn = 1;
+    }
+    /* the general path restarts the cycle search eagerly */
+    if (!x->idle)
+        cycle_reset(x->cyc, next);
+    *x->bp = b;
+}
+
+#if defined(__GNUC__)
+#define TK_DEC_INLINE static inline __attribute__((always_inline))
+#define TK_DEC_NOINLINE __attribute__((noinline))
+#else
+#define TK_DEC_INLINE static inline
+#define TK_DEC_NOINLINE
+#endif
+
+/* blocks is a constant in each copy (below): the loop for block events has no callback in
+ * it, and so more of its state in registers. */
+TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
+                             const tk_rv_insn **last, cycle *cyc, uint64_t *idlep,
+                             const bool blocks)
+{
+    tight_aside x = {.idle = *idlep,
+                     .cyc = cyc,
+                     .last = last,
+                     .bp = bp,
+                     .extra = d->stop_at_last_branch ? 1u : 0u};
     const uint64_t addr = w->address;
-    /* arrive() changes stop_at_last_branch only when it stops the walk */
-    const unsigned min_branches = d->stop_at_last_branch ? 2 : 1;
     /* uninferable jumps go to the reported address (see below) */
     const bool uninf_ok = !d->stop_at_last_branch && !d->p.o.implicit_return && !d->p.o.sijump;
-    tk_block_exec *e = d->blocks ? d->blk + d->nblk : NULL; /* next batch entry */
+    tk_block_exec *e = NULL; /* next batch entry (block events) */
+    if (blocks) {
+        e = d->blk + d->nblk;
+        if (d->nblk == 0)
+            batch_header(d);
+    }
     uint64_t map = d->branch_map;
-    unsigned nbr = d->branches;
-    uint64_t idle = *idlep;
-    const tk_bblock *b = *bp, *done = NULL; /* done: the last block retired */
+    /* branches the loop may resolve: arrive() changes stop_at_last_branch only when it stops
+     * the walk */
+    unsigned avail = d->branches > x.extra ? d->branches - x.extra : 0;
+    const unsigned short_of = d->branches > x.extra ? 0 : x.extra - d->branches;
+    const tk_bblock *b = *bp;
+    uint64_t next = b->start;
     int r;
 
-/* The decoder state as the general path keeps it, at the start of block b (done's
- * successor, at the address next). */
-#define SYNC()                                                                                     \
-    do {                                                                                           \
-        d->branch_map = map;                                                                       \
-        d->branches = nbr;                                                                         \
-        if (e)                                                                                     \
-            d->nblk = (uint32_t)(e - d->blk);                                                      \
-        if (done) {                                                                                \
-            *last = &done->term;                                                                   \
-            d->last_pc = done->last;                                                               \
-            d->last_valid = true;                                                                  \
-            d->pc = d->range_first = next;                                                         \
-            d->range_ninsn = 1;                                                                    \
-        }                                                                                          \
-        /* the general path restarts the cycle search eagerly */                                   \
-        if (!idle)                                                                                 \
-            cycle_reset(cyc, next);                                                                \
-        *bp = b;                                                                                   \
-        *idlep = idle;                                                                             \
-    } while (0)
-
-    uint64_t next = b->start;
+    if (short_of) /* fewer branches than the map's last: the general path reports it */
+        goto leave;
     for (;;) {
         if (addr - b->start - 1 < b->last - b->start)
             break;
-        unsigned link;
-        bool taken = false;
-        if (b->term.cf == TK_RV_CF_BRANCH) {
-            if (nbr < min_branches || b->target == b->last)
+        const unsigned cf = b->term.cf;
+        const tk_bblock *nb;
+        if (cf == TK_RV_CF_BRANCH) {
+            if (avail == 0 || b->target == b->last)
                 break;
-            taken = !(map & 1);
+            const unsigned taken = !(map & 1);
             map >>= 1;
-            nbr--;
-            link = taken;
-            idle = 0;
-        } else if (b->term.cf == TK_RV_CF_JAL && b->target != b->last &&
+            avail--;
+            x.idle = 0;
+            next = taken ? b->target : b->fall;
+            if ((r = tight_emit(d, blocks, &e, b, next, taken, 0)) != TK_OK)
+                return r;
+            nb = b->link[taken];
+            x.done = b;
+            if (!nb) {
+                /* first time through this edge: the lookup may report an error */
+                tight_sync(d, &x, b, next, map, avail, e);
+                if ((r = linked_block(d, x.done, taken, next, &nb)) != TK_OK)
+                    return r;
+            }
+        } else if (cf == TK_RV_CF_JAL && b->target != b->last &&
                    !(d->p.o.implicit_return &&
                      (b->term.jclass == TK_RV_J_CALL || b->term.jclass == TK_RV_J_SWAP))) {
-            link = 1;
             /* The cycle search restarted where the last branch bit led, this block's start
              * (idle 0), unless it had started already. */
-            if (!idle)
+            if (!x.idle)
                 cycle_reset(cyc, b->start);
-            if (++idle > d->idle_limit || cycle_step(cyc, b->target)) {
-                idle--;
+            if (++x.idle > d->idle_limit || cycle_step(cyc, b->target)) {
+                x.idle--;
                 break; /* the general path reports it */
             }
-        } else if (uninf_ok && b->term.cf == TK_RV_CF_JALR && b->term.rs1 != 0) {
+            next = b->target;
+            if ((r = tight_emit(d, blocks, &e, b, next, 0, 0)) != TK_OK)
+                return r;
+            nb = b->link[1];
+            x.done = b;
+            if (!nb) {
+                tight_sync(d, &x, b, next, map, avail, e);
+                if ((r = linked_block(d, x.done, 1, next, &nb)) != TK_OK)
+                    return r;
+            }
+        } else if (uninf_ok && cf == TK_RV_CF_JALR && b->term.rs1 != 0) {
             /* An uninferable jump (usually a return) ends the walk at its target, the
              * reported address (next_pc() without sijump or implicit return, and outside a
              * map without address, where it is an error). */
             next = addr & d->addr_mask;
-            d->stats.instructions += b->ninsn;
-            if (e) {
-                if (e == d->blk) {
-                    d->blk_ev.byte_offset = d->byte_offset;
-                    d->blk_ev.packet_index = d->packet_index;
-                    d->blk_ev.priv = d->privilege;
-                    d->blk_ev.context = d->context;
-                }
-                e->block = b;
-                e->next = next;
-                e->end = b->end;
-                e->taken = 0;
-                e->indirect = 1;
-                if (++e == d->blk + TK_BLOCK_BATCH) {
-                    d->nblk = TK_BLOCK_BATCH;
-                    e = d->blk;
-                    if ((r = tk_dec_flush_blocks_now(d)) != TK_OK)
-                        return r;
-                }
-            } else {
-                tk_event *const ev = &d->range_ev;
-                ev->end = b->end;
-                ev->taken = false;
-                ev->indirect = true;
-                ev->first = b->start;
-                ev->last = b->last;
-                ev->ninsn = b->ninsn;
-                ev->next = next;
-                const tk_status st = d->fn(d->ctx, ev);
-                if (st != TK_OK) {
-                    d->stop = st;
-                    return DEC_STOPPED;
-                }
-            }
-            done = b;
-            SYNC();
-            if ((r = tk_dec_block(d, next, &b)) != TK_OK)
+            if ((r = tight_emit(d, blocks, &e, b, next, 0, 1)) != TK_OK)
                 return r;
-            const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
+            x.done = b;
+            tight_sync(d, &x, b, next, map, avail, e);
+            if ((r = tk_dec_block(d, next, &nb)) != TK_OK)
+                return r;
+            const bool br = nb->ninsn == 1 && nb->term.cf == TK_RV_CF_BRANCH;
             r = arrive(d, w, next, br, *last, true);
             if (r == ARRIVE_STOP) {
                 d->last_insn = **last;
-                d->stop_block = b;
+                d->stop_block = nb;
             }
             return r;
         } else {
             break;
         }
-        next = link ? b->target : b->fall;
-        d->stats.instructions += b->ninsn;
-        if (e) {
-            if (e == d->blk) {
-                d->blk_ev.byte_offset = d->byte_offset;
-                d->blk_ev.packet_index = d->packet_index;
-                d->blk_ev.priv = d->privilege;
-                d->blk_ev.context = d->context;
-            }
-            e->block = b;
-            e->next = next;
-            e->end = b->end;
-            e->taken = taken;
-            e->indirect = 0;
-            if (++e == d->blk + TK_BLOCK_BATCH) {
-                d->nblk = TK_BLOCK_BATCH;
-                e = d->blk;
-                if ((r = tk_dec_flush_blocks_now(d)) != TK_OK)
-                    return r;
-            }
-        } else {
-            /* the callback cannot reach the decoder: locals stay valid across it */
-            tk_event *const ev = &d->range_ev;
-            ev->end = b->end;
-            ev->taken = taken;
-            ev->indirect = false;
-            ev->first = b->start;
-            ev->last = b->last;
-            ev->ninsn = b->ninsn;
-            ev->next = next;
-            const tk_status st = d->fn(d->ctx, ev);
-            if (st != TK_OK) {
-                d->stop = st;
-                return DEC_STOPPED;
-            }
-        }
-        done = b;
-        b = b->link[link];
-        if (!b) {
-            /* first time through this edge: the lookup may report an error */
-            SYNC();
-            if ((r = linked_block(d, done, link, next, &b)) != TK_OK)
-                return r;
-        }
-        /* With a map without address, arrive() stops only at the last branch; else only at
-         * the address. */
-        const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
-        if (next == addr || (nbr + 1 == min_branches && br)) {
-            SYNC();
+        b = nb;
+        /* arrive() stops only at the address, or with a map without address at its last
+         * branch */
+        if (next == addr ||
+            (avail == 0 && x.extra && b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH)) {
+            tight_sync(d, &x, b, next, map, avail, e);
+            const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
             r = arrive(d, w, next, br, *last, false);
             if (r == ARRIVE_STOP) {
                 d->last_insn = **last;
@@ -593,9 +614,25 @@ tight_walk(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp, const t
                 return r;
         }
     }
-    SYNC();
+leave:
+    tight_sync(d, &x, b, next, map, avail, e);
+    *idlep = x.idle;
     return TK_OK;
-#undef SYNC
+}
+
+/* Their own copies, not inlined: the general path's state stays apart from their registers. */
+static TK_DEC_NOINLINE int tight_blocks(tk_te_decoder *d, const tk_dec_walk *w,
+                                        const tk_bblock **bp, const tk_rv_insn **last, cycle *cyc,
+                                        uint64_t *idlep)
+{
+    return tight_body(d, w, bp, last, cyc, idlep, true);
+}
+
+static TK_DEC_NOINLINE int tight_ranges(tk_te_decoder *d, const tk_dec_walk *w,
+                                        const tk_bblock **bp, const tk_rv_insn **last, cycle *cyc,
+                                        uint64_t *idlep)
+{
+    return tight_body(d, w, bp, last, cyc, idlep, false);
 }
 
 int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
@@ -638,7 +675,8 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             return r;
         const bool inferred = d->inferred_address;
         if (tight && !inferred && d->range_first == b->start) {
-            r = tight_walk(d, w, &b, &last, &cyc, &idle);
+            r = d->blocks ? tight_blocks(d, w, &b, &last, &cyc, &idle)
+                          : tight_ranges(d, w, &b, &last, &cyc, &idle);
             if (r == ARRIVE_STOP)
                 return TK_OK;
             if (r != TK_OK)
