@@ -635,11 +635,13 @@ static TK_DEC_NOINLINE int tight_ranges(tk_te_decoder *d, const tk_dec_walk *w,
     return tight_body(d, w, bp, last, cyc, idlep, false);
 }
 
-int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+/* follow_execution_path() from block b (NULL: look it up at pc), with last the instruction
+ * executed before pc, the cycle search and idle count as they are, and the address pc had
+ * when the walk began. */
+static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock *b,
+                          const tk_rv_insn *last, cycle *cycp, uint64_t idle,
+                          uint64_t previous_address)
 {
-    /* While inferred_address is set, uninferable jumps go back to the address the previous
-     * packet reported (the "looplabel" case of payload.adoc). */
-    const uint64_t previous_address = d->pc;
     /* Fast paths: a branch's outcome straight from the map when no predictor is involved,
      * and a direct jump when the implicit-return stack need not see it. Anything else goes
      * through tk_dec_exec (next_pc of decoder.adoc). */
@@ -648,15 +650,9 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
     /* The tight loop below takes whole blocks ending in such a branch or jump; it needs the
      * branch map to be all there is to resolve. */
     const bool tight = map_only && !d->pred_pending && !d->fail_pending;
-    const tk_bblock *b = d->stop_block && d->stop_block->start == d->pc ? d->stop_block : NULL;
-    cycle cyc;
-    uint64_t idle = 0; /* blocks since the last branch bit or uninferable jump */
+    cycle cyc = *cycp;
     int r;
 
-    /* A batch holds one privilege and context: blocks under others start a new one. */
-    if (d->nblk && (d->blk_ev.priv != d->privilege || d->blk_ev.context != d->context) &&
-        (r = tk_dec_flush_blocks_now(d)) != TK_OK)
-        return r;
     /* The range event: what stays the same for the whole walk is set once. */
     tk_event *ev = &d->range_ev;
     ev->kind = TK_EV_RANGE;
@@ -664,12 +660,6 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
     ev->packet_index = d->packet_index;
     ev->priv = d->privilege;
     ev->context = d->context;
-    /* The instruction executed last is the final instruction of a block while the walk goes
-     * on: it is pointed to, and copied to d->last_insn only when the walk stops. */
-    const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
-
-    d->walk_uninf = false;
-    cycle_reset(&cyc, d->pc);
     for (;;) {
         if (!b && (r = tk_dec_block(d, d->pc, &b)) != TK_OK)
             return r;
@@ -784,4 +774,37 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             return fail_loop(d, w);
         }
     }
+}
+
+int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+{
+    /* While inferred_address is set, uninferable jumps go back to the address the previous
+     * packet reported (the "looplabel" case of payload.adoc). */
+    const uint64_t previous_address = d->pc;
+    /* The block the last walk stopped at the start of, if pc is still there. */
+    const tk_bblock *b = d->stop_block && d->stop_block->start == d->pc ? d->stop_block : NULL;
+    /* The instruction executed last is the final instruction of a block while the walk goes
+     * on: it is pointed to, and copied to d->last_insn only when the walk stops. */
+    const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
+    cycle cyc;
+    uint64_t idle = 0; /* blocks since the last branch bit or uninferable jump */
+    int r;
+
+    /* A batch holds one privilege and context: blocks under others start a new one. */
+    if (d->nblk && (d->blk_ev.priv != d->privilege || d->blk_ev.context != d->context) &&
+        (r = tk_dec_flush_blocks_now(d)) != TK_OK)
+        return r;
+    d->walk_uninf = false;
+    cycle_reset(&cyc, d->pc);
+    /* Most walks with block events start where the last one stopped, on a known block, and
+     * need nothing but the tight loop until its end. */
+    if (b && d->blocks && d->range_first == d->pc && !d->inferred_address &&
+        !d->p.o.branch_prediction && !d->pred_pending && !d->fail_pending) {
+        r = tight_blocks(d, w, &b, &last, &cyc, &idle);
+        if (r == ARRIVE_STOP)
+            return TK_OK;
+        if (r != TK_OK)
+            return r;
+    }
+    return follow_general(d, w, b, last, &cyc, idle, previous_address);
 }
