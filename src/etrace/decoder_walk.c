@@ -796,11 +796,21 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
         return r;
     d->walk_uninf = false;
     cycle_reset(&cyc, d->pc);
-    /* Most walks with block events start where the last one stopped, on a known block, and
-     * need nothing but the tight loop until its end. */
-    if (b && d->blocks && d->range_first == d->pc && !d->inferred_address &&
-        !d->p.o.branch_prediction && !d->pred_pending && !d->fail_pending) {
-        r = tight_blocks(d, w, &b, &last, &cyc, &idle);
+    /* Most walks start where the last one stopped, on a known block, and need nothing but
+     * the tight loop until their end. */
+    if (b && d->range_first == d->pc && !d->inferred_address && !d->p.o.branch_prediction &&
+        !d->pred_pending && !d->fail_pending) {
+        if (d->blocks) {
+            r = tight_blocks(d, w, &b, &last, &cyc, &idle);
+        } else {
+            tk_event *ev = &d->range_ev;
+            ev->kind = TK_EV_RANGE;
+            ev->byte_offset = d->byte_offset;
+            ev->packet_index = d->packet_index;
+            ev->priv = d->privilege;
+            ev->context = d->context;
+            r = tight_ranges(d, w, &b, &last, &cyc, &idle);
+        }
         if (r == ARRIVE_STOP)
             return TK_OK;
         if (r != TK_OK)
