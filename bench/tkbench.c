@@ -9,10 +9,11 @@
  *       bare header walk. With "records", only the first; with "struct", only the struct
  *       batches (for cachegrind).
  *   tkbench flow SCF UCF ELF RAW [RUNS [SINKS]]
- *       Serial flow decoding of RAW through the scanner into three sinks, each run RUNS times:
- *       the counting sink, the profile collector (tk_profile, finished) and the PC list
- *       (written to /dev/null). Reports instructions/s and trace MB/s per sink. SINKS (e.g.
- *       "count,pcs") runs only those (to profile one sink under callgrind).
+ *       Serial flow decoding of RAW (tk_te_decoder_run_raw) into three sinks, each run RUNS
+ *       times: the counting sink (with block events, TK_TE_DEC_BLOCK_EVENTS), the profile
+ *       collector (tk_profile, finished) and the PC list (written to /dev/null). Reports
+ *       instructions/s and trace MB/s per sink. SINKS (e.g. "count,pcs") runs only those (to
+ *       profile one sink under callgrind).
  *   tkbench gen SCF UCF ENCODER_INPUT COPIES OUT.te_inst_raw [GOLDEN.te_inst_raw]
  *       Encode the ingress (read into memory once; the read's rows/s is reported) COPIES
  *       times with a fresh encoder each time (each copy is a complete trace: start packet ...
@@ -306,42 +307,32 @@ static tk_status add_bootrom(tk_image *img)
     return tk_image_add_region(img, 0x1000, bytes, sizeof(bytes));
 }
 
+/* Serial decode of the raw stream in buf with tk_te_decoder_run_raw (the scanner's records
+ * where the parameters allow them), as `tracekit decode` does; flags for the decoder. */
 static tk_status decode_into(const tk_te_params *p, tk_image *img, const uint8_t *buf, size_t len,
-                             tk_event_fn fn, void *ctx, uint64_t *insns)
+                             unsigned flags, tk_event_fn fn, void *ctx, uint64_t *insns)
 {
     tk_te_decoder *d = NULL;
-    tk_status st = tk_te_decoder_new(p, img, fn, ctx, &d);
-    if (st != TK_OK)
+    tk_te_raw *raw = NULL;
+    tk_status st = tk_te_raw_from_buffer(buf, len, &raw);
+    if (st == TK_OK)
+        st = tk_te_decoder_new(p, img, fn, ctx, &d);
+    if (st != TK_OK) {
+        tk_te_raw_close(raw);
         return st;
-    tk_te_scan s;
-    tk_te_scan_init(&s, p, buf, len);
-    tk_te_packet pk[64];
-    uint64_t off[64];
-    for (;;) {
-        size_t n;
-        while (st == TK_OK && (n = tk_te_scan_batch(&s, pk, off, 64)) > 0) {
-            const uint64_t idx0 = s.next_index - n;
-            for (size_t i = 0; st == TK_OK && i < n; i++)
-                st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
-        }
-        if (st != TK_OK)
-            break;
-        tk_status sn = tk_te_scan_next(&s, &pk[0], NULL);
-        if (sn == TK_END)
-            break;
-        if (sn == TK_OK)
-            st = tk_te_decoder_packet(d, &pk[0], s.offset, s.index);
-        else if (sn == TK_ERR_TRUNCATED)
-            break;
-        else
-            st = tk_te_decoder_lost(d, s.offset, s.index);
     }
+    tk_te_decoder_set_flags(d, flags);
+    st = tk_te_decoder_run_raw(d, raw);
+    /* damaged packets were error events; decoding went on */
+    if (st == TK_ERR_BAD_PACKET || st == TK_ERR_TRUNCATED)
+        st = TK_OK;
     if (st == TK_OK)
         st = tk_te_decoder_finish(d);
     tk_te_decoder_stats ds = {.size = sizeof(ds)};
     tk_te_decoder_get_stats(d, &ds);
     *insns = ds.instructions;
     tk_te_decoder_free(d);
+    tk_te_raw_close(raw);
     return st;
 }
 
@@ -381,11 +372,12 @@ static int cmd_flow(int argc, char **argv)
         double c0 = now(CLOCK_THREAD_CPUTIME_ID);
         tk_count cnt = {0};
         if (want[0])
-            st = decode_into(&p, img, buf, len, tk_count_event, &cnt, &insns[0]);
+            st = decode_into(&p, img, buf, len, TK_TE_DEC_BLOCK_EVENTS, tk_count_event, &cnt,
+                             &insns[0]);
         double c1 = now(CLOCK_THREAD_CPUTIME_ID);
         tk_profile *prof = NULL;
         if (want[1] && st == TK_OK && (st = tk_profile_new(&view, &prof)) == TK_OK) {
-            st = decode_into(&p, img, buf, len, tk_profile_event, prof, &insns[1]);
+            st = decode_into(&p, img, buf, len, 0, tk_profile_event, prof, &insns[1]);
             if (st == TK_OK)
                 st = tk_profile_finish(prof);
         }
@@ -393,7 +385,7 @@ static int cmd_flow(int argc, char **argv)
         double c2 = now(CLOCK_THREAD_CPUTIME_ID);
         tk_pc_list *pcs = NULL;
         if (want[2] && st == TK_OK && (st = tk_pc_list_new(img, null, &pcs)) == TK_OK) {
-            st = decode_into(&p, img, buf, len, tk_pc_list_event, pcs, &insns[2]);
+            st = decode_into(&p, img, buf, len, 0, tk_pc_list_event, pcs, &insns[2]);
             if (st == TK_OK)
                 st = tk_pc_list_flush(pcs);
         }

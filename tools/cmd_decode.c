@@ -412,6 +412,10 @@ int tk_cmd_decode(int argc, char **argv)
         return 2;
     }
     const char *input = argv[optind];
+    /* totals only: the decoder hands whole blocks over in batches (the count sink sums
+     * them without an event per block) */
+    if (!want_pcs && !want_listing)
+        flags |= TK_TE_DEC_BLOCK_EVENTS;
 
     int rc = 2;
     tk_te_params p;

@@ -14,7 +14,8 @@ extern "C" {
 #endif
 
 typedef struct tk_count {
-    uint64_t instructions; /* sum of TK_EV_RANGE ninsn */
+    uint64_t instructions; /* sum of TK_EV_RANGE ninsn (a TK_EV_BLOCKS entry counts as the
+                            * range it stands for, here and below) */
     uint64_t ranges;       /* TK_EV_RANGE events */
     uint64_t branches;     /* ranges ended by a conditional branch */
     uint64_t taken;        /* of which taken */
@@ -26,7 +27,7 @@ typedef struct tk_count {
     uint64_t packets;      /* not counted from events: the caller fills it in */
 } tk_count;
 
-/* A tk_event_fn; ctx is a zeroed tk_count. Never fails. */
+/* A tk_event_fn; ctx is a zeroed tk_count. Takes TK_EV_BLOCKS too. Never fails. */
 tk_status tk_count_event(void *ctx, const tk_event *ev);
 /* a += b */
 void tk_count_add(tk_count *a, const tk_count *b);

@@ -49,6 +49,10 @@ tk_status tk_te_decoder_lost(tk_te_decoder *d, uint64_t byte_offset, uint64_t in
 /* End of the trace: emits the instructions reached but not yet reported in a range. The
  * decoder is not fed again after this. */
 tk_status tk_te_decoder_finish(tk_te_decoder *d);
+/* Hand over the blocks collected for a TK_EV_BLOCKS event so far (TK_TE_DEC_BLOCK_EVENTS),
+ * e.g. before the caller does something of its own between packets. Returns the status the
+ * callback stopped with, else TK_OK. */
+tk_status tk_te_decoder_flush(tk_te_decoder *d);
 void tk_te_decoder_free(tk_te_decoder *d);
 
 /* Decode a whole reference .te_inst_raw stream (tk_te_raw_open/from_buffer): each packet is
@@ -78,6 +82,16 @@ enum {
      * is damaged, reported (TK_ERR_BAD_PACKET) and not applied. Without this flag a support
      * packet may change the options at a trace's start or after its clean end. */
     TK_TE_DEC_FIXED_OPTIONS = 1u << 2,
+    /* Emit TK_EV_BLOCKS (event.h, blocks.h): every TK_EV_RANGE that covers exactly one
+     * whole basic block of the image goes into a batch of up to TK_BLOCK_BATCH entries
+     * instead of its own callback. Any other event (a range starting or ending inside a
+     * block, trap, privilege, context, error, loss, trace on/off) hands the batch over
+     * first, and so do a full batch, tk_te_decoder_flush(), tk_te_decoder_finish() and the
+     * end of tk_te_decoder_run_raw(), so the flow comes in the same order as without the
+     * flag: expanded with tk_blocks_as_ranges() it is the same events, except that a batch
+     * carries the byte_offset and packet_index of its first block for all its entries. A
+     * batch may hold blocks of several packets. */
+    TK_TE_DEC_BLOCK_EVENTS = 1u << 3,
 };
 void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags);
 

@@ -31,7 +31,11 @@ tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn
     d->addr_mask = d->xlen >= 64 ? ~0ull : (1ull << d->xlen) - 1;
     d->idle_limit = tk_dec_idle_limit(img);
     d->near = calloc(TK_DEC_NEAR_BLOCKS, sizeof(*d->near));
-    tk_status st = d->near ? TK_OK : TK_ERR_NOMEM;
+    d->blk = malloc(TK_BLOCK_BATCH * sizeof(*d->blk));
+    d->own_img = img;
+    d->blk_ev.kind = TK_EV_BLOCKS;
+    d->blk_ev.blocks = d->blk;
+    tk_status st = d->near && d->blk ? TK_OK : TK_ERR_NOMEM;
     /* The mode state machines are sized from the static attributes even when their option
      * is off: a support packet may switch the option on. */
     if (st == TK_OK)
@@ -58,6 +62,7 @@ void tk_te_decoder_free(tk_te_decoder *d)
     tk_te_bpred_free(&d->bp);
     tk_te_jtc_free(&d->jtc);
     free(d->near);
+    free(d->blk);
     free(d);
 }
 
@@ -66,6 +71,10 @@ void tk_dec_rebind_image(tk_te_decoder *d, tk_image *img)
     if (d->img == img)
         return;
     d->img = img;
+    /* Blocks of the new image would mean nothing to a sink made for the old one: ranges
+     * from now on. A batch already collected stays valid (the old image outlives the
+     * decoder) and goes to the same sink. */
+    d->blocks = (d->flags & TK_TE_DEC_BLOCK_EVENTS) && img == d->own_img;
     /* both caches point into the old image's blocks */
     d->stop_block = NULL;
     memset(d->near, 0, TK_DEC_NEAR_BLOCKS * sizeof(*d->near));
@@ -81,8 +90,21 @@ void tk_te_decoder_set_trap_vector(tk_te_decoder *d, unsigned priv, uint64_t xtv
 
 void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags)
 {
-    if (d)
-        d->flags = flags;
+    if (!d)
+        return;
+    d->flags = flags;
+    d->blocks = (flags & TK_TE_DEC_BLOCK_EVENTS) && d->img == d->own_img;
+}
+
+int tk_dec_flush_blocks_now(tk_te_decoder *d)
+{
+    d->blk_ev.nblocks = d->nblk;
+    d->nblk = 0;
+    const tk_status st = d->fn(d->ctx, &d->blk_ev);
+    if (st == TK_OK)
+        return TK_OK;
+    d->stop = st;
+    return DEC_STOPPED;
 }
 
 void tk_te_decoder_get_stats(const tk_te_decoder *d, tk_te_decoder_stats *st)
@@ -94,6 +116,9 @@ void tk_te_decoder_get_stats(const tk_te_decoder *d, tk_te_decoder_stats *st)
 
 tk_status tk_dec_emit(tk_te_decoder *d, tk_event *ev)
 {
+    /* the blocks collected so far come before this event */
+    if (d->nblk && tk_dec_flush_blocks_now(d) != TK_OK)
+        return (tk_status)DEC_STOPPED;
     ev->byte_offset = d->byte_offset;
     ev->packet_index = d->packet_index;
     ev->priv = d->privilege;
@@ -416,9 +441,10 @@ static int process_format3(tk_te_decoder *d, const tk_te_packet *pkt)
 
 /* Append a packet's branch map (branches = 0: a full 31-entry map, and with stop_at_last the
  * walk ends at the 31st branch) after the branches still pending. */
-static int take_branch_map(tk_te_decoder *d, const tk_te_packet *pkt, bool stop_at_last)
+static int take_branch_map(tk_te_decoder *d, unsigned branches, uint32_t branch_map,
+                           bool stop_at_last)
 {
-    const unsigned n = pkt->branches ? pkt->branches : 31;
+    const unsigned n = branches ? branches : 31;
     if (stop_at_last)
         d->stop_at_last_branch = true;
     if (d->pred_pending || d->fail_pending)
@@ -428,7 +454,7 @@ static int take_branch_map(tk_te_decoder *d, const tk_te_packet *pkt, bool stop_
     if (d->branches + n > 63)
         return tk_dec_fail(d, TK_ERR_MISMATCH,
                            "%u branches left unprocessed before this packet's %u", d->branches, n);
-    const uint64_t map = pkt->branch_map & ((1ull << n) - 1);
+    const uint64_t map = branch_map & ((1ull << n) - 1);
     d->branch_map |= map << d->branches;
     d->branches += n;
     return TK_OK;
@@ -466,13 +492,25 @@ static int take_cached_target(tk_te_decoder *d, const tk_te_packet *pkt)
     d->stop_at_last_branch = false;
     d->address = target;
     if (pkt->branches)
-        return take_branch_map(d, pkt, false);
+        return take_branch_map(d, pkt->branches, pkt->branch_map, false);
     return TK_OK;
 }
 
+/* The fields of a format 0, 1 or 2 packet that process_branch_address() reads: from a
+ * tk_te_packet, or from a scanner record (tk_te_rec: formats 1 and 2). */
+typedef struct branch_fields {
+    const tk_te_packet *f0; /* format 0: the whole packet */
+    unsigned format;
+    unsigned branches;
+    uint32_t branch_map;
+    uint64_t address; /* as carried */
+    uint64_t irdepth;
+    bool notify, updiscon, irreport;
+} branch_fields;
+
 /* Formats 0, 1 and 2: branch map and/or address relative to the last sync. full: the address
  * is absolute (full_address option, or a 0.026 full-delta packet). */
-static int process_branch_address(tk_te_decoder *d, const tk_te_packet *pkt, bool full)
+static inline int process_branch_address(tk_te_decoder *d, const branch_fields *pkt, bool full)
 {
     if (d->start_of_trace || !d->have_pc) {
         /* decoder.adoc: "Expecting trace to start with format 3" (or, after a trap with
@@ -490,12 +528,12 @@ static int process_branch_address(tk_te_decoder *d, const tk_te_packet *pkt, boo
     bool explicit_address = false; /* the packet carries an address field */
     bool from_cache = false;
     if (pkt->format == TK_TE_F0) {
-        if (pkt->subformat == TK_TE_F0_BRANCH_COUNT) {
-            if ((r = take_branch_count(d, pkt)) != TK_OK)
+        if (pkt->f0->subformat == TK_TE_F0_BRANCH_COUNT) {
+            if ((r = take_branch_count(d, pkt->f0)) != TK_OK)
                 return r;
-            explicit_address = pkt->branch_fmt != 0;
+            explicit_address = pkt->f0->branch_fmt != 0;
         } else {
-            if ((r = take_cached_target(d, pkt)) != TK_OK)
+            if ((r = take_cached_target(d, pkt->f0)) != TK_OK)
                 return r;
             from_cache = true;
         }
@@ -507,7 +545,8 @@ static int process_branch_address(tk_te_decoder *d, const tk_te_packet *pkt, boo
         const uint64_t a = field_address(d, pkt->address);
         d->address = (full ? a : d->address + a) & d->addr_mask;
     }
-    if (pkt->format == TK_TE_F1 && (r = take_branch_map(d, pkt, pkt->branches == 0)) != TK_OK)
+    if (pkt->format == TK_TE_F1 &&
+        (r = take_branch_map(d, pkt->branches, pkt->branch_map, pkt->branches == 0)) != TK_OK)
         return r;
     tk_dec_walk w = {.address = d->address,
                      .notify = pkt->notify,
@@ -569,9 +608,45 @@ tk_status tk_te_decoder_packet(tk_te_decoder *d, const tk_te_packet *pkt, uint64
         full = d->p.o.full_address;
     }
     settle_failed_branch(d);
-    int r =
-        pkt->format == TK_TE_F3 ? process_format3(d, pkt) : process_branch_address(d, pkt, full);
+    int r;
+    if (pkt->format == TK_TE_F3) {
+        r = process_format3(d, pkt);
+    } else {
+        const branch_fields f = {.f0 = pkt,
+                                 .format = pkt->format,
+                                 .branches = pkt->branches,
+                                 .branch_map = pkt->branch_map,
+                                 .address = pkt->address,
+                                 .irdepth = pkt->irdepth,
+                                 .notify = pkt->notify,
+                                 .updiscon = pkt->updiscon,
+                                 .irreport = pkt->irreport};
+        r = process_branch_address(d, &f, full);
+    }
     return result(d, r);
+}
+
+tk_status tk_dec_packet_rec(tk_te_decoder *d, const tk_te_rec *rec, uint64_t byte_offset,
+                            uint64_t index)
+{
+    if (d->p.spec != TK_TE_SPEC_2_0 || (rec->format != TK_TE_F1 && rec->format != TK_TE_F2)) {
+        tk_te_packet pkt;
+        tk_te_rec_to_packet(rec, &pkt);
+        return tk_te_decoder_packet(d, &pkt, byte_offset, index);
+    }
+    d->byte_offset = byte_offset;
+    d->packet_index = index;
+    d->stats.packets++;
+    settle_failed_branch(d);
+    const branch_fields f = {.format = rec->format,
+                             .branches = rec->branches,
+                             .branch_map = rec->branch_map,
+                             .address = rec->address,
+                             .irdepth = rec->irdepth,
+                             .notify = (rec->flags & TK_TE_REC_NOTIFY) != 0,
+                             .updiscon = (rec->flags & TK_TE_REC_UPDISCON) != 0,
+                             .irreport = (rec->flags & TK_TE_REC_IRREPORT) != 0};
+    return result(d, process_branch_address(d, &f, d->p.o.full_address));
 }
 
 tk_status tk_te_decoder_lost(tk_te_decoder *d, uint64_t byte_offset, uint64_t index)
@@ -591,9 +666,19 @@ tk_status tk_te_decoder_lost(tk_te_decoder *d, uint64_t byte_offset, uint64_t in
     return result(d, r);
 }
 
+tk_status tk_te_decoder_flush(tk_te_decoder *d)
+{
+    if (!d)
+        return TK_ERR_INVALID;
+    return result(d, tk_dec_flush_blocks(d));
+}
+
 tk_status tk_te_decoder_finish(tk_te_decoder *d)
 {
     if (!d)
         return TK_ERR_INVALID;
-    return result(d, flush_range(d, TK_END_NONE, false, false, 0));
+    int r = flush_range(d, TK_END_NONE, false, false, 0);
+    if (r == TK_OK)
+        r = tk_dec_flush_blocks(d);
+    return result(d, r);
 }

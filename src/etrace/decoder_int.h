@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "etrace/modes.h"
+#include "tracekit/blocks.h"
 #include "tracekit/te_decoder.h"
 
 /* Outcome of the internal steps: TK_OK (go on / stopped where the packet says), DEC_DESYNC
@@ -90,11 +91,31 @@ struct tk_te_decoder {
      * of returns and other uninferable jumps repeat, and one probe here saves a hash lookup. */
     const tk_bblock **near; /* TK_DEC_NEAR_BLOCKS entries (apart: the parallel decoder
                              * keeps copies of the scalars of a decoder per piece) */
+    /* Block events (TK_TE_DEC_BLOCK_EVENTS): whole-block ranges are collected in blk and
+     * handed over as one TK_EV_BLOCKS event (blk_ev) when the batch is full or before any
+     * other event, so the order is the one of the ranges. blocks is false while the decoder
+     * runs on another image than the one it was made with (the parallel decoder's stitching
+     * thread): the sink keeps per-block data of its own image, so it gets ranges then. */
+    bool blocks;
+    uint32_t nblk;
+    tk_block_exec *blk; /* TK_BLOCK_BATCH entries */
+    tk_event blk_ev;    /* kind, priv, context and offsets of the batch's first block */
+    tk_image *own_img;
     char msg[192];
 };
 
 /* decoder.c */
 tk_status tk_dec_emit(tk_te_decoder *d, tk_event *ev);
+/* tk_te_decoder_packet() for a scanner record (tk_te_scan_records): formats 1 and 2 straight
+ * from the record, anything else through its tk_te_packet. */
+tk_status tk_dec_packet_rec(tk_te_decoder *d, const tk_te_rec *rec, uint64_t byte_offset,
+                            uint64_t index);
+/* Hand the block batch over (TK_OK, or DEC_STOPPED with d->stop set). */
+int tk_dec_flush_blocks_now(tk_te_decoder *d);
+static inline int tk_dec_flush_blocks(tk_te_decoder *d)
+{
+    return d->nblk ? tk_dec_flush_blocks_now(d) : TK_OK;
+}
 /* Go on with another image of the same program (the parallel decoder hands a decoder from
  * a worker's image to the stitching thread's): drops what points into the old one. */
 void tk_dec_rebind_image(tk_te_decoder *d, tk_image *img);

@@ -39,23 +39,59 @@ static tk_status damaged(tk_te_decoder *d, tk_status status, uint64_t offset, ui
  * every this many bytes (tk_te_raw_release). */
 #define RELEASE_STEP (8u << 20)
 
-tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets)
+/* The packets of s into d. Returns TK_OK at the end of the data, with the status of the
+ * first damaged packet in *first, or the status that stopped decoding. */
+static tk_status run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets,
+                          tk_status *first)
 {
-    tk_status first = TK_OK;
     size_t released = s->pos;
     tk_te_packet pk[64];
+    tk_te_rec rec[64];
     uint64_t off[64];
     for (;;) {
         /* hot path: batches from the zero-copy scanner (packet_scan.c) */
         size_t n;
-        while ((n = tk_te_scan_batch(s, pk, off, 64)) > 0) {
-            const uint64_t idx0 = s->next_index - n;
-            *packets += n;
-            for (size_t i = 0; i < n; i++) {
-                tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
-                if (st != TK_OK)
-                    return st;
+        for (;;) {
+            uint64_t idx0;
+            if (d->p.o.branch_prediction || d->p.o.jump_target_cache) {
+                /* format 0 packets are likely: whole structs */
+                if ((n = tk_te_scan_batch(s, pk, off, 64)) == 0)
+                    break;
+                idx0 = s->next_index - n;
+                *packets += n;
+                for (size_t i = 0; i < n; i++) {
+                    tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
+                    if (st != TK_OK)
+                        return st;
+                }
+            } else {
+                /* compact records: formats 1 and 2 go to the decoder as they are, format 3
+                 * as the whole packet the scanner gives with them. Format 0 (a damaged
+                 * trace, or options the decoder was not told about) is not in the records'
+                 * contract: the scanner goes back to it and decodes it whole. */
+                if ((n = tk_te_scan_records(s, rec, pk, off, 64)) == 0)
+                    break;
+                idx0 = s->next_index - n;
+                for (size_t i = 0; i < n; i++) {
+                    tk_status st;
+                    if (rec[i].format == TK_TE_F3) {
+                        st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
+                    } else if (rec[i].format != TK_TE_F0) {
+                        st = tk_dec_packet_rec(d, &rec[i], off[i], idx0 + i);
+                    } else {
+                        tk_te_scan_seek(s, (size_t)off[i], idx0 + i);
+                        n = i;
+                        break;
+                    }
+                    if (st != TK_OK) {
+                        *packets += i + 1;
+                        return st;
+                    }
+                }
+                *packets += n;
             }
+            if (n == 0)
+                break; /* a format 0 packet at s->pos: tk_te_scan_next */
             if (raw && s->pos - released >= RELEASE_STEP) {
                 tk_te_raw_release(raw, off[0]);
                 released = off[0];
@@ -65,7 +101,7 @@ tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
         tk_diag_clear(&diag);
         tk_status s1 = tk_te_scan_next(s, &pk[0], &diag);
         if (s1 == TK_END)
-            return first;
+            return TK_OK;
         if (s1 == TK_OK) {
             ++*packets;
             if ((s1 = tk_te_decoder_packet(d, &pk[0], s->offset, s->index)) != TK_OK)
@@ -75,11 +111,23 @@ tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
         tk_status st = damaged(d, s1, s->offset, s->index, what_of(diag.message));
         if (st != TK_OK)
             return st;
-        if (first == TK_OK)
-            first = s1;
+        if (*first == TK_OK)
+            *first = s1;
         if (s1 == TK_ERR_TRUNCATED)
-            return first; /* nothing follows a truncated packet */
+            return TK_OK; /* nothing follows a truncated packet */
     }
+}
+
+tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets)
+{
+    tk_status first = TK_OK;
+    tk_status st = run_scan(d, s, raw, packets, &first);
+    if (st != TK_OK)
+        return st;
+    /* the end of the data: the blocks collected go to the callback now */
+    if (tk_dec_flush_blocks(d) != TK_OK)
+        return d->stop;
+    return first;
 }
 
 tk_status tk_te_decoder_run_raw(tk_te_decoder *d, tk_te_raw *raw)

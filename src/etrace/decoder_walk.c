@@ -332,19 +332,325 @@ static inline int linked_block(tk_te_decoder *d, const tk_bblock *b, unsigned wh
     return r;
 }
 
-int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+/* The block that starts at first and ends at last with n instructions, or NULL: a range
+ * that began where a walk stopped inside a block (the reported address) and ends with the
+ * block's last instruction is that whole block. */
+static const tk_bblock *whole_block(tk_te_decoder *d, uint64_t first, uint64_t last, uint64_t n)
 {
-    /* While inferred_address is set, uninferable jumps go back to the address the previous
-     * packet reported (the "looplabel" case of payload.adoc). */
-    const uint64_t previous_address = d->pc;
+    const tk_bblock **near = &d->near[(first >> 1) & (TK_DEC_NEAR_BLOCKS - 1)];
+    const tk_bblock *b = *near;
+    if (!b || b->start != first) {
+        if (tk_image_block(d->img, first, &b) != TK_OK || b->ninsn == 0)
+            return NULL;
+        *near = b;
+    }
+    return b->last == last && b->ninsn == n ? b : NULL;
+}
+
+/* The range that ends with block b's last instruction is complete (end, taken, indirect,
+ * next): into the block batch when it is the whole block and block events are on, else a
+ * TK_EV_RANGE through ev (whose walk-wide fields are set). */
+static inline int emit_range(tk_te_decoder *d, tk_event *ev, const tk_bblock *b, uint8_t end,
+                             bool taken, bool indirect, uint64_t next)
+{
+    const uint64_t n = d->range_ninsn;
+    d->stats.instructions += n;
+    d->range_ninsn = 0;
+    const tk_bblock *wb = NULL;
+    if (d->blocks)
+        wb = d->range_first == b->start ? (n == b->ninsn ? b : NULL)
+                                        : whole_block(d, d->range_first, b->last, n);
+    if (wb) {
+        if (d->nblk == 0) {
+            d->blk_ev.byte_offset = d->byte_offset;
+            d->blk_ev.packet_index = d->packet_index;
+            d->blk_ev.priv = d->privilege;
+            d->blk_ev.context = d->context;
+        }
+        d->blk[d->nblk++] = (tk_block_exec){
+            .block = wb, .next = next, .end = end, .taken = taken, .indirect = indirect};
+        return d->nblk == TK_BLOCK_BATCH ? tk_dec_flush_blocks_now(d) : TK_OK;
+    }
+    int r = tk_dec_flush_blocks(d);
+    if (r != TK_OK)
+        return r;
+    ev->end = end;
+    ev->taken = taken;
+    ev->indirect = indirect;
+    ev->first = d->range_first;
+    ev->last = b->last;
+    ev->ninsn = n;
+    ev->next = next;
+    const tk_status st = d->fn(d->ctx, ev);
+    if (st != TK_OK) {
+        d->stop = st;
+        return DEC_STOPPED;
+    }
+    return TK_OK;
+}
+
+static int fail_idle(tk_te_decoder *d, uint64_t from)
+{
+    return tk_dec_fail(d, TK_ERR_MISMATCH,
+                       "followed %llu blocks from 0x%llx without using trace information (more "
+                       "than the program's code can hold without looping)",
+                       (unsigned long long)d->idle_limit, (unsigned long long)from);
+}
+
+static int fail_loop(tk_te_decoder *d, const tk_dec_walk *w)
+{
+    return tk_dec_fail(d, TK_ERR_MISMATCH,
+                       "path loops through 0x%llx without reaching the reported address 0x%llx",
+                       (unsigned long long)d->pc, (unsigned long long)w->address);
+}
+
+/* The common case of follow_execution_path(), block after block while nothing needs a
+ * closer look: the reported address is not inside the block (after its start, which was
+ * reached already), and the block ends in a branch the map resolves (without being the last
+ * one a map without address stops at) or in a direct jump the implicit-return stack need not
+ * see. Then the whole block retires, its successor is the linked block, and only arriving
+ * at the reported address (or following a map without address) needs the stop conditions.
+ * The state the loop changes is kept in locals and written back before anything else can
+ * look at it. Starts at *bp with pc = range_first = its start; returns TK_OK to go on with
+ * the general path at *bp (*last, *cyc, *idle updated), ARRIVE_STOP when the walk is over,
+ * or an error of the walk. Needs: no branch predictor, nothing pending but the map. */
+/* State of tight_walk() kept apart from its hot registers (rarely used, or used only for
+ * direct jumps). */
+typedef struct tight_aside {
+    const tk_bblock *done; /* the last block retired, NULL before the first */
+    uint64_t idle;
+    cycle *cyc;
+    const tk_rv_insn **last;
+    const tk_bblock **bp;
+    unsigned extra; /* 1: a map without address, whose last branch the loop leaves alone */
+} tight_aside;
+
+/* The batch header for the next entries (the batch is empty). */
+static inline void batch_header(tk_te_decoder *d)
+{
+    d->blk_ev.byte_offset = d->byte_offset;
+    d->blk_ev.packet_index = d->packet_index;
+    d->blk_ev.priv = d->privilege;
+    d->blk_ev.context = d->context;
+}
+
+/* A whole block into the batch at *e (block events) or as a TK_EV_RANGE. */
+static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec **e,
+                             const tk_bblock *b, uint64_t next, unsigned taken, unsigned indirect)
+{
+    d->stats.instructions += b->ninsn;
+    if (blocks) {
+        tk_block_exec *const x = *e;
+        x->block = b;
+        x->next = next;
+        x->end = b->end;
+        x->taken = (uint8_t)taken;
+        x->indirect = (uint8_t)indirect;
+        if (++*e == d->blk + TK_BLOCK_BATCH) {
+            d->nblk = TK_BLOCK_BATCH;
+            *e = d->blk;
+            int r = tk_dec_flush_blocks_now(d);
+            batch_header(d);
+            return r;
+        }
+        return TK_OK;
+    }
+    /* the callback cannot reach the decoder: the caller's locals stay valid across it */
+    tk_event *const ev = &d->range_ev;
+    ev->end = b->end;
+    ev->taken = (uint8_t)taken;
+    ev->indirect = (uint8_t)indirect;
+    ev->first = b->start;
+    ev->last = b->last;
+    ev->ninsn = b->ninsn;
+    ev->next = next;
+    const tk_status st = d->fn(d->ctx, ev);
+    if (st == TK_OK)
+        return TK_OK;
+    d->stop = st;
+    return DEC_STOPPED;
+}
+
+/* The decoder state as the general path keeps it, at the start of block b (reached at next
+ * from x->done). */
+static void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock *b, uint64_t next,
+                       uint64_t map, unsigned avail, tk_block_exec *e)
+{
+    d->branch_map = map;
+    d->branches = avail + x->extra;
+    if (e)
+        d->nblk = (uint32_t)(e - d->blk);
+    if (x->done) {
+        *x->last = &x->done->term;
+        d->last_pc = x->done->last;
+        d->last_valid = true;
+        d->pc = d->range_first = next;
+        d->range_ninsn = 1;
+    }
+    /* the general path restarts the cycle search eagerly */
+    if (!x->idle)
+        cycle_reset(x->cyc, next);
+    *x->bp = b;
+}
+
+#if defined(__GNUC__)
+#define TK_DEC_INLINE static inline __attribute__((always_inline))
+#define TK_DEC_NOINLINE __attribute__((noinline))
+#else
+#define TK_DEC_INLINE static inline
+#define TK_DEC_NOINLINE
+#endif
+
+/* blocks is a constant in each copy (below): the loop for block events has no callback in
+ * it, and so more of its state in registers. */
+TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
+                             const tk_rv_insn **last, cycle *cyc, uint64_t *idlep,
+                             const bool blocks)
+{
+    tight_aside x = {.idle = *idlep,
+                     .cyc = cyc,
+                     .last = last,
+                     .bp = bp,
+                     .extra = d->stop_at_last_branch ? 1u : 0u};
+    const uint64_t addr = w->address;
+    /* uninferable jumps go to the reported address (see below) */
+    const bool uninf_ok = !d->stop_at_last_branch && !d->p.o.implicit_return && !d->p.o.sijump;
+    tk_block_exec *e = NULL; /* next batch entry (block events) */
+    if (blocks) {
+        e = d->blk + d->nblk;
+        if (d->nblk == 0)
+            batch_header(d);
+    }
+    uint64_t map = d->branch_map;
+    /* branches the loop may resolve: arrive() changes stop_at_last_branch only when it stops
+     * the walk */
+    unsigned avail = d->branches > x.extra ? d->branches - x.extra : 0;
+    const unsigned short_of = d->branches > x.extra ? 0 : x.extra - d->branches;
+    const tk_bblock *b = *bp;
+    uint64_t next = b->start;
+    int r;
+
+    if (short_of) /* fewer branches than the map's last: the general path reports it */
+        goto leave;
+    for (;;) {
+        if (addr - b->start - 1 < b->last - b->start)
+            break;
+        const unsigned cf = b->term.cf;
+        const tk_bblock *nb;
+        if (cf == TK_RV_CF_BRANCH) {
+            if (avail == 0 || b->target == b->last)
+                break;
+            const unsigned taken = !(map & 1);
+            map >>= 1;
+            avail--;
+            x.idle = 0;
+            next = taken ? b->target : b->fall;
+            if ((r = tight_emit(d, blocks, &e, b, next, taken, 0)) != TK_OK)
+                return r;
+            nb = b->link[taken];
+            x.done = b;
+            if (!nb) {
+                /* first time through this edge: the lookup may report an error */
+                tight_sync(d, &x, b, next, map, avail, e);
+                if ((r = linked_block(d, x.done, taken, next, &nb)) != TK_OK)
+                    return r;
+            }
+        } else if (cf == TK_RV_CF_JAL && b->target != b->last &&
+                   !(d->p.o.implicit_return &&
+                     (b->term.jclass == TK_RV_J_CALL || b->term.jclass == TK_RV_J_SWAP))) {
+            /* The cycle search restarted where the last branch bit led, this block's start
+             * (idle 0), unless it had started already. */
+            if (!x.idle)
+                cycle_reset(cyc, b->start);
+            if (++x.idle > d->idle_limit || cycle_step(cyc, b->target)) {
+                x.idle--;
+                break; /* the general path reports it */
+            }
+            next = b->target;
+            if ((r = tight_emit(d, blocks, &e, b, next, 0, 0)) != TK_OK)
+                return r;
+            nb = b->link[1];
+            x.done = b;
+            if (!nb) {
+                tight_sync(d, &x, b, next, map, avail, e);
+                if ((r = linked_block(d, x.done, 1, next, &nb)) != TK_OK)
+                    return r;
+            }
+        } else if (uninf_ok && cf == TK_RV_CF_JALR && b->term.rs1 != 0) {
+            /* An uninferable jump (usually a return) ends the walk at its target, the
+             * reported address (next_pc() without sijump or implicit return, and outside a
+             * map without address, where it is an error). */
+            next = addr & d->addr_mask;
+            if ((r = tight_emit(d, blocks, &e, b, next, 0, 1)) != TK_OK)
+                return r;
+            x.done = b;
+            tight_sync(d, &x, b, next, map, avail, e);
+            if ((r = tk_dec_block(d, next, &nb)) != TK_OK)
+                return r;
+            const bool br = nb->ninsn == 1 && nb->term.cf == TK_RV_CF_BRANCH;
+            r = arrive(d, w, next, br, *last, true);
+            if (r == ARRIVE_STOP) {
+                d->last_insn = **last;
+                d->stop_block = nb;
+            }
+            return r;
+        } else {
+            break;
+        }
+        b = nb;
+        /* arrive() stops only at the address, or with a map without address at its last
+         * branch */
+        if (next == addr ||
+            (avail == 0 && x.extra && b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH)) {
+            tight_sync(d, &x, b, next, map, avail, e);
+            const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
+            r = arrive(d, w, next, br, *last, false);
+            if (r == ARRIVE_STOP) {
+                d->last_insn = **last;
+                d->stop_block = b;
+                return ARRIVE_STOP;
+            }
+            if (r != ARRIVE_GO_ON)
+                return r;
+        }
+    }
+leave:
+    tight_sync(d, &x, b, next, map, avail, e);
+    *idlep = x.idle;
+    return TK_OK;
+}
+
+/* Their own copies, not inlined: the general path's state stays apart from their registers. */
+static TK_DEC_NOINLINE int tight_blocks(tk_te_decoder *d, const tk_dec_walk *w,
+                                        const tk_bblock **bp, const tk_rv_insn **last, cycle *cyc,
+                                        uint64_t *idlep)
+{
+    return tight_body(d, w, bp, last, cyc, idlep, true);
+}
+
+static TK_DEC_NOINLINE int tight_ranges(tk_te_decoder *d, const tk_dec_walk *w,
+                                        const tk_bblock **bp, const tk_rv_insn **last, cycle *cyc,
+                                        uint64_t *idlep)
+{
+    return tight_body(d, w, bp, last, cyc, idlep, false);
+}
+
+/* follow_execution_path() from block b (NULL: look it up at pc), with last the instruction
+ * executed before pc, the cycle search and idle count as they are, and the address pc had
+ * when the walk began. */
+static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock *b,
+                          const tk_rv_insn *last, cycle *cycp, uint64_t idle,
+                          uint64_t previous_address)
+{
     /* Fast paths: a branch's outcome straight from the map when no predictor is involved,
      * and a direct jump when the implicit-return stack need not see it. Anything else goes
      * through tk_dec_exec (next_pc of decoder.adoc). */
     const bool map_only = !d->p.o.branch_prediction;
     const bool irstack = d->p.o.implicit_return;
-    const tk_bblock *b = d->stop_block && d->stop_block->start == d->pc ? d->stop_block : NULL;
-    cycle cyc;
-    uint64_t idle = 0; /* blocks since the last branch bit or uninferable jump */
+    /* The tight loop below takes whole blocks ending in such a branch or jump; it needs the
+     * branch map to be all there is to resolve. */
+    const bool tight = map_only && !d->pred_pending && !d->fail_pending;
+    cycle cyc = *cycp;
     int r;
 
     /* The range event: what stays the same for the whole walk is set once. */
@@ -354,16 +660,18 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
     ev->packet_index = d->packet_index;
     ev->priv = d->privilege;
     ev->context = d->context;
-    /* The instruction executed last is the final instruction of a block while the walk goes
-     * on: it is pointed to, and copied to d->last_insn only when the walk stops. */
-    const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
-
-    d->walk_uninf = false;
-    cycle_reset(&cyc, d->pc);
     for (;;) {
         if (!b && (r = tk_dec_block(d, d->pc, &b)) != TK_OK)
             return r;
         const bool inferred = d->inferred_address;
+        if (tight && !inferred && d->range_first == b->start) {
+            r = d->blocks ? tight_blocks(d, w, &b, &last, &cyc, &idle)
+                          : tight_ranges(d, w, &b, &last, &cyc, &idle);
+            if (r == ARRIVE_STOP)
+                return TK_OK;
+            if (r != TK_OK)
+                return r;
+        }
         /* The block's sequential part, from pc (already reached) to its last instruction. */
         const tk_rv_insn *prev = last;
         uint64_t prev_pc = d->last_pc;
@@ -414,21 +722,8 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
             if (r != TK_OK)
                 return r;
         }
-        /* tk_dec_emit() for a range, with the walk's constant fields already in place */
-        ev->end = s.end;
-        ev->taken = s.taken;
-        ev->indirect = s.indirect;
-        ev->first = d->range_first;
-        ev->last = b->last;
-        ev->ninsn = d->range_ninsn;
-        ev->next = s.next;
-        d->stats.instructions += d->range_ninsn;
-        d->range_ninsn = 0;
-        const tk_status st = d->fn(d->ctx, ev);
-        if (st != TK_OK) {
-            d->stop = st;
-            return DEC_STOPPED;
-        }
+        if ((r = emit_range(d, ev, b, s.end, s.taken, s.indirect, s.next)) != TK_OK)
+            return r;
         last = &b->term;
         d->last_pc = b->last;
         d->last_valid = true;
@@ -471,20 +766,55 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
         if (s.consumed || s.stop_here) {
             idle = 0;
         } else if (++idle > d->idle_limit) {
-            return tk_dec_fail(d, TK_ERR_MISMATCH,
-                               "followed %llu blocks from 0x%llx without using trace "
-                               "information (more than the program's code can hold without "
-                               "looping)",
-                               (unsigned long long)d->idle_limit,
-                               (unsigned long long)previous_address);
+            return fail_idle(d, previous_address);
         }
         if (s.consumed || s.stop_here || s.popped) {
             cycle_reset(&cyc, d->pc);
         } else if (cycle_step(&cyc, d->pc)) {
-            return tk_dec_fail(d, TK_ERR_MISMATCH,
-                               "path loops through 0x%llx without reaching the reported "
-                               "address 0x%llx",
-                               (unsigned long long)d->pc, (unsigned long long)w->address);
+            return fail_loop(d, w);
         }
     }
+}
+
+int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+{
+    /* While inferred_address is set, uninferable jumps go back to the address the previous
+     * packet reported (the "looplabel" case of payload.adoc). */
+    const uint64_t previous_address = d->pc;
+    /* The block the last walk stopped at the start of, if pc is still there. */
+    const tk_bblock *b = d->stop_block && d->stop_block->start == d->pc ? d->stop_block : NULL;
+    /* The instruction executed last is the final instruction of a block while the walk goes
+     * on: it is pointed to, and copied to d->last_insn only when the walk stops. */
+    const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
+    cycle cyc;
+    uint64_t idle = 0; /* blocks since the last branch bit or uninferable jump */
+    int r;
+
+    /* A batch holds one privilege and context: blocks under others start a new one. */
+    if (d->nblk && (d->blk_ev.priv != d->privilege || d->blk_ev.context != d->context) &&
+        (r = tk_dec_flush_blocks_now(d)) != TK_OK)
+        return r;
+    d->walk_uninf = false;
+    cycle_reset(&cyc, d->pc);
+    /* Most walks start where the last one stopped, on a known block, and need nothing but
+     * the tight loop until their end. */
+    if (b && d->range_first == d->pc && !d->inferred_address && !d->p.o.branch_prediction &&
+        !d->pred_pending && !d->fail_pending) {
+        if (d->blocks) {
+            r = tight_blocks(d, w, &b, &last, &cyc, &idle);
+        } else {
+            tk_event *ev = &d->range_ev;
+            ev->kind = TK_EV_RANGE;
+            ev->byte_offset = d->byte_offset;
+            ev->packet_index = d->packet_index;
+            ev->priv = d->privilege;
+            ev->context = d->context;
+            r = tight_ranges(d, w, &b, &last, &cyc, &idle);
+        }
+        if (r == ARRIVE_STOP)
+            return TK_OK;
+        if (r != TK_OK)
+            return r;
+    }
+    return follow_general(d, w, b, last, &cyc, idle, previous_address);
 }

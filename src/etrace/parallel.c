@@ -86,6 +86,9 @@ static void *work(void *arg)
         st = tk_te_scan_next(&s, &k, &diag);
         if (st == TK_OK)
             st = tk_te_decoder_packet(pc->dec, &k, s.offset, s.index);
+        /* blocks of that packet still in the batch go nowhere too */
+        if (st == TK_OK)
+            st = tk_te_decoder_flush(pc->dec);
         pc->skipping = false;
         if (st != TK_OK) {
             pc->fatal = st;
@@ -297,6 +300,9 @@ static tk_status stitch(run *r, piece *pc)
     if (st != TK_OK)
         return st == TK_END ? TK_ERR_INVALID : st;
     if ((st = tk_te_decoder_packet(a, &k, s.offset, s.index)) != TK_OK)
+        return st;
+    /* the blocks a collected up to here come before the cut range (and a may end here) */
+    if ((st = tk_te_decoder_flush(a)) != TK_OK)
         return st;
     if (pc->have_after && pc->fatal == TK_OK && same_state(a, &pc->after)) {
         /* piece i's events after P are the serial ones */
