@@ -168,21 +168,41 @@ slow_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag)
     return TK_OK;
 }
 
+/* The field at bit pos (at most 127) of the payload held as hi:lo, sign copies past it. The
+ * tests on pos depend only on the parameters, so they are always predicted. */
+TK_TE_FAST_INLINE uint64_t start_field(uint64_t lo, uint64_t hi, unsigned pos, uint64_t mask)
+{
+    if (pos >= 64)
+        return (uint64_t)((int64_t)hi >> (pos - 64)) & mask;
+    if (pos == 0)
+        return lo & mask;
+    return (lo >> pos | hi << (64 - pos)) & mask;
+}
+
 /* Format 3 start, the sync packet of every trace (payload.adoc "Format 3 subformat 0"), of
  * n (1..smaxlen) payload bytes at p with 16 bytes readable: the fields sit at positions
- * fixed by the parameters (the table), each one shift of the widened payload. Into f, and
- * into r unless it is NULL. */
+ * fixed by the parameters (the table), each one or two shifts of the sign-extended payload. Into f,
+ * and into r unless it is NULL. */
 TK_TE_FAST_INLINE void start_packet(const tk_te_scan_table *t, const uint8_t *p, unsigned n,
                                     tk_te_rec *r, tk_te_packet *f)
 {
-    const tk_te_fast_word w = tk_te_fast_words_overread(p, n);
+    /* the payload sign-extended to 128 bits as two words */
+    uint64_t lo = tk_te_fast_ld64(p), hi;
+    if (n <= 8) {
+        const unsigned sh = 64 - 8 * n;
+        lo = (uint64_t)((int64_t)(lo << sh) >> sh);
+        hi = (uint64_t)((int64_t)lo >> 63);
+    } else {
+        const unsigned sh = 128 - 8 * n;
+        hi = (uint64_t)((int64_t)(tk_te_fast_ld64(p + 8) << sh) >> sh);
+    }
     tk_te_fast_clear(f);
     f->format = TK_TE_F3;
-    f->branch = (uint8_t)((unsigned)w >> 4 & 1u);
-    f->privilege = (uint8_t)((uint64_t)(w >> t->spos[0]) & t->smask[0]);
-    f->time = (uint64_t)(w >> t->spos[1]) & t->smask[1];
-    f->context = (uint64_t)(w >> t->spos[2]) & t->smask[2];
-    f->address = (uint64_t)(w >> t->spos[3]) & t->smask[3];
+    f->branch = (uint8_t)(lo >> 4 & 1u);
+    f->privilege = (uint8_t)start_field(lo, hi, t->spos[0], t->smask[0]);
+    f->time = start_field(lo, hi, t->spos[1], t->smask[1]);
+    f->context = start_field(lo, hi, t->spos[2], t->smask[2]);
+    f->address = start_field(lo, hi, t->spos[3], t->smask[3]);
     f->has_address = true;
     if (r) {
         r->address = f->address;
@@ -228,6 +248,14 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
     return 1u + n;
 }
 
+/* The in-line formats 1 and 2 are nearly every packet: the compiler then keeps no pointer
+ * for the rarer paths in registers through the loop. */
+#if defined(__GNUC__)
+#define TK_SCAN_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define TK_SCAN_LIKELY(x) (x)
+#endif
+
 /* GCC pairs the address and irdepth masks into vector instructions, which takes more
  * instructions than the two scalar ANDs. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -243,15 +271,16 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
  * header is a te_inst of a length the entry accepts; a format 3 start packet takes the
  * table positions. Into r (records) or f (to_struct). Returns the bytes used, 0 when the
  * packet needs the other path. */
-TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, tk_te_rec *r,
-                                   tk_te_packet *f, const bool to_struct)
+TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, tk_te_rec *rec,
+                                   tk_te_packet *full, size_t k, const bool to_struct)
 {
+    tk_te_rec *const r = to_struct ? NULL : &rec[k];
     const unsigned h = p[0];
     const uint64_t lo = tk_te_fast_ld64(p + 1);
     const size_t i = lo & 0x7fu;
     /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..) */
     const unsigned n1 = h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
-    if (n1 < t->maxlen[i]) {
+    if (TK_SCAN_LIKELY(n1 < t->maxlen[i])) {
         /* 64 - 8n, as h is 0x40 + n */
         const unsigned sh = (0u - 8u * h) & 63u;
         const int64_t w = (int64_t)(lo << sh) >> sh; /* sign-extended payload */
@@ -262,6 +291,7 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
         const uint64_t tail = t->tail[i] | ((uint64_t)w >> 7 & t->mapmask[i]) | t->flags[v & 15];
         if (to_struct) {
             /* tk_te_scan_batch: the whole struct, straight from the fields */
+            tk_te_packet *const f = &full[k];
             tk_te_fast_clear(f);
             f->format = (uint8_t)(tail >> 32);
             f->branches = (uint8_t)(tail >> 40);
@@ -290,7 +320,7 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
     if (n1 < t->smaxlen && (lo & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3)) {
         /* format 3 start (one packet in 17 of a trace with resync-max 0): in line too, as
          * a call would end the caller's loop */
-        start_packet(t, p + 1, n1 + 1u, to_struct ? NULL : r, f);
+        start_packet(t, p + 1, n1 + 1u, r, &full[k]);
         return n1 + 2u;
     }
     return 0;
@@ -323,7 +353,7 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
         }
         const size_t stop = k + m;
         while (k < stop) {
-            const unsigned u = in_line(t, buf + pos, rec + k, full + k, to_struct);
+            const unsigned u = in_line(t, buf + pos, rec, full, k, to_struct);
             if (!u)
                 break; /* the other path, out of the inner loop: no call inside it */
             if (with_offsets)

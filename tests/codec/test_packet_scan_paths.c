@@ -121,6 +121,9 @@ static run_stats lock_step(const tk_te_params *p, const uint8_t *buf, size_t len
         tk_te_packet full[WAYS][CAP];
         uint64_t off[WAYS][CAP];
         size_t got[WAYS];
+        /* records and offsets past the count stay as they were */
+        memset(rec, 0xa5, sizeof(rec));
+        memset(off, 0xa5, sizeof(off));
         for (int w = 0; w < WAYS; w++)
             got[w] = w == WAY_STRUCT
                          ? tk_te_scan_batch(&s[w], full[w], with_offsets ? off[w] : NULL, batch)
@@ -134,6 +137,13 @@ static run_stats lock_step(const tk_te_params *p, const uint8_t *buf, size_t len
             assert_int_equal(s[w].next_index, s[0].next_index);
         }
         assert_true(got[0] <= batch);
+        for (int w = 0; w < WAYS; w++)
+            for (size_t i = got[0]; i < CAP; i++) {
+                const uint8_t *const b = (const uint8_t *)&rec[w][i];
+                for (size_t j = 0; j < sizeof(tk_te_rec); j++)
+                    assert_int_equal(b[j], 0xa5);
+                assert_int_equal(off[w][i], 0xa5a5a5a5a5a5a5a5ull);
+            }
         for (size_t i = 0; i < got[0]; i++, k++) {
             assert_true(k < nref);
             assert_int_equal(want[k].st, TK_OK);
