@@ -272,7 +272,8 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
  * table positions. Into r (records) or f (to_struct). Returns the bytes used, 0 when the
  * packet needs the other path. */
 TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, tk_te_rec *rec,
-                                   tk_te_packet *full, size_t k, const bool to_struct)
+                                   tk_te_packet *full, size_t k, const bool to_struct,
+                                   const bool depth)
 {
     tk_te_rec *const r = to_struct ? NULL : &rec[k];
     const unsigned h = p[0];
@@ -287,7 +288,9 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
         /* address MSB, notify, updiscon, irreport as sent, then irdepth */
         const int64_t v = w >> t->tpm1[i];
         const uint64_t address = (uint64_t)(w >> t->ap[i]) & t->amask[i];
-        const uint64_t irdepth = (uint64_t)(v >> 4) & t->dmask[i];
+        /* without an irdepth field (no return stack, no call counter: the reference
+         * flow's settings) the copy of the loop for it skips the extraction */
+        const uint64_t irdepth = depth ? (uint64_t)(v >> 4) & t->dmask[i] : 0;
         const uint64_t tail = t->tail[i] | ((uint64_t)w >> 7 & t->mapmask[i]) | t->flags[v & 15];
         if (to_struct) {
             /* tk_te_scan_batch: the whole struct, straight from the fields */
@@ -332,7 +335,7 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
  * each copy, so the loop has no test for them. */
 TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
                                       uint64_t *offsets, size_t max, const bool with_offsets,
-                                      const bool to_struct)
+                                      const bool to_struct, const bool depth)
 {
     /* the longest packet taken here (header and payload): 17 bytes readable from each
      * header, so the payload's words can be loaded whole */
@@ -353,7 +356,7 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
         }
         const size_t stop = k + m;
         while (k < stop) {
-            const unsigned u = in_line(t, buf + pos, rec, full, k, to_struct);
+            const unsigned u = in_line(t, buf + pos, rec, full, k, to_struct, depth);
             if (!u)
                 break; /* the other path, out of the inner loop: no call inside it */
             if (with_offsets)
@@ -384,19 +387,24 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
     return k;
 }
 
+/* One copy of the record loop per use of offsets and presence of the irdepth field. */
+#define TK_SCAN_RECORDS_COPIES(s, rec, full, offsets, max)                                         \
+    ((s)->layout.d ? ((offsets) ? records_body(s, rec, full, offsets, max, true, false, true)      \
+                                : records_body(s, rec, full, offsets, max, false, false, true))    \
+                   : ((offsets) ? records_body(s, rec, full, offsets, max, true, false, false)     \
+                                : records_body(s, rec, full, offsets, max, false, false, false)))
+
 TK_SCAN_NO_SLP static size_t records_portable(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
                                               uint64_t *offsets, size_t max)
 {
-    return offsets ? records_body(s, rec, full, offsets, max, true, false)
-                   : records_body(s, rec, full, offsets, max, false, false);
+    return TK_SCAN_RECORDS_COPIES(s, rec, full, offsets, max);
 }
 
 #if TK_SCAN_BMI2
 TK_SCAN_NO_SLP __attribute__((target("bmi2"))) static size_t
 records_bmi2(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full, uint64_t *offsets, size_t max)
 {
-    return offsets ? records_body(s, rec, full, offsets, max, true, false)
-                   : records_body(s, rec, full, offsets, max, false, false);
+    return TK_SCAN_RECORDS_COPIES(s, rec, full, offsets, max);
 }
 #endif
 
@@ -421,16 +429,16 @@ void tk_te_rec_to_packet(const tk_te_rec *r, tk_te_packet *out)
 TK_SCAN_NO_SLP static size_t batch_portable(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets,
                                             size_t max)
 {
-    return offsets ? records_body(s, NULL, out, offsets, max, true, true)
-                   : records_body(s, NULL, out, offsets, max, false, true);
+    return offsets ? records_body(s, NULL, out, offsets, max, true, true, true)
+                   : records_body(s, NULL, out, offsets, max, false, true, true);
 }
 
 #if TK_SCAN_BMI2
 TK_SCAN_NO_SLP __attribute__((target("bmi2"))) static size_t
 batch_bmi2(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max)
 {
-    return offsets ? records_body(s, NULL, out, offsets, max, true, true)
-                   : records_body(s, NULL, out, offsets, max, false, true);
+    return offsets ? records_body(s, NULL, out, offsets, max, true, true, true)
+                   : records_body(s, NULL, out, offsets, max, false, true, true);
 }
 #endif
 

@@ -215,6 +215,8 @@ static void random_params(tk_te_params *p)
     p->s.ecause_width = 1 + (unsigned)(rnd() % 8);
     p->s.return_stack_size = (unsigned)(rnd() % 3);
     p->s.call_counter_size = (unsigned)(rnd() % 6);
+    if (rnd() % 3 == 0) /* no irdepth field, as in the reference flow: its own loop copy */
+        p->s.return_stack_size = p->s.call_counter_size = 0;
 }
 
 static uint64_t field(unsigned bits)
