@@ -323,7 +323,13 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
     if (n1 < t->smaxlen && (lo & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3)) {
         /* format 3 start (one packet in 17 of a trace with resync-max 0): in line too, as
          * a call would end the caller's loop */
-        start_packet(t, p + 1, n1 + 1u, r, &full[k]);
+        size_t kf = k;
+#if defined(__GNUC__)
+        /* hidden from the loop's induction variables: otherwise a pointer into full[] is
+         * kept and advanced for every packet, for this path of one packet in 17 */
+        __asm__("" : "+r"(kf));
+#endif
+        start_packet(t, p + 1, n1 + 1u, r, &full[kf]);
         return n1 + 2u;
     }
     return 0;
@@ -360,9 +366,10 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             if (!u)
                 break; /* the other path, out of the inner loop: no call inside it */
             if (with_offsets)
-                offsets[k] = pos;
+                offsets[k] = pos; /* then the last one is there: no copy kept here */
+            else
+                last = pos;
             k++;
-            last = pos;
             pos += u;
         }
         if (k == stop)
@@ -379,7 +386,7 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             break;
     }
     if (k) {
-        s->offset = last;
+        s->offset = with_offsets ? offsets[k - 1] : last;
         s->index = s->next_index + k - 1;
         s->next_index += k;
         s->pos = pos;
