@@ -4,12 +4,15 @@
  * in line from per-layout tables built once by tk_te_scan_init: the first 7 payload bits
  * (format, F1 branches) select where the address starts, the masks and the longest valid
  * payload, so each field is one shift of the sign-extended payload and one mask, and no
- * branch depends on the data. Format 3 start packets use table positions too; other format 3
- * packets and longer payloads take the struct decoders of packet_fast.h; errors, format 0
- * and the last 16 bytes of the buffer go to tk_te_scan_next, which gives the same results
- * as the generic codec (tests/speed/test_scan.c compares every path with it). The same loop
- * writes compact records (tk_te_scan_records) or whole structs (tk_te_scan_batch), in a
- * portable copy and a BMI2 copy chosen at run time. */
+ * branch depends on the data. Format 3 start packets (table positions) and formats 1 and 2
+ * of 9..16 bytes (the 128-bit decoder of packet_fast.h) are decoded in the same loop too,
+ * so that a run of packets is not cut by them; other format 3 packets take the struct
+ * decoders of packet_fast.h outside the loop; errors, format 0 and the last 16 bytes of the
+ * buffer go to tk_te_scan_next, which gives the same results as the generic codec
+ * (tests/speed/test_scan.c and tests/codec/test_packet_scan_paths.c compare every path with
+ * it). The same loop writes compact records (tk_te_scan_records) or whole structs
+ * (tk_te_scan_batch), in a portable copy and a BMI2 copy chosen at run time, each in a copy
+ * with and without offsets and, for records, with and without an irdepth field. */
 #include "tracekit/te_packet.h"
 
 #include <string.h>
@@ -271,9 +274,9 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
  * header is a te_inst of a length the entry accepts; a format 3 start packet takes the
  * table positions. Into r (records) or f (to_struct). Returns the bytes used, 0 when the
  * packet needs the other path. */
-TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, tk_te_rec *rec,
-                                   tk_te_packet *full, size_t k, const bool to_struct,
-                                   const bool depth)
+TK_TE_FAST_INLINE unsigned in_line(const tk_te_layout *l, const tk_te_scan_table *t,
+                                   const uint8_t *p, tk_te_rec *rec, tk_te_packet *full, size_t k,
+                                   const bool to_struct, const bool depth)
 {
     tk_te_rec *const r = to_struct ? NULL : &rec[k];
     const unsigned h = p[0];
@@ -332,6 +335,22 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
         start_packet(t, p + 1, n1 + 1u, r, &full[kf]);
         return n1 + 2u;
     }
+    if (n1 - 8u < TK_TE_FAST_MAX_LEN - 8u && (unsigned)(lo & 3u) - 1u < 2u) {
+        /* format 1 or 2 of 9..16 bytes (a full address): the 128-bit decoder of
+         * packet_fast.h, also without a call */
+        size_t kf = k;
+#if defined(__GNUC__)
+        __asm__("" : "+r"(kf));
+#endif
+        tk_te_packet one;
+        tk_te_packet *const o = to_struct ? &full[kf] : &one;
+        if (tk_te_fast_f12(l, tk_te_fast_words_overread(p + 1, n1 + 1u), n1 + 1u, o) !=
+            TK_TE_FAST_OK)
+            return 0; /* the other path gives the verdict */
+        if (!to_struct)
+            tk_te_fast_rec_of(o, &rec[kf]);
+        return n1 + 2u;
+    }
     return 0;
 }
 
@@ -362,7 +381,7 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
         }
         const size_t stop = k + m;
         while (k < stop) {
-            const unsigned u = in_line(t, buf + pos, rec, full, k, to_struct, depth);
+            const unsigned u = in_line(&s->layout, t, buf + pos, rec, full, k, to_struct, depth);
             if (!u)
                 break; /* the other path, out of the inner loop: no call inside it */
             if (with_offsets)

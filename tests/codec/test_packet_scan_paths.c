@@ -4,10 +4,10 @@
  * over the same buffer with the same batch sizes, and must return the same counts,
  * records, format 3 packets, offsets and scanner state after every call, and the same
  * tk_te_scan_next results between batches; every packet must also equal what the raw
- * reader and the generic codec make of it. Streams: random parameters with many format 3
- * start packets (decoded in line, in either slot of the two-packet loop), every truncation
- * near the end of the buffer (the last packets go through tk_te_scan_next), damaged copies
- * and the golden vectors. */
+ * reader and the generic codec make of it. Streams: random parameters (with and without an
+ * irdepth field) with many format 3 start packets and formats 1 and 2 of 9..16 bytes (all
+ * decoded in the record loop), every truncation near the end of the buffer (the last
+ * packets go through tk_te_scan_next), damaged copies and the golden vectors. */
 #include "testutil.h"
 
 #include <dirent.h>
