@@ -380,17 +380,21 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             m = 1;
         }
         const size_t stop = k + m;
+        /* The packet chain (each header says where the next is) runs through a pointer:
+         * load and add, the offset is taken off the chain. */
+        const uint8_t *q = buf + pos;
         while (k < stop) {
-            const unsigned u = in_line(&s->layout, t, buf + pos, rec, full, k, to_struct, depth);
+            const unsigned u = in_line(&s->layout, t, q, rec, full, k, to_struct, depth);
             if (!u)
                 break; /* the other path, out of the inner loop: no call inside it */
             if (with_offsets)
-                offsets[k] = pos; /* then the last one is there: no copy kept here */
+                offsets[k] = (size_t)(q - buf); /* then the last one is there */
             else
-                last = pos;
+                last = (size_t)(q - buf);
             k++;
-            pos += u;
+            q += u;
         }
+        pos = (size_t)(q - buf);
         if (k == stop)
             continue;
         const size_t used = other_packet(s, pos, to_struct ? NULL : rec, full, k);
