@@ -4,12 +4,15 @@
  * in line from per-layout tables built once by tk_te_scan_init: the first 7 payload bits
  * (format, F1 branches) select where the address starts, the masks and the longest valid
  * payload, so each field is one shift of the sign-extended payload and one mask, and no
- * branch depends on the data. Format 3 start packets use table positions too; other format 3
- * packets and longer payloads take the struct decoders of packet_fast.h; errors, format 0
- * and the last 16 bytes of the buffer go to tk_te_scan_next, which gives the same results
- * as the generic codec (tests/speed/test_scan.c compares every path with it). The same loop
- * writes compact records (tk_te_scan_records) or whole structs (tk_te_scan_batch), in a
- * portable copy and a BMI2 copy chosen at run time. */
+ * branch depends on the data. Format 3 start packets (table positions) and formats 1 and 2
+ * of 9..16 bytes (the 128-bit decoder of packet_fast.h) are decoded in the same loop too,
+ * so that a run of packets is not cut by them; other format 3 packets take the struct
+ * decoders of packet_fast.h outside the loop; errors, format 0 and the last 16 bytes of the
+ * buffer go to tk_te_scan_next, which gives the same results as the generic codec
+ * (tests/speed/test_scan.c and tests/codec/test_packet_scan_paths.c compare every path with
+ * it). The same loop writes compact records (tk_te_scan_records) or whole structs
+ * (tk_te_scan_batch), in a portable copy and a BMI2 copy chosen at run time, each in a copy
+ * with and without offsets and, for records, with and without an irdepth field. */
 #include "tracekit/te_packet.h"
 
 #include <string.h>
@@ -168,6 +171,53 @@ slow_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag)
     return TK_OK;
 }
 
+/* The field at bit pos (at most 127) of the payload held as hi:lo, sign copies past it. The
+ * tests on pos depend only on the parameters, so they are always predicted. */
+TK_TE_FAST_INLINE uint64_t start_field(uint64_t lo, uint64_t hi, unsigned pos, uint64_t mask)
+{
+    if (pos >= 64)
+        return (uint64_t)((int64_t)hi >> (pos - 64)) & mask;
+    if (pos == 0)
+        return lo & mask;
+    return (lo >> pos | hi << (64 - pos)) & mask;
+}
+
+/* Format 3 start, the sync packet of every trace (payload.adoc "Format 3 subformat 0"), of
+ * n (1..smaxlen) payload bytes at p with 16 bytes readable: the fields sit at positions
+ * fixed by the parameters (the table), each one or two shifts of the sign-extended payload. Into f,
+ * and into r unless it is NULL. */
+TK_TE_FAST_INLINE void start_packet(const tk_te_scan_table *t, const uint8_t *p, unsigned n,
+                                    tk_te_rec *r, tk_te_packet *f)
+{
+    /* the payload sign-extended to 128 bits as two words */
+    uint64_t lo = tk_te_fast_ld64(p), hi;
+    if (n <= 8) {
+        const unsigned sh = 64 - 8 * n;
+        lo = (uint64_t)((int64_t)(lo << sh) >> sh);
+        hi = (uint64_t)((int64_t)lo >> 63);
+    } else {
+        const unsigned sh = 128 - 8 * n;
+        hi = (uint64_t)((int64_t)(tk_te_fast_ld64(p + 8) << sh) >> sh);
+    }
+    tk_te_fast_clear(f);
+    f->format = TK_TE_F3;
+    f->branch = (uint8_t)(lo >> 4 & 1u);
+    f->privilege = (uint8_t)start_field(lo, hi, t->spos[0], t->smask[0]);
+    f->time = start_field(lo, hi, t->spos[1], t->smask[1]);
+    f->context = start_field(lo, hi, t->spos[2], t->smask[2]);
+    f->address = start_field(lo, hi, t->spos[3], t->smask[3]);
+    f->has_address = true;
+    if (r) {
+        r->address = f->address;
+        r->irdepth = 0;
+        r->branch_map = 0;
+        r->format = TK_TE_F3;
+        r->branches = 0;
+        r->flags = TK_TE_REC_ADDRESS;
+        r->subformat = TK_TE_SF_START;
+    }
+}
+
 /* other_packet: the batch ends after this packet */
 enum { OTHER_LAST = 0x100 };
 
@@ -185,30 +235,8 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
     const unsigned h = p[0], n = h & 0x1fu;
     if ((h & 0xe0u) != (TK_ENCAP_FLOW_TE_INST << 5) || n - 1u >= TK_TE_FAST_MAX_LEN)
         return 0;
-    const tk_te_scan_table *const t = &s->table;
-    if ((p[1] & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3) && n <= t->smaxlen) {
-        /* format 3 start, the sync packet of every trace: the fields sit at positions fixed
-         * by the parameters (the table), each one shift of the widened payload */
-        const tk_te_fast_word w = tk_te_fast_words_overread(p + 1, n);
-        tk_te_packet *const f = &full[k];
-        tk_te_fast_clear(f);
-        f->format = TK_TE_F3;
-        f->branch = (uint8_t)((unsigned)w >> 4 & 1u);
-        f->privilege = (uint8_t)((uint64_t)(w >> t->spos[0]) & t->smask[0]);
-        f->time = (uint64_t)(w >> t->spos[1]) & t->smask[1];
-        f->context = (uint64_t)(w >> t->spos[2]) & t->smask[2];
-        f->address = (uint64_t)(w >> t->spos[3]) & t->smask[3];
-        f->has_address = true;
-        if (rec) {
-            tk_te_rec *const r = &rec[k];
-            r->address = f->address;
-            r->irdepth = 0;
-            r->branch_map = 0;
-            r->format = TK_TE_F3;
-            r->branches = 0;
-            r->flags = TK_TE_REC_ADDRESS;
-            r->subformat = TK_TE_SF_START;
-        }
+    if ((p[1] & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3) && n <= s->table.smaxlen) {
+        start_packet(&s->table, p + 1, n, rec ? &rec[k] : NULL, &full[k]);
         return 1u + n;
     }
     if (tk_te_fast_decode(&s->layout, tk_te_fast_words_overread(p + 1, n), n, &full[k]) !=
@@ -223,6 +251,14 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
     return 1u + n;
 }
 
+/* The in-line formats 1 and 2 are nearly every packet: the compiler then keeps no pointer
+ * for the rarer paths in registers through the loop. */
+#if defined(__GNUC__)
+#define TK_SCAN_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define TK_SCAN_LIKELY(x) (x)
+#endif
+
 /* GCC pairs the address and irdepth masks into vector instructions, which takes more
  * instructions than the two scalar ANDs. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -231,15 +267,100 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
 #define TK_SCAN_NO_SLP
 #endif
 
-/* The record scanner. Away from the end of the buffer, a format 1 or 2 packet of up to 8
- * bytes costs: the header byte, one unaligned 8-byte load of the payload, one table entry
+/* One packet at p (17 bytes readable) the in-line way: a format 1 or 2 packet of up to 8
+ * bytes costs the header byte, one unaligned 8-byte load of the payload, one table entry
  * (by the first 7 payload bits), four shifts of the sign-extended payload and a 16-entry
  * table of flags, with no branch that depends on the data except the one test that the
- * header is a te_inst of a length the entry accepts. with_offsets is a constant in each
- * copy, so the loop has no test for it. */
+ * header is a te_inst of a length the entry accepts; a format 3 start packet takes the
+ * table positions. Into r (records) or f (to_struct). Returns the bytes used, 0 when the
+ * packet needs the other path. */
+TK_TE_FAST_INLINE unsigned in_line(const tk_te_layout *l, const tk_te_scan_table *t,
+                                   const uint8_t *p, tk_te_rec *rec, tk_te_packet *full, size_t k,
+                                   const bool to_struct, const bool depth)
+{
+    tk_te_rec *const r = to_struct ? NULL : &rec[k];
+    const unsigned h = p[0];
+    const uint64_t lo = tk_te_fast_ld64(p + 1);
+    const size_t i = lo & 0x7fu;
+    /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..) */
+    const unsigned n1 = h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
+    if (TK_SCAN_LIKELY(n1 < t->maxlen[i])) {
+        /* 64 - 8n, as h is 0x40 + n */
+        const unsigned sh = (0u - 8u * h) & 63u;
+        const int64_t w = (int64_t)(lo << sh) >> sh; /* sign-extended payload */
+        /* address MSB, notify, updiscon, irreport as sent, then irdepth */
+        const int64_t v = w >> t->tpm1[i];
+        const uint64_t address = (uint64_t)(w >> t->ap[i]) & t->amask[i];
+        /* without an irdepth field (no return stack, no call counter: the reference
+         * flow's settings) the copy of the loop for it skips the extraction */
+        const uint64_t irdepth = depth ? (uint64_t)(v >> 4) & t->dmask[i] : 0;
+        const uint64_t tail = t->tail[i] | ((uint64_t)w >> 7 & t->mapmask[i]) | t->flags[v & 15];
+        if (to_struct) {
+            /* tk_te_scan_batch: the whole struct, straight from the fields */
+            tk_te_packet *const f = &full[k];
+            tk_te_fast_clear(f);
+            f->format = (uint8_t)(tail >> 32);
+            f->branches = (uint8_t)(tail >> 40);
+            f->branch_map = (uint32_t)tail;
+            f->has_address = (tail >> 48 & TK_TE_REC_ADDRESS) != 0;
+            f->address = address;
+            f->notify = (tail >> 48 & TK_TE_REC_NOTIFY) != 0;
+            f->updiscon = (tail >> 48 & TK_TE_REC_UPDISCON) != 0;
+            f->irreport = (tail >> 48 & TK_TE_REC_IRREPORT) != 0;
+            f->irdepth = irdepth;
+        } else {
+            r->address = address;
+            r->irdepth = irdepth;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            r->branch_map = (uint32_t)tail;
+            r->format = (uint8_t)(tail >> 32);
+            r->branches = (uint8_t)(tail >> 40);
+            r->flags = (uint8_t)(tail >> 48);
+            r->subformat = 0;
+#else
+            memcpy(&r->branch_map, &tail, 8); /* map, format, branches, flags, subformat */
+#endif
+        }
+        return n1 + 2u;
+    }
+    if (n1 < t->smaxlen && (lo & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3)) {
+        /* format 3 start (one packet in 17 of a trace with resync-max 0): in line too, as
+         * a call would end the caller's loop */
+        size_t kf = k;
+#if defined(__GNUC__)
+        /* hidden from the loop's induction variables: otherwise a pointer into full[] is
+         * kept and advanced for every packet, for this path of one packet in 17 */
+        __asm__("" : "+r"(kf));
+#endif
+        start_packet(t, p + 1, n1 + 1u, r, &full[kf]);
+        return n1 + 2u;
+    }
+    if (n1 - 8u < TK_TE_FAST_MAX_LEN - 8u && (unsigned)(lo & 3u) - 1u < 2u) {
+        /* format 1 or 2 of 9..16 bytes (a full address): the 128-bit decoder of
+         * packet_fast.h, also without a call */
+        size_t kf = k;
+#if defined(__GNUC__)
+        __asm__("" : "+r"(kf));
+#endif
+        tk_te_packet one;
+        tk_te_packet *const o = to_struct ? &full[kf] : &one;
+        if (tk_te_fast_f12(l, tk_te_fast_words_overread(p + 1, n1 + 1u), n1 + 1u, o) !=
+            TK_TE_FAST_OK)
+            return 0; /* the other path gives the verdict */
+        if (!to_struct)
+            tk_te_fast_rec_of(o, &rec[kf]);
+        return n1 + 2u;
+    }
+    return 0;
+}
+
+/* The record scanner: runs of packets that fit before the end whatever their length (no
+ * bounds test inside), each in_line, or else other_packet outside the run. (Two packets an
+ * iteration took fewer instructions but no less time.) with_offsets and to_struct are constants in
+ * each copy, so the loop has no test for them. */
 TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
                                       uint64_t *offsets, size_t max, const bool with_offsets,
-                                      const bool to_struct)
+                                      const bool to_struct, const bool depth)
 {
     /* the longest packet taken here (header and payload): 17 bytes readable from each
      * header, so the payload's words can be loaded whole */
@@ -249,8 +370,7 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
     const size_t end = s->len > TK_TE_FAST_MAX_LEN ? s->len - TK_TE_FAST_MAX_LEN : 0;
     size_t pos = s->pos, k = 0, last = pos;
     for (;;) {
-        /* so many packets fit before the end whatever their length: the inner loop needs
-         * no bounds test */
+        /* so many packets fit before the end whatever their length */
         size_t m = pos < end ? (end - pos) / STEP : 0;
         if (m > max - k)
             m = max - k;
@@ -260,58 +380,21 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             m = 1;
         }
         const size_t stop = k + m;
+        /* The packet chain (each header says where the next is) runs through a pointer:
+         * load and add, the offset is taken off the chain. */
+        const uint8_t *q = buf + pos;
         while (k < stop) {
-            const unsigned h = buf[pos];
-            const uint64_t lo = tk_te_fast_ld64(buf + pos + 1);
-            const size_t i = lo & 0x7fu;
-            /* te_inst (flow 2, extend 0) with 1..maxlen payload bytes: header 0x41.. */
-            if (h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u) < t->maxlen[i]) {
-                /* 64 - 8n, as h is 0x40 + n */
-                const unsigned sh = (0u - 8u * h) & 63u;
-                const int64_t w = (int64_t)(lo << sh) >> sh; /* sign-extended payload */
-                /* address MSB, notify, updiscon, irreport as sent, then irdepth */
-                const int64_t v = w >> t->tpm1[i];
-                const uint64_t address = (uint64_t)(w >> t->ap[i]) & t->amask[i];
-                const uint64_t irdepth = (uint64_t)(v >> 4) & t->dmask[i];
-                const uint64_t tail =
-                    t->tail[i] | ((uint64_t)w >> 7 & t->mapmask[i]) | t->flags[v & 15];
-                if (to_struct) {
-                    /* tk_te_scan_batch: the whole struct, straight from the fields */
-                    tk_te_packet *const o = &full[k];
-                    tk_te_fast_clear(o);
-                    o->format = (uint8_t)(tail >> 32);
-                    o->branches = (uint8_t)(tail >> 40);
-                    o->branch_map = (uint32_t)tail;
-                    o->has_address = (tail >> 48 & TK_TE_REC_ADDRESS) != 0;
-                    o->address = address;
-                    o->notify = (tail >> 48 & TK_TE_REC_NOTIFY) != 0;
-                    o->updiscon = (tail >> 48 & TK_TE_REC_UPDISCON) != 0;
-                    o->irreport = (tail >> 48 & TK_TE_REC_IRREPORT) != 0;
-                    o->irdepth = irdepth;
-                    goto next;
-                }
-                tk_te_rec *const r = &rec[k];
-                r->address = address;
-                r->irdepth = irdepth;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-                r->branch_map = (uint32_t)tail;
-                r->format = (uint8_t)(tail >> 32);
-                r->branches = (uint8_t)(tail >> 40);
-                r->flags = (uint8_t)(tail >> 48);
-                r->subformat = 0;
-#else
-                memcpy(&r->branch_map, &tail, 8); /* map, format, branches, flags, subformat */
-#endif
-            next:
-                if (with_offsets)
-                    offsets[k] = pos;
-                k++;
-                last = pos;
-                pos += h - (TK_ENCAP_FLOW_TE_INST << 5) + 1u; /* 1 + n */
-                continue;
-            }
-            break; /* the other path, out of the inner loop: no call inside it */
+            const unsigned u = in_line(&s->layout, t, q, rec, full, k, to_struct, depth);
+            if (!u)
+                break; /* the other path, out of the inner loop: no call inside it */
+            if (with_offsets)
+                offsets[k] = (size_t)(q - buf); /* then the last one is there */
+            else
+                last = (size_t)(q - buf);
+            k++;
+            q += u;
         }
+        pos = (size_t)(q - buf);
         if (k == stop)
             continue;
         const size_t used = other_packet(s, pos, to_struct ? NULL : rec, full, k);
@@ -326,7 +409,7 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             break;
     }
     if (k) {
-        s->offset = last;
+        s->offset = with_offsets ? offsets[k - 1] : last;
         s->index = s->next_index + k - 1;
         s->next_index += k;
         s->pos = pos;
@@ -334,19 +417,24 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
     return k;
 }
 
+/* One copy of the record loop per use of offsets and presence of the irdepth field. */
+#define TK_SCAN_RECORDS_COPIES(s, rec, full, offsets, max)                                         \
+    ((s)->layout.d ? ((offsets) ? records_body(s, rec, full, offsets, max, true, false, true)      \
+                                : records_body(s, rec, full, offsets, max, false, false, true))    \
+                   : ((offsets) ? records_body(s, rec, full, offsets, max, true, false, false)     \
+                                : records_body(s, rec, full, offsets, max, false, false, false)))
+
 TK_SCAN_NO_SLP static size_t records_portable(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
                                               uint64_t *offsets, size_t max)
 {
-    return offsets ? records_body(s, rec, full, offsets, max, true, false)
-                   : records_body(s, rec, full, offsets, max, false, false);
+    return TK_SCAN_RECORDS_COPIES(s, rec, full, offsets, max);
 }
 
 #if TK_SCAN_BMI2
 TK_SCAN_NO_SLP __attribute__((target("bmi2"))) static size_t
 records_bmi2(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full, uint64_t *offsets, size_t max)
 {
-    return offsets ? records_body(s, rec, full, offsets, max, true, false)
-                   : records_body(s, rec, full, offsets, max, false, false);
+    return TK_SCAN_RECORDS_COPIES(s, rec, full, offsets, max);
 }
 #endif
 
@@ -371,16 +459,16 @@ void tk_te_rec_to_packet(const tk_te_rec *r, tk_te_packet *out)
 TK_SCAN_NO_SLP static size_t batch_portable(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets,
                                             size_t max)
 {
-    return offsets ? records_body(s, NULL, out, offsets, max, true, true)
-                   : records_body(s, NULL, out, offsets, max, false, true);
+    return offsets ? records_body(s, NULL, out, offsets, max, true, true, true)
+                   : records_body(s, NULL, out, offsets, max, false, true, true);
 }
 
 #if TK_SCAN_BMI2
 TK_SCAN_NO_SLP __attribute__((target("bmi2"))) static size_t
 batch_bmi2(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max)
 {
-    return offsets ? records_body(s, NULL, out, offsets, max, true, true)
-                   : records_body(s, NULL, out, offsets, max, false, true);
+    return offsets ? records_body(s, NULL, out, offsets, max, true, true, true)
+                   : records_body(s, NULL, out, offsets, max, false, true, true);
 }
 #endif
 
