@@ -33,11 +33,21 @@ static tk_status ctx_child(tk_profile *p, uint32_t parent, uint32_t func, uint32
     return TK_OK;
 }
 
+/* The instructions counted since the top frame last changed ran in its context: add them
+ * to its node before the top changes. */
+static void ctx_flush(tk_profile *p)
+{
+    if (p->depth)
+        p->ctxs[p->stack[p->depth - 1].ctx].self += p->cs_total - p->ctx_base;
+    p->ctx_base = p->cs_total;
+}
+
 static tk_status push_frame(tk_profile *p, const prof_frame *f)
 {
     tk_status st = TK_GROW(p->stack, p->depth, p->cap_stack, p->depth + 1);
     if (st != TK_OK)
         return st;
+    ctx_flush(p);
     p->stack[p->depth++] = *f;
     if (p->depth > p->totals.max_depth)
         p->totals.max_depth = p->depth;
@@ -84,6 +94,7 @@ static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t
 
 static void pop_frame(tk_profile *p)
 {
+    ctx_flush(p);
     const prof_frame *f = &p->stack[--p->depth];
     if (f->call != TK_PAIR_NONE && --p->call_open[f->call] == 0)
         p->calls[f->call].inclusive += p->cs_total - f->snap;
@@ -189,14 +200,5 @@ tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t re
         return push_root(p, func);
     if (p->stack[p->depth - 1].func != func)
         return switch_top(p, func);
-    return TK_OK;
-}
-
-tk_status tk_cs_count(tk_profile *p, uint32_t func, uint64_t ninsn)
-{
-    prof_frame *top = &p->stack[p->depth - 1];
-    p->ctxs[top->ctx].self += ninsn;
-    p->funcs[func].self += ninsn;
-    p->cs_total += ninsn;
     return TK_OK;
 }

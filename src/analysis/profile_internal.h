@@ -20,10 +20,13 @@ typedef struct prof_range {
     uint32_t inner;   /* first of them in tk_profile.inner_branches */
     uint8_t last_len; /* 0 if the range did not walk (bad) */
     bool last_cond;
-    bool entry; /* first is the first instruction of a function symbol */
-    /* The range that followed this one last time, and the edge to it (TK_PAIR_NONE: none
-     * yet): flow repeats, so the next range is usually found without a lookup. */
-    uint32_t succ, succ_edge;
+    bool entry;    /* first is the first instruction of a function symbol */
+    uint32_t func; /* function of the first piece */
+    /* The range that followed this one last time (TK_PAIR_NONE: none yet): flow repeats, so
+     * the next range is usually found without a lookup. Likewise the last taken edge out of
+     * this range and the last run that ended with it: checked before any hashing. */
+    uint32_t succ, edge, run;
+    uint64_t fall;        /* last + last_len: where sequential flow goes on */
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
 } prof_range;
 
@@ -106,9 +109,19 @@ struct tk_profile {
     size_t nruns, cap_runs;
     tk_pair_map run_map; /* (start, last) */
 
+    /* TK_EV_BLOCKS: the range record of each basic block, indexed by tk_bblock.id
+     * (TK_PAIR_NONE: not seen yet). */
+    uint32_t *block_range;
+    size_t cap_block_range;
+
     prof_frame *stack;
     size_t depth, cap_stack;
-    uint64_t cs_total; /* instructions counted through the call stack so far */
+    /* Instructions executed so far (every piece of every range goes through the call stack):
+     * the total, the base of call edges' inclusive counts, and of the context-tree self
+     * counts, which are added to the top frame's node lazily, when the top changes (from
+     * ctx_base on). */
+    uint64_t cs_total;
+    uint64_t ctx_base;
 
     /* Flow state between events. */
     bool have_prev;      /* the previous range connects to the next one */
@@ -140,7 +153,6 @@ struct tk_profile {
 tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t ret, uint64_t first,
                       uint32_t func, bool entry);
 void tk_cs_reset(tk_profile *p);
-tk_status tk_cs_count(tk_profile *p, uint32_t func, uint64_t ninsn);
 
 /* profile.c */
 tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *entry);
