@@ -25,8 +25,10 @@ static tk_status ctx_child(tk_profile *p, uint32_t parent, uint32_t func, uint32
     if (st != TK_OK)
         return st;
     if (inserted) {
-        if ((st = TK_GROW(p->ctxs, p->nctxs, p->cap_ctxs, p->nctxs + 1)) != TK_OK)
+        if ((st = TK_GROW(p->ctxs, p->nctxs, p->cap_ctxs, p->nctxs + 1)) != TK_OK ||
+            (st = TK_GROW(p->ctx_memo, p->nctxs, p->cap_ctx_memo, p->nctxs + 1)) != TK_OK)
             return st;
+        p->ctx_memo[p->nctxs] = (prof_ctx_memo){.child = TK_PAIR_NONE, .call = TK_PAIR_NONE};
         p->ctxs[p->nctxs++] = (tk_prof_ctx){.parent = parent, .func = func, .self = 0};
     }
     *out = idx;
@@ -63,17 +65,14 @@ static tk_status push_root(tk_profile *p, uint32_t func)
     return push_frame(p, &f);
 }
 
-/* Push a frame called from site (in the current top function). */
-static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t ret, bool trap)
+/* The call edge (site, func) called from function caller; made on first sight. */
+static tk_status call_edge(tk_profile *p, uint32_t caller, uint32_t func, uint64_t site, bool trap,
+                           uint32_t *out)
 {
-    const prof_frame *top = &p->stack[p->depth - 1];
-    prof_frame f = {.func = func, .trap = trap, .site = site, .ret = ret, .snap = p->cs_total};
-    tk_status st = ctx_child(p, top->ctx, func, &f.ctx);
-    if (st != TK_OK)
-        return st;
     uint32_t ci = (uint32_t)p->ncalls;
     int inserted = 0;
-    if ((st = cached_put(&p->call_map, p->call_cache, site, func, &ci, &inserted)) != TK_OK)
+    tk_status st = cached_put(&p->call_map, p->call_cache, site, func, &ci, &inserted);
+    if (st != TK_OK)
         return st;
     if (inserted) {
         if ((st = TK_GROW(p->calls, p->ncalls, p->cap_calls, p->ncalls + 1)) != TK_OK ||
@@ -81,7 +80,31 @@ static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t
             return st;
         p->call_open[p->ncalls] = 0;
         p->calls[p->ncalls++] =
-            (tk_prof_call){.caller = top->func, .callee = func, .site = site, .trap = trap};
+            (tk_prof_call){.caller = caller, .callee = func, .site = site, .trap = trap};
+    }
+    *out = ci;
+    return TK_OK;
+}
+
+/* Push a frame called from site (in the current top function). The context node's memo of
+ * its last call is checked first: the same call again needs no hashing. */
+static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t ret, bool trap)
+{
+    const prof_frame *top = &p->stack[p->depth - 1];
+    prof_frame f = {.func = func, .trap = trap, .site = site, .ret = ret, .snap = p->cs_total};
+    const uint32_t parent = top->ctx;
+    const uint32_t caller = top->func;
+    prof_ctx_memo *m = &p->ctx_memo[parent];
+    uint32_t ci = m->call;
+    tk_status st;
+    if (m->child != TK_PAIR_NONE && p->ctxs[m->child].func == func && p->calls[ci].site == site &&
+        p->calls[ci].trap == trap) {
+        f.ctx = m->child;
+    } else {
+        if ((st = ctx_child(p, parent, func, &f.ctx)) != TK_OK ||
+            (st = call_edge(p, caller, func, site, trap, &ci)) != TK_OK)
+            return st;
+        p->ctx_memo[parent] = (prof_ctx_memo){.child = f.ctx, .call = ci};
     }
     p->calls[ci].calls++;
     p->funcs[func].entries++;

@@ -56,6 +56,7 @@ void tk_profile_free(tk_profile *p)
     free(p->calls);
     free(p->call_open);
     free(p->ctxs);
+    free(p->ctx_memo);
     free(p->edges);
     free(p->runs);
     free(p->stack);
@@ -260,42 +261,61 @@ static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end
     return TK_OK;
 }
 
-/* The open run ends with range pri's last instruction. The run that ended there last time
- * is checked before any hashing. */
-static tk_status close_run(tk_profile *p, uint32_t pri)
+/* The open run ends with range pri's last instruction: the general case. */
+static PROF_NOINLINE tk_status close_run_slow(tk_profile *p, uint32_t pri)
 {
-    if (!p->run_open)
-        return TK_OK;
     p->run_open = false;
-    uint32_t i = p->ranges[pri].run;
-    if (i == TK_PAIR_NONE || p->runs[i].start != p->run_start) {
-        const uint64_t last = p->ranges[pri].last;
-        tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns,
-                                  &p->cap_runs, sizeof(*p->runs), p->run_start, last, &i);
-        if (st != TK_OK)
-            return st;
-        p->runs[i].start = p->run_start;
-        p->runs[i].last = last;
-        p->ranges[pri].run = i;
-    }
+    uint32_t i;
+    const uint64_t last = p->ranges[pri].last;
+    tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns, &p->cap_runs,
+                              sizeof(*p->runs), p->run_start, last, &i);
+    if (st != TK_OK)
+        return st;
+    p->runs[i].start = p->run_start;
+    p->runs[i].last = last;
     p->runs[i].count++;
     p->runs[i].after_return += p->run_after_return;
+    p->ranges[pri].run = i;
     return TK_OK;
 }
 
-/* A taken transfer from range pri's last instruction to to. */
-static tk_status count_edge(tk_profile *p, uint32_t pri, uint64_t to, uint8_t end)
+/* The open run ends with range pri's last instruction. The run that ended there last time
+ * is checked before any hashing. */
+static inline tk_status close_run(tk_profile *p, uint32_t pri)
 {
-    uint32_t ei = p->ranges[pri].edge;
-    if (ei != TK_PAIR_NONE && p->edges[ei].to == to) {
-        p->edges[ei].end = end;
-        p->edges[ei].count++;
+    if (!p->run_open)
+        return TK_OK;
+    const uint32_t i = p->ranges[pri].run;
+    if (PROF_LIKELY(i != TK_PAIR_NONE && p->runs[i].start == p->run_start)) {
+        p->run_open = false;
+        p->runs[i].count++;
+        p->runs[i].after_return += p->run_after_return;
         return TK_OK;
     }
+    return close_run_slow(p, pri);
+}
+
+static PROF_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint64_t to,
+                                               uint8_t end)
+{
+    uint32_t ei;
     tk_status st = add_edge(p, p->ranges[pri].last, to, end, &ei);
     if (st == TK_OK)
         p->ranges[pri].edge = ei;
     return st;
+}
+
+/* A taken transfer from range pri's last instruction to to. The edge taken from there last
+ * time is checked before any hashing. */
+static inline tk_status count_edge(tk_profile *p, uint32_t pri, uint64_t to, uint8_t end)
+{
+    const uint32_t ei = p->ranges[pri].edge;
+    if (PROF_LIKELY(ei != TK_PAIR_NONE && p->edges[ei].to == to)) {
+        p->edges[ei].end = end;
+        p->edges[ei].count++;
+        return TK_OK;
+    }
+    return count_edge_slow(p, pri, to, end);
 }
 
 /* The flow is interrupted (trap, lost trace, trace off, error): the next range does not
@@ -310,7 +330,7 @@ static tk_status flow_break(tk_profile *p)
     return st;
 }
 
-static prof_action action_after(uint8_t end)
+static inline prof_action action_after(uint8_t end)
 {
     switch (end) {
     case TK_END_CALL:
@@ -340,7 +360,7 @@ static inline void resolve_branch(tk_profile *p, uint64_t next)
 /* One execution of range ri that ended as end says (taken: a conditional branch's outcome):
  * the general path, for every range event and every block the fast path of on_blocks does
  * not take. */
-static tk_status range_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
+static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
 {
     tk_status st;
     prof_range *r = &p->ranges[ri];
@@ -430,7 +450,7 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
 /* The range record of block b, found by hashing and remembered under b->id. A record found
  * under b->id is checked against b's addresses, so blocks of another image (ids reused)
  * are still counted right, only slower. */
-static tk_status block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *out)
+static PROF_NOINLINE tk_status block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *out)
 {
     uint32_t ri;
     tk_status st = range_of(p, b->start, b->last, b->ninsn, &ri);
@@ -449,12 +469,14 @@ static tk_status block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *o
     return TK_OK;
 }
 
-/* A TK_EV_BLOCKS batch. Each entry stands for the range event of its block; the common case
- * (flow went on by sequential flow, a branch or a jump, from a range that walked, into a
- * block of one function that is the one on top of the call stack) changes nothing but
- * counters, and is exactly what range_step does then: the call stack is left alone and the
- * instructions only added to the total (function and context self counts are derived from
- * it). Everything else goes through range_step. */
+/* A TK_EV_BLOCKS batch. Each entry stands for the range event of its block, and is counted
+ * exactly as range_step would count that event. The common case is specialised here: flow
+ * went on from a range that walked (so its end is known) into a block of one function.
+ * Then the range record is found by block id, the counters are bumped, a taken transfer
+ * finds its edge and run through the previous range's memo, and the call stack is touched
+ * only when the previous block called, returned or left the function on top of the stack.
+ * Everything else (a block after a trap, a restart or an opaque range, or one that spans
+ * two functions) goes through range_step. */
 static tk_status on_blocks(tk_profile *p, const tk_event *ev)
 {
     tk_status st;
@@ -468,25 +490,32 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
                 return st;
         }
         prof_range *r = &p->ranges[ri];
-        if (!p->have_prev || p->action != ACT_FLOW || r->npieces != 1 || !r->last_len ||
-            !p->depth || p->stack[p->depth - 1].func != r->func) {
+        if (!p->have_prev || r->npieces != 1 || !r->last_len) {
             if ((st = range_step(p, ri, e->end, e->taken)) != TK_OK)
                 return st;
             continue;
         }
+        const uint32_t pri = p->prev_range;
+        const prof_range *pr = &p->ranges[pri];
+        const uint64_t first = r->first;
         r->count++;
         p->totals.ranges++;
-        resolve_branch(p, r->first);
-        if (r->first != p->ranges[p->prev_range].fall) {
-            if ((st = count_edge(p, p->prev_range, r->first, p->prev_end)) != TK_OK ||
-                (st = close_run(p, p->prev_range)) != TK_OK)
+        if (pr->last_cond && p->prev_end != TK_END_BRANCH)
+            resolve_branch(p, first);
+        if (first != pr->fall) {
+            if ((st = count_edge(p, pri, first, p->prev_end)) != TK_OK ||
+                (st = close_run(p, pri)) != TK_OK)
                 return st;
         }
         if (!p->run_open) {
-            /* After a return the action would not be ACT_FLOW. */
             p->run_open = true;
-            p->run_start = r->first;
-            p->run_after_return = false;
+            p->run_start = first;
+            p->run_after_return = p->prev_end == TK_END_RETURN || p->prev_end == TK_END_TRAP_RETURN;
+        }
+        if (p->action != ACT_FLOW || !p->depth || p->stack[p->depth - 1].func != r->func) {
+            st = tk_cs_enter(p, p->action, pr->last, pr->fall, first, r->func, r->entry);
+            if (st != TK_OK)
+                return st;
         }
         p->cs_total += r->ninsn;
         if (e->end == TK_END_BRANCH && r->last_cond) {

@@ -66,6 +66,21 @@ typedef enum prof_action {
 
 #define TK_PROF_MAX_DEPTH 8192
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PROF_NOINLINE __attribute__((noinline))
+#define PROF_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define PROF_NOINLINE
+#define PROF_LIKELY(x) (x)
+#endif
+
+/* Per calling-context node, the last call out of it (parallel to tk_profile.ctxs): calls
+ * repeat, so the child node and the call edge are usually found without hashing. */
+typedef struct prof_ctx_memo {
+    uint32_t child; /* last child node entered by a call, TK_PAIR_NONE: none yet */
+    uint32_t call;  /* the call edge of that call */
+} prof_ctx_memo;
+
 struct tk_profile {
     tk_code_view code;
     bool finished;
@@ -99,6 +114,8 @@ struct tk_profile {
 
     tk_prof_ctx *ctxs;
     size_t nctxs, cap_ctxs;
+    prof_ctx_memo *ctx_memo; /* parallel to ctxs */
+    size_t cap_ctx_memo;
     tk_pair_map ctx_map; /* (parent, func) */
 
     tk_prof_edge *edges;
