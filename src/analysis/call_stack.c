@@ -28,7 +28,8 @@ static tk_status ctx_child(tk_profile *p, uint32_t parent, uint32_t func, uint32
         if ((st = TK_GROW(p->ctxs, p->nctxs, p->cap_ctxs, p->nctxs + 1)) != TK_OK ||
             (st = TK_GROW(p->ctx_memo, p->nctxs, p->cap_ctx_memo, p->nctxs + 1)) != TK_OK)
             return st;
-        p->ctx_memo[p->nctxs] = (prof_ctx_memo){.child = TK_PAIR_NONE, .call = TK_PAIR_NONE};
+        const prof_ctx_memo_1 none = {.child = TK_PAIR_NONE, .call = TK_PAIR_NONE};
+        p->ctx_memo[p->nctxs] = (prof_ctx_memo){.m = {none, none}};
         p->ctxs[p->nctxs++] = (tk_prof_ctx){.parent = parent, .func = func, .self = 0};
     }
     *out = idx;
@@ -88,23 +89,35 @@ static tk_status call_edge(tk_profile *p, uint32_t caller, uint32_t func, uint64
 
 /* Push a frame called from site (in the current top function). The context node's memo of
  * its last call is checked first: the same call again needs no hashing. */
-static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t ret, bool trap)
+static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t ret, bool trap,
+                           bool tail, prof_call_memo *memo)
 {
     const prof_frame *top = &p->stack[p->depth - 1];
     prof_frame f = {.func = func, .trap = trap, .site = site, .ret = ret, .snap = p->cs_total};
     const uint32_t parent = top->ctx;
     const uint32_t caller = top->func;
-    prof_ctx_memo *m = &p->ctx_memo[parent];
-    uint32_t ci = m->call;
     tk_status st;
-    if (m->child != TK_PAIR_NONE && p->ctxs[m->child].func == func && p->calls[ci].site == site &&
-        p->calls[ci].trap == trap) {
-        f.ctx = m->child;
+    uint32_t ci;
+    if (memo && memo->parent == parent && memo->child != TK_PAIR_NONE &&
+        p->ctxs[memo->child].func == func && p->calls[memo->call].site == site &&
+        p->calls[memo->call].trap == trap) {
+        /* The call site's memo: a call from the same context to the same function. */
+        f.ctx = memo->child;
+        ci = memo->call;
     } else {
-        if ((st = ctx_child(p, parent, func, &f.ctx)) != TK_OK ||
-            (st = call_edge(p, caller, func, site, trap, &ci)) != TK_OK)
-            return st;
-        p->ctx_memo[parent] = (prof_ctx_memo){.child = f.ctx, .call = ci};
+        const prof_ctx_memo_1 *m = &p->ctx_memo[parent].m[tail];
+        ci = m->call;
+        if (m->child != TK_PAIR_NONE && p->ctxs[m->child].func == func &&
+            p->calls[ci].site == site && p->calls[ci].trap == trap) {
+            f.ctx = m->child;
+        } else {
+            if ((st = ctx_child(p, parent, func, &f.ctx)) != TK_OK ||
+                (st = call_edge(p, caller, func, site, trap, &ci)) != TK_OK)
+                return st;
+            p->ctx_memo[parent].m[tail] = (prof_ctx_memo_1){.child = f.ctx, .call = ci};
+        }
+        if (memo)
+            *memo = (prof_call_memo){.parent = parent, .child = f.ctx, .call = ci};
     }
     p->calls[ci].calls++;
     p->funcs[func].entries++;
@@ -143,7 +156,7 @@ static tk_status switch_top(tk_profile *p, uint32_t func)
     pop_frame(p);
     if (!p->depth)
         return push_root(p, func);
-    return push_call(p, func, old.site, old.ret, old.trap);
+    return push_call(p, func, old.site, old.ret, old.trap, true, NULL);
 }
 
 /* Nearest frame below the top running func, or SIZE_MAX. */
@@ -192,7 +205,7 @@ static void do_xret(tk_profile *p, uint32_t func)
 }
 
 tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t ret, uint64_t first,
-                      uint32_t func, bool entry)
+                      uint32_t func, bool entry, prof_call_memo *memo)
 {
     if (!p->depth)
         return push_root(p, func);
@@ -204,7 +217,8 @@ tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t re
     case ACT_TRAP:
         if (p->depth >= TK_PROF_MAX_DEPTH)
             break; /* runaway: keep counting, stop growing */
-        return push_call(p, func, site, act == ACT_TRAP ? site : ret, act == ACT_TRAP);
+        return push_call(p, func, site, act == ACT_TRAP ? site : ret, act == ACT_TRAP, false,
+                         act == ACT_CALL ? memo : NULL);
     case ACT_RETURN:
         do_return(p, first, func);
         break;

@@ -192,6 +192,7 @@ static tk_status range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_t
     prof_range *r = &p->ranges[p->nranges++];
     memset(r, 0, sizeof(*r));
     r->succ = r->edge = r->run = TK_PAIR_NONE;
+    r->call = (prof_call_memo){TK_PAIR_NONE, TK_PAIR_NONE, TK_PAIR_NONE};
     r->first = first;
     r->last = last;
     r->piece = (uint32_t)p->npieces;
@@ -404,7 +405,9 @@ static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t en
         prof_piece pc = p->pieces[p->ranges[ri].piece + i];
         /* Pieces after the first start where a function starts. */
         const bool entry = i == 0 ? p->ranges[ri].entry : true;
-        st = tk_cs_enter(p, i == 0 ? act : ACT_FLOW, site, ret, pc.first, pc.func, entry);
+        prof_call_memo *memo =
+            i == 0 && act == ACT_CALL && p->have_prev ? &p->ranges[p->prev_range].call : NULL;
+        st = tk_cs_enter(p, i == 0 ? act : ACT_FLOW, site, ret, pc.first, pc.func, entry, memo);
         if (st != TK_OK)
             return st;
         p->cs_total += pc.ninsn;
@@ -513,7 +516,8 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             p->run_after_return = p->prev_end == TK_END_RETURN || p->prev_end == TK_END_TRAP_RETURN;
         }
         if (p->action != ACT_FLOW || !p->depth || p->stack[p->depth - 1].func != r->func) {
-            st = tk_cs_enter(p, p->action, pr->last, pr->fall, first, r->func, r->entry);
+            st = tk_cs_enter(p, p->action, pr->last, pr->fall, first, r->func, r->entry,
+                             &p->ranges[pri].call);
             if (st != TK_OK)
                 return st;
         }

@@ -8,6 +8,13 @@
 
 #include "pair_map.h"
 
+/* The last call made from a call site: entered from calling-context node parent, it went to
+ * node child along call edge call (TK_PAIR_NONE: none yet). The same call again needs no
+ * hashing. */
+typedef struct prof_call_memo {
+    uint32_t parent, child, call;
+} prof_call_memo;
+
 /* A distinct range first..last, walked once in the code when first seen. */
 typedef struct prof_range {
     uint64_t first, last;
@@ -26,7 +33,8 @@ typedef struct prof_range {
      * the next range is usually found without a lookup. Likewise the last taken edge out of
      * this range and the last run that ended with it: checked before any hashing. */
     uint32_t succ, edge, run;
-    uint64_t fall;        /* last + last_len: where sequential flow goes on */
+    prof_call_memo call; /* when the range ends with a call */
+    uint64_t fall;       /* last + last_len: where sequential flow goes on */
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
 } prof_range;
 
@@ -75,10 +83,15 @@ typedef enum prof_action {
 #endif
 
 /* Per calling-context node, the last call out of it (parallel to tk_profile.ctxs): calls
- * repeat, so the child node and the call edge are usually found without hashing. */
+ * repeat, so the child node and the call edge are usually found without hashing. One memo
+ * for calls and traps, one for tail transfers (a frame replaced by another function's),
+ * so that a function that does both does not evict one with the other. */
+typedef struct prof_ctx_memo_1 {
+    uint32_t child; /* last child node entered, TK_PAIR_NONE: none yet */
+    uint32_t call;  /* the call edge of that entry */
+} prof_ctx_memo_1;
 typedef struct prof_ctx_memo {
-    uint32_t child; /* last child node entered by a call, TK_PAIR_NONE: none yet */
-    uint32_t call;  /* the call edge of that call */
+    prof_ctx_memo_1 m[2]; /* [0] calls and traps, [1] tail transfers */
 } prof_ctx_memo;
 
 struct tk_profile {
@@ -166,9 +179,10 @@ struct tk_profile {
 /* call_stack.c: the shadow call stack, driven by the collector. */
 /* Enter the range piece starting at first in func: act says how flow got there, site is
  * the instruction that transferred control, ret the address after it; entry tells whether
- * first is the function's first instruction. */
+ * first is the function's first instruction. memo (may be NULL): the call site's memo, for
+ * ACT_CALL. */
 tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t ret, uint64_t first,
-                      uint32_t func, bool entry);
+                      uint32_t func, bool entry, prof_call_memo *memo);
 void tk_cs_reset(tk_profile *p);
 
 /* profile.c */
