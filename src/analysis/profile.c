@@ -224,6 +224,7 @@ static tk_status range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_t
     r = &p->ranges[idx];
     r->func = p->pieces[r->piece].func;
     r->fall = r->last + r->last_len;
+    r->simple = r->npieces == 1 && r->last_len != 0;
     return TK_OK;
 }
 
@@ -472,67 +473,152 @@ static PROF_NOINLINE tk_status block_range_slow(tk_profile *p, const tk_bblock *
     return TK_OK;
 }
 
-/* A TK_EV_BLOCKS batch. Each entry stands for the range event of its block, and is counted
- * exactly as range_step would count that event. The common case is specialised here: flow
- * went on from a range that walked (so its end is known) into a block of one function.
- * Then the range record is found by block id, the counters are bumped, a taken transfer
- * finds its edge and run through the previous range's memo, and the call stack is touched
- * only when the previous block called, returned or left the function on top of the stack.
- * Everything else (a block after a trap, a restart or an opaque range, or one that spans
- * two functions) goes through range_step. */
-static tk_status on_blocks(tk_profile *p, const tk_event *ev)
+/* One TK_EV_BLOCKS entry, counted exactly as range_step would count its range event. The
+ * case of flow going on from a range that walked (so its end is known) into a block of one
+ * function is specialised: the range record is found by block id, a taken transfer finds its
+ * edge and run through the previous range's memos, and the call stack is entered only when
+ * the previous block called, returned or left the function on top of the stack. Everything
+ * else (a block after a trap, a restart or an opaque range, or one that spans two functions)
+ * goes through range_step. */
+static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
 {
     tk_status st;
+    const tk_bblock *b = e->block;
+    uint32_t ri = b->id < p->cap_block_range ? p->block_range[b->id] : TK_PAIR_NONE;
+    if (ri == TK_PAIR_NONE || p->ranges[ri].first != b->start || p->ranges[ri].last != b->last) {
+        if ((st = block_range_slow(p, b, &ri)) != TK_OK)
+            return st;
+    }
+    prof_range *r = &p->ranges[ri];
+    if (!p->have_prev || !r->simple)
+        return range_step(p, ri, e->end, e->taken);
+    const uint32_t pri = p->prev_range;
+    const prof_range *pr = &p->ranges[pri];
+    const uint64_t first = r->first;
+    r->count++;
+    p->totals.ranges++;
+    if (pr->last_cond && p->prev_end != TK_END_BRANCH)
+        resolve_branch(p, first);
+    if (first != pr->fall) {
+        if ((st = count_edge(p, pri, first, p->prev_end)) != TK_OK ||
+            (st = close_run(p, pri)) != TK_OK)
+            return st;
+    }
+    if (!p->run_open) {
+        p->run_open = true;
+        p->run_start = first;
+        p->run_after_return = p->prev_end == TK_END_RETURN || p->prev_end == TK_END_TRAP_RETURN;
+    }
+    if (p->action != ACT_FLOW || !p->depth || p->stack[p->depth - 1].func != r->func) {
+        st = tk_cs_enter(p, p->action, pr->last, pr->fall, first, r->func, r->entry,
+                         &p->ranges[pri].call);
+        if (st != TK_OK)
+            return st;
+    }
+    p->cs_total += r->ninsn;
+    if (e->end == TK_END_BRANCH && r->last_cond) {
+        if (e->taken)
+            r->taken++;
+        else
+            r->not_taken++;
+    }
+    p->action = action_after(e->end);
+    p->prev_end = e->end;
+    p->prev_range = ri;
+    return TK_OK;
+}
+
+/* A TK_EV_BLOCKS batch. The inner loop counts the entries whose every lookup is a memo hit:
+ * the block's record is known under its id, it walked and lies in one function, flow came
+ * from a walked range whose branch outcome is stated, and a taken transfer's edge and run
+ * are the ones memoized in the previous range. Each entry is checked first and then
+ * counted, with the flow state in locals; the call stack is entered (out of line) only when
+ * the previous block called, returned or left the function on top of the stack. The first
+ * entry that fails a check goes through block_step, after the state is written back; then
+ * the inner loop resumes. */
+static tk_status on_blocks(tk_profile *p, const tk_event *ev)
+{
     const tk_block_exec *e = ev->blocks, *const stop = ev->blocks + ev->nblocks;
-    for (; e < stop; e++) {
-        const tk_bblock *b = e->block;
-        uint32_t ri = b->id < p->cap_block_range ? p->block_range[b->id] : TK_PAIR_NONE;
-        if (ri == TK_PAIR_NONE || p->ranges[ri].first != b->start ||
-            p->ranges[ri].last != b->last) {
-            if ((st = block_range_slow(p, b, &ri)) != TK_OK)
-                return st;
-        }
-        prof_range *r = &p->ranges[ri];
-        if (!p->have_prev || r->npieces != 1 || !r->last_len) {
-            if ((st = range_step(p, ri, e->end, e->taken)) != TK_OK)
-                return st;
+    tk_status st = TK_OK;
+    while (e < stop && st == TK_OK) {
+        if (!p->have_prev) {
+            st = block_step(p, e++);
             continue;
         }
-        const uint32_t pri = p->prev_range;
-        const prof_range *pr = &p->ranges[pri];
-        const uint64_t first = r->first;
-        r->count++;
-        p->totals.ranges++;
-        if (pr->last_cond && p->prev_end != TK_END_BRANCH)
-            resolve_branch(p, first);
-        if (first != pr->fall) {
-            if ((st = count_edge(p, pri, first, p->prev_end)) != TK_OK ||
-                (st = close_run(p, pri)) != TK_OK)
-                return st;
+        prof_range *const ranges = p->ranges;
+        const uint32_t *const by_id = p->block_range;
+        const size_t nid = p->cap_block_range;
+        tk_prof_edge *const edges = p->edges;
+        tk_prof_run *const runs = p->runs;
+        uint32_t top = p->depth ? p->stack[p->depth - 1].func : TK_PAIR_NONE;
+        uint32_t pri = p->prev_range;
+        uint8_t prev_end = p->prev_end;
+        prof_action act = p->action;
+        bool run_open = p->run_open, run_after_return = p->run_after_return;
+        uint64_t run_start = p->run_start, total = p->cs_total;
+        const tk_block_exec *const from = e;
+        for (; e < stop; e++) {
+            const tk_bblock *b = e->block;
+            const uint32_t ri = b->id < nid ? by_id[b->id] : TK_PAIR_NONE;
+            if (ri == TK_PAIR_NONE)
+                break;
+            prof_range *r = &ranges[ri];
+            prof_range *pr = &ranges[pri];
+            const uint64_t first = r->first;
+            if (first != b->start || r->last != b->last || !r->simple ||
+                (pr->last_cond && prev_end != TK_END_BRANCH))
+                break;
+            if (first != pr->fall) {
+                const uint32_t ei = pr->edge, ui = pr->run;
+                if (ei == TK_PAIR_NONE || edges[ei].to != first ||
+                    (run_open && (ui == TK_PAIR_NONE || runs[ui].start != run_start)))
+                    break;
+                edges[ei].count++;
+                edges[ei].end = prev_end;
+                if (run_open) {
+                    runs[ui].count++;
+                    runs[ui].after_return += run_after_return;
+                }
+                run_open = false;
+            }
+            if (!run_open) {
+                run_open = true;
+                run_start = first;
+                run_after_return = act == ACT_RETURN || act == ACT_XRET;
+            }
+            if (act != ACT_FLOW || r->func != top) {
+                /* The call stack reads only the instruction total of the flow state. */
+                p->cs_total = total;
+                st = tk_cs_enter(p, act, pr->last, pr->fall, first, r->func, r->entry, &pr->call);
+                if (st != TK_OK)
+                    break;
+                top = p->stack[p->depth - 1].func;
+            }
+            r->count++;
+            total += r->ninsn;
+            const uint8_t end = e->end;
+            if (end == TK_END_BRANCH && r->last_cond) {
+                if (e->taken)
+                    r->taken++;
+                else
+                    r->not_taken++;
+            }
+            act = action_after(end);
+            prev_end = end;
+            pri = ri;
         }
-        if (!p->run_open) {
-            p->run_open = true;
-            p->run_start = first;
-            p->run_after_return = p->prev_end == TK_END_RETURN || p->prev_end == TK_END_TRAP_RETURN;
-        }
-        if (p->action != ACT_FLOW || !p->depth || p->stack[p->depth - 1].func != r->func) {
-            st = tk_cs_enter(p, p->action, pr->last, pr->fall, first, r->func, r->entry,
-                             &p->ranges[pri].call);
-            if (st != TK_OK)
-                return st;
-        }
-        p->cs_total += r->ninsn;
-        if (e->end == TK_END_BRANCH && r->last_cond) {
-            if (e->taken)
-                r->taken++;
-            else
-                r->not_taken++;
-        }
-        p->action = action_after(e->end);
-        p->prev_end = e->end;
-        p->prev_range = ri;
+        p->totals.ranges += (uint64_t)(e - from);
+        p->prev_range = pri;
+        p->prev_end = prev_end;
+        p->action = act;
+        p->run_open = run_open;
+        p->run_after_return = run_after_return;
+        p->run_start = run_start;
+        p->cs_total = total;
+        if (st == TK_OK && e < stop)
+            st = block_step(p, e++);
     }
-    return TK_OK;
+    return st;
 }
 
 /* Lost trace, trace off/on, decode errors: the flow and the call stack start anew. */

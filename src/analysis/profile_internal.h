@@ -28,13 +28,14 @@ typedef struct prof_range {
     uint8_t last_len; /* 0 if the range did not walk (bad) */
     bool last_cond;
     bool entry;    /* first is the first instruction of a function symbol */
+    bool simple;   /* walked, and all in one function (npieces 1): the block fast path */
     uint32_t func; /* function of the first piece */
     /* The range that followed this one last time (TK_PAIR_NONE: none yet): flow repeats, so
      * the next range is usually found without a lookup. Likewise the last taken edge out of
      * this range and the last run that ended with it: checked before any hashing. */
     uint32_t succ, edge, run;
-    prof_call_memo call; /* when the range ends with a call */
-    uint64_t fall;       /* last + last_len: where sequential flow goes on */
+    prof_call_memo call;  /* when the range ends with a call */
+    uint64_t fall;        /* last + last_len: where sequential flow goes on */
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
 } prof_range;
 
