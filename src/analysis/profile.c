@@ -302,8 +302,10 @@ static PROF_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint
 {
     uint32_t ei;
     tk_status st = add_edge(p, p->ranges[pri].last, to, end, &ei);
-    if (st == TK_OK)
+    if (st == TK_OK) {
         p->ranges[pri].edge = ei;
+        p->ranges[pri].edge_to = to;
+    }
     return st;
 }
 
@@ -312,7 +314,7 @@ static PROF_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint
 static inline tk_status count_edge(tk_profile *p, uint32_t pri, uint64_t to, uint8_t end)
 {
     const uint32_t ei = p->ranges[pri].edge;
-    if (PROF_LIKELY(ei != TK_PAIR_NONE && p->edges[ei].to == to)) {
+    if (PROF_LIKELY(ei != TK_PAIR_NONE && p->ranges[pri].edge_to == to)) {
         p->edges[ei].end = end;
         p->edges[ei].count++;
         return TK_OK;
@@ -334,16 +336,13 @@ static tk_status flow_break(tk_profile *p)
 
 static inline prof_action action_after(uint8_t end)
 {
-    switch (end) {
-    case TK_END_CALL:
-        return ACT_CALL;
-    case TK_END_RETURN:
-        return ACT_RETURN;
-    case TK_END_TRAP_RETURN:
-        return ACT_XRET;
-    default:
-        return ACT_FLOW;
-    }
+    /* By tk_range_end: calls, returns and xRET; all else is flow. */
+    static const uint8_t act[16] = {
+        ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_CALL, ACT_RETURN, ACT_FLOW, ACT_FLOW, ACT_XRET,
+        ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW,   ACT_FLOW, ACT_FLOW, ACT_FLOW};
+    _Static_assert(TK_END_CALL == 3 && TK_END_RETURN == 4 && TK_END_TRAP_RETURN == 7,
+                   "action table follows tk_range_end");
+    return end < 16 ? (prof_action)act[end] : ACT_FLOW;
 }
 
 /* A conditional branch ending the previous range whose outcome the event did not state is
@@ -465,10 +464,9 @@ static PROF_NOINLINE tk_status block_range_slow(tk_profile *p, const tk_bblock *
         st = TK_GROW(p->block_range, old, p->cap_block_range, (size_t)b->id + 1);
         if (st != TK_OK)
             return st;
-        for (size_t i = old; i < p->cap_block_range; i++)
-            p->block_range[i] = TK_PAIR_NONE;
+        memset(p->block_range + old, 0, (p->cap_block_range - old) * sizeof(*p->block_range));
     }
-    p->block_range[b->id] = ri;
+    p->block_range[b->id] = (prof_block_ref){.block = b, .range = ri};
     *out = ri;
     return TK_OK;
 }
@@ -484,11 +482,11 @@ static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
 {
     tk_status st;
     const tk_bblock *b = e->block;
-    uint32_t ri = b->id < p->cap_block_range ? p->block_range[b->id] : TK_PAIR_NONE;
-    if (ri == TK_PAIR_NONE || p->ranges[ri].first != b->start || p->ranges[ri].last != b->last) {
-        if ((st = block_range_slow(p, b, &ri)) != TK_OK)
-            return st;
-    }
+    uint32_t ri;
+    if (b->id < p->cap_block_range && p->block_range[b->id].block == b)
+        ri = p->block_range[b->id].range;
+    else if ((st = block_range_slow(p, b, &ri)) != TK_OK)
+        return st;
     prof_range *r = &p->ranges[ri];
     if (!p->have_prev || !r->simple)
         return range_step(p, ri, e->end, e->taken);
@@ -546,7 +544,7 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             continue;
         }
         prof_range *const ranges = p->ranges;
-        const uint32_t *const by_id = p->block_range;
+        const prof_block_ref *const by_id = p->block_range;
         const size_t nid = p->cap_block_range;
         tk_prof_edge *const edges = p->edges;
         tk_prof_run *const runs = p->runs;
@@ -559,18 +557,17 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
         const tk_block_exec *const from = e;
         for (; e < stop; e++) {
             const tk_bblock *b = e->block;
-            const uint32_t ri = b->id < nid ? by_id[b->id] : TK_PAIR_NONE;
-            if (ri == TK_PAIR_NONE)
+            if (b->id >= nid || by_id[b->id].block != b)
                 break;
+            const uint32_t ri = by_id[b->id].range;
             prof_range *r = &ranges[ri];
             prof_range *pr = &ranges[pri];
             const uint64_t first = r->first;
-            if (first != b->start || r->last != b->last || !r->simple ||
-                (pr->last_cond && prev_end != TK_END_BRANCH))
+            if (!r->simple || (pr->last_cond && prev_end != TK_END_BRANCH))
                 break;
             if (first != pr->fall) {
                 const uint32_t ei = pr->edge, ui = pr->run;
-                if (ei == TK_PAIR_NONE || edges[ei].to != first ||
+                if (ei == TK_PAIR_NONE || pr->edge_to != first ||
                     (run_open && (ui == TK_PAIR_NONE || runs[ui].start != run_start)))
                     break;
                 edges[ei].count++;

@@ -34,10 +34,18 @@ typedef struct prof_range {
      * the next range is usually found without a lookup. Likewise the last taken edge out of
      * this range and the last run that ended with it: checked before any hashing. */
     uint32_t succ, edge, run;
+    uint64_t edge_to; /* edges[edge].to, when edge is set */
     prof_call_memo call;  /* when the range ends with a call */
     uint64_t fall;        /* last + last_len: where sequential flow goes on */
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
 } prof_range;
+
+/* The range record of a basic block of a TK_EV_BLOCKS producer's image: the block pointer
+ * identifies the block (ids of another image's blocks would collide), NULL: none yet. */
+typedef struct prof_block_ref {
+    const tk_bblock *block;
+    uint32_t range;
+} prof_block_ref;
 
 /* A direct-mapped cache in front of a tk_pair_map (profile.c): the records the event stream
  * hits again and again are found with one probe and no hashing of both keys. */
@@ -140,9 +148,8 @@ struct tk_profile {
     size_t nruns, cap_runs;
     tk_pair_map run_map; /* (start, last) */
 
-    /* TK_EV_BLOCKS: the range record of each basic block, indexed by tk_bblock.id
-     * (TK_PAIR_NONE: not seen yet). */
-    uint32_t *block_range;
+    /* TK_EV_BLOCKS: the range record of each basic block, indexed by tk_bblock.id. */
+    prof_block_ref *block_range;
     size_t cap_block_range;
 
     prof_frame *stack;
