@@ -337,9 +337,9 @@ static tk_status flow_break(tk_profile *p)
 static inline prof_action action_after(uint8_t end)
 {
     /* By tk_range_end: calls, returns and xRET; all else is flow. */
-    static const uint8_t act[16] = {
-        ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_CALL, ACT_RETURN, ACT_FLOW, ACT_FLOW, ACT_XRET,
-        ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW,   ACT_FLOW, ACT_FLOW, ACT_FLOW};
+    static const uint8_t act[16] = {ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_CALL, ACT_RETURN, ACT_FLOW,
+                                    ACT_FLOW, ACT_XRET, ACT_FLOW, ACT_FLOW, ACT_FLOW,   ACT_FLOW,
+                                    ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW};
     _Static_assert(TK_END_CALL == 3 && TK_END_RETURN == 4 && TK_END_TRAP_RETURN == 7,
                    "action table follows tk_range_end");
     return end < 16 ? (prof_action)act[end] : ACT_FLOW;
@@ -526,14 +526,13 @@ static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
     return TK_OK;
 }
 
-/* A TK_EV_BLOCKS batch. The inner loop counts the entries whose every lookup is a memo hit:
- * the block's record is known under its id, it walked and lies in one function, flow came
- * from a walked range whose branch outcome is stated, and a taken transfer's edge and run
- * are the ones memoized in the previous range. Each entry is checked first and then
- * counted, with the flow state in locals; the call stack is entered (out of line) only when
- * the previous block called, returned or left the function on top of the stack. The first
- * entry that fails a check goes through block_step, after the state is written back; then
- * the inner loop resumes. */
+/* A TK_EV_BLOCKS batch. The inner loop counts the entries whose block's record is known
+ * under its id, that walked and lie in one function, after a walked range whose branch
+ * outcome is stated, with the flow state in locals. A taken transfer's edge and run are
+ * usually the ones memoized in the previous range (else hashed, out of line); the call
+ * stack is entered (out of line) only when the previous block called, returned or left the
+ * function on top of the stack. The first entry that is not of that kind goes through
+ * block_step, after the state is written back; then the inner loop resumes. */
 static tk_status on_blocks(tk_profile *p, const tk_event *ev)
 {
     const tk_block_exec *e = ev->blocks, *const stop = ev->blocks + ev->nblocks;
@@ -546,8 +545,8 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
         prof_range *const ranges = p->ranges;
         const prof_block_ref *const by_id = p->block_range;
         const size_t nid = p->cap_block_range;
-        tk_prof_edge *const edges = p->edges;
-        tk_prof_run *const runs = p->runs;
+        tk_prof_edge *edges = p->edges;
+        tk_prof_run *runs = p->runs;
         uint32_t top = p->depth ? p->stack[p->depth - 1].func : TK_PAIR_NONE;
         uint32_t pri = p->prev_range;
         uint8_t prev_end = p->prev_end;
@@ -566,15 +565,29 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             if (!r->simple || (pr->last_cond && prev_end != TK_END_BRANCH))
                 break;
             if (first != pr->fall) {
-                const uint32_t ei = pr->edge, ui = pr->run;
-                if (ei == TK_PAIR_NONE || pr->edge_to != first ||
-                    (run_open && (ui == TK_PAIR_NONE || runs[ui].start != run_start)))
-                    break;
-                edges[ei].count++;
-                edges[ei].end = prev_end;
+                const uint32_t ei = pr->edge;
+                if (PROF_LIKELY(ei != TK_PAIR_NONE && pr->edge_to == first)) {
+                    edges[ei].count++;
+                    edges[ei].end = prev_end;
+                } else {
+                    /* Another edge than last time (a return to another caller): hashed. */
+                    if ((st = count_edge_slow(p, pri, first, prev_end)) != TK_OK)
+                        break;
+                    edges = p->edges;
+                }
                 if (run_open) {
-                    runs[ui].count++;
-                    runs[ui].after_return += run_after_return;
+                    const uint32_t ui = pr->run;
+                    if (PROF_LIKELY(ui != TK_PAIR_NONE && runs[ui].start == run_start)) {
+                        runs[ui].count++;
+                        runs[ui].after_return += run_after_return;
+                    } else {
+                        p->run_open = true;
+                        p->run_start = run_start;
+                        p->run_after_return = run_after_return;
+                        if ((st = close_run_slow(p, pri)) != TK_OK)
+                            break;
+                        runs = p->runs;
+                    }
                 }
                 run_open = false;
             }
