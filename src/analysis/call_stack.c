@@ -38,14 +38,14 @@ static tk_status ctx_child(tk_profile *p, uint32_t parent, uint32_t func, uint32
 
 /* The instructions counted since the top frame last changed ran in its context: add them
  * to its node before the top changes. */
-static void ctx_flush(tk_profile *p)
+static inline void ctx_flush(tk_profile *p)
 {
     if (p->depth)
         p->ctxs[p->stack[p->depth - 1].ctx].self += p->cs_total - p->ctx_base;
     p->ctx_base = p->cs_total;
 }
 
-static tk_status push_frame(tk_profile *p, const prof_frame *f)
+static inline tk_status push_frame(tk_profile *p, const prof_frame *f)
 {
     tk_status st = TK_GROW(p->stack, p->depth, p->cap_stack, p->depth + 1);
     if (st != TK_OK)
@@ -128,7 +128,7 @@ static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t
     return TK_OK;
 }
 
-static void pop_frame(tk_profile *p)
+static inline void pop_frame(tk_profile *p)
 {
     ctx_flush(p);
     const prof_frame *f = &p->stack[--p->depth];
@@ -220,7 +220,10 @@ tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t re
         return push_call(p, func, site, act == ACT_TRAP ? site : ret, act == ACT_TRAP, false,
                          act == ACT_CALL ? memo : NULL);
     case ACT_RETURN:
-        do_return(p, first, func);
+        if (PROF_LIKELY(p->stack[p->depth - 1].ret == first))
+            pop_frame(p); /* what do_return does when the top frame matches */
+        else
+            do_return(p, first, func);
         break;
     case ACT_XRET:
         do_xret(p, func);
