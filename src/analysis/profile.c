@@ -361,7 +361,7 @@ static inline void resolve_branch(tk_profile *p, uint64_t next)
 /* One execution of range ri that ended as end says (taken: a conditional branch's outcome):
  * the general path, for every range event and every block the fast path of on_blocks does
  * not take. */
-static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
+static inline tk_status range_step_inline(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
 {
     tk_status st;
     prof_range *r = &p->ranges[ri];
@@ -432,6 +432,12 @@ static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t en
     return TK_OK;
 }
 
+/* The general path out of line, for the block paths (range events take it inline). */
+static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
+{
+    return range_step_inline(p, ri, end, taken);
+}
+
 static tk_status on_range(tk_profile *p, const tk_event *ev)
 {
     uint32_t ri = TK_PAIR_NONE;
@@ -447,7 +453,7 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
         if (p->have_prev)
             p->ranges[p->prev_range].succ = ri;
     }
-    return range_step(p, ri, ev->end, ev->taken);
+    return range_step_inline(p, ri, ev->end, ev->taken);
 }
 
 /* The range record of block b, found by hashing and remembered under b->id. A record found
