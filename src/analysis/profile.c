@@ -554,7 +554,7 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
         tk_prof_edge *edges = p->edges;
         tk_prof_run *runs = p->runs;
         uint32_t top = p->depth ? p->stack[p->depth - 1].func : TK_PAIR_NONE;
-        uint32_t pri = p->prev_range;
+        prof_range *pr = &ranges[p->prev_range];
         uint8_t prev_end = p->prev_end;
         prof_action act = p->action;
         bool run_open = p->run_open, run_after_return = p->run_after_return;
@@ -564,9 +564,7 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             const tk_bblock *b = e->block;
             if (b->id >= nid || by_id[b->id].block != b)
                 break;
-            const uint32_t ri = by_id[b->id].range;
-            prof_range *r = &ranges[ri];
-            prof_range *pr = &ranges[pri];
+            prof_range *r = &ranges[by_id[b->id].range];
             const uint64_t first = r->first;
             if (!r->simple || (pr->last_cond && prev_end != TK_END_BRANCH))
                 break;
@@ -577,7 +575,8 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
                     edges[ei].end = prev_end;
                 } else {
                     /* Another edge than last time (a return to another caller): hashed. */
-                    if ((st = count_edge_slow(p, pri, first, prev_end)) != TK_OK)
+                    if ((st = count_edge_slow(p, (uint32_t)(pr - ranges), first, prev_end)) !=
+                        TK_OK)
                         break;
                     edges = p->edges;
                 }
@@ -590,7 +589,7 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
                         p->run_open = true;
                         p->run_start = run_start;
                         p->run_after_return = run_after_return;
-                        if ((st = close_run_slow(p, pri)) != TK_OK)
+                        if ((st = close_run_slow(p, (uint32_t)(pr - ranges))) != TK_OK)
                             break;
                         runs = p->runs;
                     }
@@ -621,10 +620,10 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             }
             act = action_after(end);
             prev_end = end;
-            pri = ri;
+            pr = r;
         }
         p->totals.ranges += (uint64_t)(e - from);
-        p->prev_range = pri;
+        p->prev_range = (uint32_t)(pr - ranges);
         p->prev_end = prev_end;
         p->action = act;
         p->run_open = run_open;
