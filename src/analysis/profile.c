@@ -654,6 +654,8 @@ tk_status tk_profile_event(void *vp, const tk_event *ev)
         return TK_ERR_STATE;
     tk_status st;
     if (ev->kind == TK_EV_BLOCKS) {
+        if (ev->nblocks && !ev->blocks)
+            return TK_ERR_INVALID;
         /* Each entry is one range event. */
         p->totals.events += ev->nblocks;
         return on_blocks(p, ev);
