@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tracekit/blocks.h"
 #include "tracekit/encap.h"
 #include "tracekit/hart.h"
 #include "tracekit/riscv.h"
@@ -35,7 +36,9 @@ const char tk_an_input_help[] =
     "                    reference decoder's .decoder.trace or `tracekit decode` output\n"
     "other:\n"
     "  -o, --output FILE where to write (default: standard output)\n"
-    "  --quiet           no progress line (it is drawn on stderr only for a terminal)\n";
+    "  --quiet           no progress line (it is drawn on stderr only for a terminal)\n"
+    "  --by-range        hand the flow to the profile range by range instead of in\n"
+    "                    batches of whole basic blocks (slower, same output: for checking)\n";
 
 int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
 {
@@ -80,6 +83,8 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
         return 1;
     } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
         return in->quiet = true, 1;
+    else if (!strcmp(a, "--by-range"))
+        return in->by_range = true, 1;
     else if (!strcmp(a, "--no-bootrom"))
         return in->no_bootrom = true, 1;
     else if (!strcmp(a, "--ecall-sequential"))
@@ -101,14 +106,18 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
     return 1;
 }
 
-/* Events on their way to the profile: decode errors are printed (the first few), and on a
- * terminal a progress line is redrawn at most twice a second. */
+/* Events on their way to the profile: ranges are gathered into batches of whole basic blocks
+ * (TK_EV_BLOCKS, which the profile counts per block) unless --by-range, decode errors are
+ * printed (the first few), and on a terminal a progress line is redrawn at most twice a
+ * second. */
 typedef struct relay {
     const tk_an_input *in;
     tk_profile *profile;
+    tk_block_batcher *batcher; /* NULL: --by-range */
     bool progress;
     bool drawn;
-    uint64_t events;
+    uint64_t events; /* a batch counts its blocks */
+    uint64_t check_at;
     uint64_t errors;
     uint64_t pos; /* byte offset of the latest packet, for a percentage */
     uint64_t size;
@@ -147,7 +156,9 @@ static tk_status relay_event(void *ctx, const tk_event *ev)
                     ev->message ? ev->message : tk_strerror(ev->status));
     if (ev->byte_offset > r->pos && ev->byte_offset != UINT64_MAX)
         r->pos = ev->byte_offset;
-    if (r->progress && (++r->events & 0xffff) == 0) {
+    r->events += ev->kind == TK_EV_BLOCKS ? ev->nblocks : 1;
+    if (r->progress && r->events >= r->check_at) {
+        r->check_at = r->events + 0x10000;
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double dt =
@@ -167,6 +178,13 @@ static tk_status relay_event(void *ctx, const tk_event *ev)
     return tk_profile_event(r->profile, ev);
 }
 
+/* Where the sources send their events: through the batcher to relay_event. */
+static tk_status feed_event(void *ctx, const tk_event *ev)
+{
+    relay *r = ctx;
+    return r->batcher ? tk_block_batcher_event(r->batcher, ev) : relay_event(r, ev);
+}
+
 static int fail(const tk_an_input *in, tk_status st, const tk_diag *d, const char *what)
 {
     if (d && d->message[0])
@@ -181,7 +199,7 @@ static int run_pc_trace(const tk_an_input *in, tk_an_run *run, relay *r)
     tk_pc_flow *flow = NULL;
     tk_diag d;
     tk_diag_clear(&d);
-    tk_status st = tk_pc_flow_new(run->img, relay_event, r, &flow);
+    tk_status st = tk_pc_flow_new(run->img, feed_event, r, &flow);
     if (st == TK_OK)
         st = tk_pc_flow_read_file(flow, in->pc_trace, &d);
     if (st == TK_OK)
@@ -202,7 +220,7 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     if (st != TK_OK)
         return fail(in, st, &d, in->trace);
     r->size = tk_te_raw_size(raw);
-    if ((st = tk_te_decoder_new(p, run->img, relay_event, r, &dec)) != TK_OK) {
+    if ((st = tk_te_decoder_new(p, run->img, feed_event, r, &dec)) != TK_OK) {
         tk_te_raw_close(raw);
         return fail(in, st, NULL, "decoder");
     }
@@ -291,7 +309,7 @@ static int run_sim(const tk_an_input *in, tk_an_run *run, relay *r)
     if (st == TK_OK)
         st = tk_sim_load_image(sim, run->img, &d);
     if (st == TK_OK)
-        st = tk_pc_flow_new(run->img, relay_event, r, &feed.flow);
+        st = tk_pc_flow_new(run->img, feed_event, r, &feed.flow);
     if (st != TK_OK) {
         tk_sim_free(sim);
         return fail(in, st, &d, in->sim);
@@ -404,9 +422,16 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     /* r.last zero: the line appears at the first check (after 65536 events), so a terminal
      * shows it at once however fast the run is, then at most twice a second */
     relay r = {.in = in, .profile = run->profile, .progress = !in->quiet && isatty(2)};
+    if (!in->by_range &&
+        (st = tk_block_batcher_new(run->img, relay_event, &r, &r.batcher)) != TK_OK)
+        return fail(in, st, NULL, "profile");
     rc = in->trace ? run_trace(in, &p, run, &r)
          : in->sim ? run_sim(in, run, &r)
                    : run_pc_trace(in, run, &r);
+    /* The blocks after the source's last other event. */
+    if (!rc && r.batcher && (st = tk_block_batcher_flush(r.batcher)) != TK_OK)
+        rc = fail(in, st, NULL, "profile");
+    tk_block_batcher_free(r.batcher);
     if (r.drawn)
         fputs("\r\033[K", stderr);
     if (rc)

@@ -23,6 +23,7 @@ typedef struct tk_an_input {
     bool no_bootrom;              /* --no-bootrom */
     bool ecall_sequential;
     bool quiet;          /* --quiet: no progress line */
+    bool by_range;       /* --by-range: feed the profile range events, not block batches */
     const char *outpath; /* -o/--output (NULL: stdout) */
     unsigned *top;       /* where --top N goes; NULL: the command has no --top */
 } tk_an_input;

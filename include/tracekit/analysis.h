@@ -4,9 +4,11 @@
  * folded stacks, LLVM sample profile text, llvm-profgen unsymbolized text, BOLT
  * pre-aggregated data, JSON), and a human report.
  *
- * Work happens at range granularity while events stream in: one hash lookup per TK_EV_RANGE
- * (plus one per taken transfer). Per-instruction work is done once per distinct range, at
- * tk_profile_finish(), for the sinks that need it. */
+ * Work happens at block or range granularity while events stream in: an entry of a
+ * TK_EV_BLOCKS batch finds its record by block id, a TK_EV_RANGE by a memo of the previous
+ * range's successor or one hash lookup; taken transfers, calls and returns find their edges
+ * and call-graph nodes through memos of the last ones. Per-instruction, per-block, branch and
+ * function self counts are derived once, at tk_profile_finish(). */
 #ifndef TRACEKIT_ANALYSIS_H
 #define TRACEKIT_ANALYSIS_H
 
@@ -116,7 +118,10 @@ typedef struct tk_profile tk_profile;
 
 /* Create a collector over code (copied). The view must outlive the profile. */
 tk_status tk_profile_new(const tk_code_view *code, tk_profile **out);
-/* Consume one event. A tk_event_fn: pass it with the profile as ctx to any decoder.
+/* Consume one event. A tk_event_fn: pass it with the profile as ctx to any decoder. A
+ * TK_EV_BLOCKS batch gives exactly the profile its entries would give as TK_EV_RANGE events
+ * (tk_block_exec_range), only faster: its blocks' ids index the profile's per-block table
+ * (blocks of several images are still counted right, by address, but slower).
  * Errors: TK_ERR_NOMEM; TK_ERR_STATE after tk_profile_finish(). */
 tk_status tk_profile_event(void *profile, const tk_event *ev);
 /* Close open call frames and compute the derived tables (instruction, block, branch counts).
@@ -126,8 +131,9 @@ void tk_profile_free(tk_profile *p);
 
 /* Totals. */
 typedef struct tk_profile_totals {
-    uint64_t events;     /* events consumed */
-    uint64_t ranges;     /* TK_EV_RANGE events */
+    uint64_t events;     /* events consumed (a TK_EV_BLOCKS entry counts as the range event
+                          * it stands for) */
+    uint64_t ranges;     /* TK_EV_RANGE events and TK_EV_BLOCKS entries */
     uint64_t insns;      /* instructions executed (sum over ranges) */
     uint64_t traps;      /* TK_EV_TRAP events */
     uint64_t interrupts; /* of which interrupts */

@@ -25,19 +25,32 @@ static tk_status ctx_child(tk_profile *p, uint32_t parent, uint32_t func, uint32
     if (st != TK_OK)
         return st;
     if (inserted) {
-        if ((st = TK_GROW(p->ctxs, p->nctxs, p->cap_ctxs, p->nctxs + 1)) != TK_OK)
+        if ((st = TK_GROW(p->ctxs, p->nctxs, p->cap_ctxs, p->nctxs + 1)) != TK_OK ||
+            (st = TK_GROW(p->ctx_memo, p->nctxs, p->cap_ctx_memo, p->nctxs + 1)) != TK_OK)
             return st;
+        const prof_ctx_memo_1 none = {.child = TK_PAIR_NONE, .call = TK_PAIR_NONE};
+        p->ctx_memo[p->nctxs] = (prof_ctx_memo){.m = {none, none}};
         p->ctxs[p->nctxs++] = (tk_prof_ctx){.parent = parent, .func = func, .self = 0};
     }
     *out = idx;
     return TK_OK;
 }
 
-static tk_status push_frame(tk_profile *p, const prof_frame *f)
+/* The instructions counted since the top frame last changed ran in its context: add them
+ * to its node before the top changes. */
+static inline void ctx_flush(tk_profile *p)
+{
+    if (p->depth)
+        p->ctxs[p->stack[p->depth - 1].ctx].self += p->cs_total - p->ctx_base;
+    p->ctx_base = p->cs_total;
+}
+
+static inline tk_status push_frame(tk_profile *p, const prof_frame *f)
 {
     tk_status st = TK_GROW(p->stack, p->depth, p->cap_stack, p->depth + 1);
     if (st != TK_OK)
         return st;
+    ctx_flush(p);
     p->stack[p->depth++] = *f;
     if (p->depth > p->totals.max_depth)
         p->totals.max_depth = p->depth;
@@ -53,17 +66,14 @@ static tk_status push_root(tk_profile *p, uint32_t func)
     return push_frame(p, &f);
 }
 
-/* Push a frame called from site (in the current top function). */
-static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t ret, bool trap)
+/* The call edge (site, func) called from function caller; made on first sight. */
+static tk_status call_edge(tk_profile *p, uint32_t caller, uint32_t func, uint64_t site, bool trap,
+                           uint32_t *out)
 {
-    const prof_frame *top = &p->stack[p->depth - 1];
-    prof_frame f = {.func = func, .trap = trap, .site = site, .ret = ret, .snap = p->cs_total};
-    tk_status st = ctx_child(p, top->ctx, func, &f.ctx);
-    if (st != TK_OK)
-        return st;
     uint32_t ci = (uint32_t)p->ncalls;
     int inserted = 0;
-    if ((st = cached_put(&p->call_map, p->call_cache, site, func, &ci, &inserted)) != TK_OK)
+    tk_status st = cached_put(&p->call_map, p->call_cache, site, func, &ci, &inserted);
+    if (st != TK_OK)
         return st;
     if (inserted) {
         if ((st = TK_GROW(p->calls, p->ncalls, p->cap_calls, p->ncalls + 1)) != TK_OK ||
@@ -71,7 +81,43 @@ static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t
             return st;
         p->call_open[p->ncalls] = 0;
         p->calls[p->ncalls++] =
-            (tk_prof_call){.caller = top->func, .callee = func, .site = site, .trap = trap};
+            (tk_prof_call){.caller = caller, .callee = func, .site = site, .trap = trap};
+    }
+    *out = ci;
+    return TK_OK;
+}
+
+/* Push a frame called from site (in the current top function). The context node's memo of
+ * its last call is checked first: the same call again needs no hashing. */
+static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t ret, bool trap,
+                           bool tail, prof_call_memo *memo)
+{
+    const prof_frame *top = &p->stack[p->depth - 1];
+    prof_frame f = {.func = func, .trap = trap, .site = site, .ret = ret, .snap = p->cs_total};
+    const uint32_t parent = top->ctx;
+    const uint32_t caller = top->func;
+    tk_status st;
+    uint32_t ci;
+    if (memo && memo->parent == parent && memo->child != TK_PAIR_NONE &&
+        p->ctxs[memo->child].func == func && p->calls[memo->call].site == site &&
+        p->calls[memo->call].trap == trap) {
+        /* The call site's memo: a call from the same context to the same function. */
+        f.ctx = memo->child;
+        ci = memo->call;
+    } else {
+        const prof_ctx_memo_1 *m = &p->ctx_memo[parent].m[tail];
+        ci = m->call;
+        if (m->child != TK_PAIR_NONE && p->ctxs[m->child].func == func &&
+            p->calls[ci].site == site && p->calls[ci].trap == trap) {
+            f.ctx = m->child;
+        } else {
+            if ((st = ctx_child(p, parent, func, &f.ctx)) != TK_OK ||
+                (st = call_edge(p, caller, func, site, trap, &ci)) != TK_OK)
+                return st;
+            p->ctx_memo[parent].m[tail] = (prof_ctx_memo_1){.child = f.ctx, .call = ci};
+        }
+        if (memo)
+            *memo = (prof_call_memo){.parent = parent, .child = f.ctx, .call = ci};
     }
     p->calls[ci].calls++;
     p->funcs[func].entries++;
@@ -82,8 +128,9 @@ static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t
     return TK_OK;
 }
 
-static void pop_frame(tk_profile *p)
+static inline void pop_frame(tk_profile *p)
 {
+    ctx_flush(p);
     const prof_frame *f = &p->stack[--p->depth];
     if (f->call != TK_PAIR_NONE && --p->call_open[f->call] == 0)
         p->calls[f->call].inclusive += p->cs_total - f->snap;
@@ -109,7 +156,7 @@ static tk_status switch_top(tk_profile *p, uint32_t func)
     pop_frame(p);
     if (!p->depth)
         return push_root(p, func);
-    return push_call(p, func, old.site, old.ret, old.trap);
+    return push_call(p, func, old.site, old.ret, old.trap, true, NULL);
 }
 
 /* Nearest frame below the top running func, or SIZE_MAX. */
@@ -158,7 +205,7 @@ static void do_xret(tk_profile *p, uint32_t func)
 }
 
 tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t ret, uint64_t first,
-                      uint32_t func, bool entry)
+                      uint32_t func, bool entry, prof_call_memo *memo)
 {
     if (!p->depth)
         return push_root(p, func);
@@ -170,9 +217,13 @@ tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t re
     case ACT_TRAP:
         if (p->depth >= TK_PROF_MAX_DEPTH)
             break; /* runaway: keep counting, stop growing */
-        return push_call(p, func, site, act == ACT_TRAP ? site : ret, act == ACT_TRAP);
+        return push_call(p, func, site, act == ACT_TRAP ? site : ret, act == ACT_TRAP, false,
+                         act == ACT_CALL ? memo : NULL);
     case ACT_RETURN:
-        do_return(p, first, func);
+        if (PROF_LIKELY(p->stack[p->depth - 1].ret == first))
+            pop_frame(p); /* what do_return does when the top frame matches */
+        else
+            do_return(p, first, func);
         break;
     case ACT_XRET:
         do_xret(p, func);
@@ -189,14 +240,5 @@ tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t re
         return push_root(p, func);
     if (p->stack[p->depth - 1].func != func)
         return switch_top(p, func);
-    return TK_OK;
-}
-
-tk_status tk_cs_count(tk_profile *p, uint32_t func, uint64_t ninsn)
-{
-    prof_frame *top = &p->stack[p->depth - 1];
-    p->ctxs[top->ctx].self += ninsn;
-    p->funcs[func].self += ninsn;
-    p->cs_total += ninsn;
     return TK_OK;
 }

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The profile collector: consumes trace events at range granularity. Each TK_EV_RANGE costs
- * one hash lookup (its distinct range record), plus one for a taken transfer (edge and run);
- * a range is walked instruction by instruction only the first time it is seen. */
+/* The profile collector: consumes trace events at range or block granularity. Each
+ * TK_EV_RANGE costs at most one hash lookup (its distinct range record), plus one for a
+ * taken transfer (edge and run) not seen from that range last time; a range is walked
+ * instruction by instruction only the first time it is seen. A TK_EV_BLOCKS entry finds its
+ * range record by block id; one that stays in the function on top of the call stack after
+ * sequential flow, a branch or a jump only bumps counters (the fast path of on_blocks);
+ * everything else takes the same path as a range. Per-instruction, block, branch and
+ * function self counts are derived once, at tk_profile_finish(). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,9 +56,11 @@ void tk_profile_free(tk_profile *p)
     free(p->calls);
     free(p->call_open);
     free(p->ctxs);
+    free(p->ctx_memo);
     free(p->edges);
     free(p->runs);
     free(p->stack);
+    free(p->block_range);
     free(p->insns);
     free(p->blocks);
     free(p->branches);
@@ -167,11 +174,14 @@ static tk_status walk_range(tk_profile *p, prof_range *r)
     return TK_OK;
 }
 
-static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
+/* The record of range first..last (ninsn: the producer's instruction count, used when the
+ * range does not walk in the code), made on first sight. */
+static tk_status range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_t ninsn,
+                          uint32_t *out)
 {
     uint32_t idx = (uint32_t)p->nranges;
     int inserted = 0;
-    tk_status st = cached_put(&p->range_map, p->range_cache, ev->first, ev->last, &idx, &inserted);
+    tk_status st = cached_put(&p->range_map, p->range_cache, first, last, &idx, &inserted);
     if (st != TK_OK)
         return st;
     *out = idx;
@@ -181,16 +191,17 @@ static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
         return st;
     prof_range *r = &p->ranges[p->nranges++];
     memset(r, 0, sizeof(*r));
-    r->succ = r->succ_edge = TK_PAIR_NONE;
-    r->first = ev->first;
-    r->last = ev->last;
+    r->succ = r->edge = r->run = TK_PAIR_NONE;
+    r->call = (prof_call_memo){TK_PAIR_NONE, TK_PAIR_NONE, TK_PAIR_NONE};
+    r->first = first;
+    r->last = last;
     r->piece = (uint32_t)p->npieces;
     r->inner = (uint32_t)p->ninner;
     uint64_t off = 0;
-    const tk_symbol *sym = p->code.symbolize(p->code.ctx, ev->first, &off);
+    const tk_symbol *sym = p->code.symbolize(p->code.ctx, first, &off);
     r->entry = sym && off == 0;
     size_t npieces0 = p->npieces, ninner0 = p->ninner;
-    st = ev->last >= ev->first ? walk_range(p, r) : TK_ERR_MISMATCH;
+    st = last >= first ? walk_range(p, r) : TK_ERR_MISMATCH;
     if (st == TK_ERR_NOMEM)
         return st;
     if (st != TK_OK) {
@@ -201,14 +212,19 @@ static tk_status range_of(tk_profile *p, const tk_event *ev, uint32_t *out)
         r->last_len = 0;
         r->last_cond = false;
         uint32_t func;
-        if ((st = tk_prof_func_of(p, ev->first, &func, NULL)) != TK_OK)
+        if ((st = tk_prof_func_of(p, first, &func, NULL)) != TK_OK)
             return st;
-        if ((st = add_piece(p, ev->first, func)) != TK_OK)
+        if ((st = add_piece(p, first, func)) != TK_OK)
             return st;
+        r = &p->ranges[idx];
         r->npieces = 1;
-        r->ninsn = ev->ninsn > UINT32_MAX ? UINT32_MAX : (uint32_t)ev->ninsn;
+        r->ninsn = ninsn > UINT32_MAX ? UINT32_MAX : (uint32_t)ninsn;
         p->pieces[p->npieces - 1].ninsn = r->ninsn;
     }
+    r = &p->ranges[idx];
+    r->func = p->pieces[r->piece].func;
+    r->fall = r->last + r->last_len;
+    r->simple = r->npieces == 1 && r->last_len != 0;
     return TK_OK;
 }
 
@@ -247,12 +263,12 @@ static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end
     return TK_OK;
 }
 
-static tk_status close_run(tk_profile *p, uint64_t last)
+/* The open run ends with range pri's last instruction: the general case. */
+static PROF_NOINLINE tk_status close_run_slow(tk_profile *p, uint32_t pri)
 {
-    if (!p->run_open)
-        return TK_OK;
     p->run_open = false;
     uint32_t i;
+    const uint64_t last = p->ranges[pri].last;
     tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns, &p->cap_runs,
                               sizeof(*p->runs), p->run_start, last, &i);
     if (st != TK_OK)
@@ -261,7 +277,49 @@ static tk_status close_run(tk_profile *p, uint64_t last)
     p->runs[i].last = last;
     p->runs[i].count++;
     p->runs[i].after_return += p->run_after_return;
+    p->ranges[pri].run = i;
     return TK_OK;
+}
+
+/* The open run ends with range pri's last instruction. The run that ended there last time
+ * is checked before any hashing. */
+static inline tk_status close_run(tk_profile *p, uint32_t pri)
+{
+    if (!p->run_open)
+        return TK_OK;
+    const uint32_t i = p->ranges[pri].run;
+    if (PROF_LIKELY(i != TK_PAIR_NONE && p->runs[i].start == p->run_start)) {
+        p->run_open = false;
+        p->runs[i].count++;
+        p->runs[i].after_return += p->run_after_return;
+        return TK_OK;
+    }
+    return close_run_slow(p, pri);
+}
+
+static PROF_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint64_t to,
+                                               uint8_t end)
+{
+    uint32_t ei;
+    tk_status st = add_edge(p, p->ranges[pri].last, to, end, &ei);
+    if (st == TK_OK) {
+        p->ranges[pri].edge = ei;
+        p->ranges[pri].edge_to = to;
+    }
+    return st;
+}
+
+/* A taken transfer from range pri's last instruction to to. The edge taken from there last
+ * time is checked before any hashing. */
+static inline tk_status count_edge(tk_profile *p, uint32_t pri, uint64_t to, uint8_t end)
+{
+    const uint32_t ei = p->ranges[pri].edge;
+    if (PROF_LIKELY(ei != TK_PAIR_NONE && p->ranges[pri].edge_to == to)) {
+        p->edges[ei].end = end;
+        p->edges[ei].count++;
+        return TK_OK;
+    }
+    return count_edge_slow(p, pri, to, end);
 }
 
 /* The flow is interrupted (trap, lost trace, trace off, error): the next range does not
@@ -270,47 +328,45 @@ static tk_status flow_break(tk_profile *p)
 {
     tk_status st = TK_OK;
     if (p->have_prev)
-        st = close_run(p, p->ranges[p->prev_range].last);
+        st = close_run(p, p->prev_range);
     p->run_open = false;
     p->have_prev = false;
     return st;
 }
 
-static prof_action action_after(uint8_t end)
+static inline prof_action action_after(uint8_t end)
 {
-    switch (end) {
-    case TK_END_CALL:
-        return ACT_CALL;
-    case TK_END_RETURN:
-        return ACT_RETURN;
-    case TK_END_TRAP_RETURN:
-        return ACT_XRET;
-    default:
-        return ACT_FLOW;
+    /* By tk_range_end: calls, returns and xRET; all else is flow. */
+    static const uint8_t act[16] = {ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_CALL, ACT_RETURN, ACT_FLOW,
+                                    ACT_FLOW, ACT_XRET, ACT_FLOW, ACT_FLOW, ACT_FLOW,   ACT_FLOW,
+                                    ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW};
+    _Static_assert(TK_END_CALL == 3 && TK_END_RETURN == 4 && TK_END_TRAP_RETURN == 7,
+                   "action table follows tk_range_end");
+    return end < 16 ? (prof_action)act[end] : ACT_FLOW;
+}
+
+/* A conditional branch ending the previous range whose outcome the event did not state is
+ * resolved by where flow went next (the next range's first instruction, or a trap's epc). */
+static inline void resolve_branch(tk_profile *p, uint64_t next)
+{
+    prof_range *pr = &p->ranges[p->prev_range];
+    if (pr->last_cond && p->prev_end != TK_END_BRANCH) {
+        if (next == pr->fall)
+            pr->not_taken++;
+        else if (next == pr->last_target)
+            pr->taken++;
     }
 }
 
-static tk_status on_range(tk_profile *p, const tk_event *ev)
+/* One execution of range ri that ended as end says (taken: a conditional branch's outcome):
+ * the general path, for every range event and every block the fast path of on_blocks does
+ * not take. */
+static inline tk_status range_step_inline(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
 {
-    uint32_t ri = TK_PAIR_NONE;
     tk_status st;
-    if (p->have_prev) {
-        const uint32_t h = p->ranges[p->prev_range].succ;
-        if (h != TK_PAIR_NONE && p->ranges[h].first == ev->first && p->ranges[h].last == ev->last)
-            ri = h;
-    }
-    if (ri == TK_PAIR_NONE) {
-        if ((st = range_of(p, ev, &ri)) != TK_OK)
-            return st;
-        if (p->have_prev) {
-            p->ranges[p->prev_range].succ = ri;
-            p->ranges[p->prev_range].succ_edge = TK_PAIR_NONE;
-        }
-    }
     prof_range *r = &p->ranges[ri];
     r->count++;
     p->totals.ranges++;
-    p->totals.insns += r->ninsn;
     bool bad = r->last_len == 0;
     if (bad)
         p->totals.bad_ranges++;
@@ -322,33 +378,14 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
         if ((st = add_edge(p, p->trap_site, r->first, TK_END_TRAP, NULL)) != TK_OK)
             return st;
     } else if (p->have_prev) {
-        prof_range *pr = &p->ranges[p->prev_range];
-        uint64_t fall = pr->last + pr->last_len;
-        bool seq = r->first == fall;
-        /* A branch whose outcome the event did not state is resolved by where flow went. */
-        if (pr->last_cond && p->prev_end != TK_END_BRANCH) {
-            if (seq)
-                pr->not_taken++;
-            else if (r->first == pr->last_target)
-                pr->taken++;
-        }
-        if (!seq) {
-            if (pr->succ_edge != TK_PAIR_NONE) {
-                tk_prof_edge *e = &p->edges[pr->succ_edge];
-                e->end = p->prev_end;
-                e->count++;
-            } else {
-                uint32_t ei;
-                if ((st = add_edge(p, pr->last, r->first, p->prev_end, &ei)) != TK_OK)
-                    return st;
-                pr = &p->ranges[p->prev_range];
-                pr->succ_edge = ei;
-            }
-            if ((st = close_run(p, pr->last)) != TK_OK)
+        resolve_branch(p, r->first);
+        if (r->first != p->ranges[p->prev_range].fall) {
+            if ((st = count_edge(p, p->prev_range, r->first, p->prev_end)) != TK_OK ||
+                (st = close_run(p, p->prev_range)) != TK_OK)
                 return st;
         }
-        site = pr->last;
-        ret = fall;
+        site = p->ranges[p->prev_range].last;
+        ret = p->ranges[p->prev_range].fall;
     } else if (act != ACT_START) {
         /* Previous range was opaque: its last instruction is known, its length is not. */
         site = p->prev_last_opaque;
@@ -368,22 +405,23 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
         prof_piece pc = p->pieces[p->ranges[ri].piece + i];
         /* Pieces after the first start where a function starts. */
         const bool entry = i == 0 ? p->ranges[ri].entry : true;
-        st = tk_cs_enter(p, i == 0 ? act : ACT_FLOW, site, ret, pc.first, pc.func, entry);
+        prof_call_memo *memo =
+            i == 0 && act == ACT_CALL && p->have_prev ? &p->ranges[p->prev_range].call : NULL;
+        st = tk_cs_enter(p, i == 0 ? act : ACT_FLOW, site, ret, pc.first, pc.func, entry, memo);
         if (st != TK_OK)
             return st;
-        if ((st = tk_cs_count(p, pc.func, pc.ninsn)) != TK_OK)
-            return st;
+        p->cs_total += pc.ninsn;
     }
 
     r = &p->ranges[ri];
-    if (ev->end == TK_END_BRANCH && r->last_cond) {
-        if (ev->taken)
+    if (end == TK_END_BRANCH && r->last_cond) {
+        if (taken)
             r->taken++;
         else
             r->not_taken++;
     }
-    p->action = action_after(ev->end);
-    p->prev_end = ev->end;
+    p->action = action_after(end);
+    p->prev_end = end;
     if (bad) {
         p->have_prev = false;
         p->prev_last_opaque = r->last;
@@ -392,6 +430,210 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
         p->prev_range = ri;
     }
     return TK_OK;
+}
+
+/* The general path out of line, for the block paths (range events take it inline). */
+static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
+{
+    return range_step_inline(p, ri, end, taken);
+}
+
+static tk_status on_range(tk_profile *p, const tk_event *ev)
+{
+    uint32_t ri = TK_PAIR_NONE;
+    if (p->have_prev) {
+        const uint32_t h = p->ranges[p->prev_range].succ;
+        if (h != TK_PAIR_NONE && p->ranges[h].first == ev->first && p->ranges[h].last == ev->last)
+            ri = h;
+    }
+    if (ri == TK_PAIR_NONE) {
+        tk_status st = range_of(p, ev->first, ev->last, ev->ninsn, &ri);
+        if (st != TK_OK)
+            return st;
+        if (p->have_prev)
+            p->ranges[p->prev_range].succ = ri;
+    }
+    return range_step_inline(p, ri, ev->end, ev->taken);
+}
+
+/* The range record of block b, found by hashing and remembered under b->id. A record found
+ * under b->id is checked against b's addresses, so blocks of another image (ids reused)
+ * are still counted right, only slower. */
+static PROF_NOINLINE tk_status block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *out)
+{
+    uint32_t ri;
+    tk_status st = range_of(p, b->start, b->last, b->ninsn, &ri);
+    if (st != TK_OK)
+        return st;
+    if (b->id >= p->cap_block_range) {
+        size_t old = p->cap_block_range;
+        st = TK_GROW(p->block_range, old, p->cap_block_range, (size_t)b->id + 1);
+        if (st != TK_OK)
+            return st;
+        memset(p->block_range + old, 0, (p->cap_block_range - old) * sizeof(*p->block_range));
+    }
+    p->block_range[b->id] = (prof_block_ref){.block = b, .range = ri};
+    *out = ri;
+    return TK_OK;
+}
+
+/* One TK_EV_BLOCKS entry, counted exactly as range_step would count its range event. The
+ * case of flow going on from a range that walked (so its end is known) into a block of one
+ * function is specialised: the range record is found by block id, a taken transfer finds its
+ * edge and run through the previous range's memos, and the call stack is entered only when
+ * the previous block called, returned or left the function on top of the stack. Everything
+ * else (a block after a trap, a restart or an opaque range, or one that spans two functions)
+ * goes through range_step. */
+static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
+{
+    tk_status st;
+    const tk_bblock *b = e->block;
+    uint32_t ri;
+    if (b->id < p->cap_block_range && p->block_range[b->id].block == b)
+        ri = p->block_range[b->id].range;
+    else if ((st = block_range_slow(p, b, &ri)) != TK_OK)
+        return st;
+    prof_range *r = &p->ranges[ri];
+    if (!p->have_prev || !r->simple)
+        return range_step(p, ri, e->end, e->taken);
+    const uint32_t pri = p->prev_range;
+    const prof_range *pr = &p->ranges[pri];
+    const uint64_t first = r->first;
+    r->count++;
+    p->totals.ranges++;
+    if (pr->last_cond && p->prev_end != TK_END_BRANCH)
+        resolve_branch(p, first);
+    if (first != pr->fall) {
+        if ((st = count_edge(p, pri, first, p->prev_end)) != TK_OK ||
+            (st = close_run(p, pri)) != TK_OK)
+            return st;
+    }
+    if (!p->run_open) {
+        p->run_open = true;
+        p->run_start = first;
+        p->run_after_return = p->prev_end == TK_END_RETURN || p->prev_end == TK_END_TRAP_RETURN;
+    }
+    if (p->action != ACT_FLOW || !p->depth || p->stack[p->depth - 1].func != r->func) {
+        st = tk_cs_enter(p, p->action, pr->last, pr->fall, first, r->func, r->entry,
+                         &p->ranges[pri].call);
+        if (st != TK_OK)
+            return st;
+    }
+    p->cs_total += r->ninsn;
+    if (e->end == TK_END_BRANCH && r->last_cond) {
+        if (e->taken)
+            r->taken++;
+        else
+            r->not_taken++;
+    }
+    p->action = action_after(e->end);
+    p->prev_end = e->end;
+    p->prev_range = ri;
+    return TK_OK;
+}
+
+/* A TK_EV_BLOCKS batch. The inner loop counts the entries whose block's record is known
+ * under its id, that walked and lie in one function, after a walked range whose branch
+ * outcome is stated, with the flow state in locals. A taken transfer's edge and run are
+ * usually the ones memoized in the previous range (else hashed, out of line); the call
+ * stack is entered (out of line) only when the previous block called, returned or left the
+ * function on top of the stack. The first entry that is not of that kind goes through
+ * block_step, after the state is written back; then the inner loop resumes. */
+static tk_status on_blocks(tk_profile *p, const tk_event *ev)
+{
+    const tk_block_exec *e = ev->blocks, *const stop = ev->blocks + ev->nblocks;
+    tk_status st = TK_OK;
+    while (e < stop && st == TK_OK) {
+        if (!p->have_prev) {
+            st = block_step(p, e++);
+            continue;
+        }
+        prof_range *const ranges = p->ranges;
+        const prof_block_ref *const by_id = p->block_range;
+        const size_t nid = p->cap_block_range;
+        tk_prof_edge *edges = p->edges;
+        tk_prof_run *runs = p->runs;
+        uint32_t top = p->depth ? p->stack[p->depth - 1].func : TK_PAIR_NONE;
+        prof_range *pr = &ranges[p->prev_range];
+        uint8_t prev_end = p->prev_end;
+        prof_action act = p->action;
+        bool run_open = p->run_open, run_after_return = p->run_after_return;
+        uint64_t run_start = p->run_start, total = p->cs_total;
+        const tk_block_exec *const from = e;
+        for (; e < stop; e++) {
+            const tk_bblock *b = e->block;
+            if (b->id >= nid || by_id[b->id].block != b)
+                break;
+            prof_range *r = &ranges[by_id[b->id].range];
+            const uint64_t first = r->first;
+            if (!r->simple || (pr->last_cond && prev_end != TK_END_BRANCH))
+                break;
+            if (first != pr->fall) {
+                const uint32_t ei = pr->edge;
+                if (PROF_LIKELY(ei != TK_PAIR_NONE && pr->edge_to == first)) {
+                    edges[ei].count++;
+                    edges[ei].end = prev_end;
+                } else {
+                    /* Another edge than last time (a return to another caller): hashed. */
+                    if ((st = count_edge_slow(p, (uint32_t)(pr - ranges), first, prev_end)) !=
+                        TK_OK)
+                        break;
+                    edges = p->edges;
+                }
+                if (run_open) {
+                    const uint32_t ui = pr->run;
+                    if (PROF_LIKELY(ui != TK_PAIR_NONE && runs[ui].start == run_start)) {
+                        runs[ui].count++;
+                        runs[ui].after_return += run_after_return;
+                    } else {
+                        p->run_open = true;
+                        p->run_start = run_start;
+                        p->run_after_return = run_after_return;
+                        if ((st = close_run_slow(p, (uint32_t)(pr - ranges))) != TK_OK)
+                            break;
+                        runs = p->runs;
+                    }
+                }
+                run_open = false;
+            }
+            if (!run_open) {
+                run_open = true;
+                run_start = first;
+                run_after_return = act == ACT_RETURN || act == ACT_XRET;
+            }
+            if (act != ACT_FLOW || r->func != top) {
+                /* The call stack reads only the instruction total of the flow state. */
+                p->cs_total = total;
+                st = tk_cs_enter(p, act, pr->last, pr->fall, first, r->func, r->entry, &pr->call);
+                if (st != TK_OK)
+                    break;
+                top = p->stack[p->depth - 1].func;
+            }
+            r->count++;
+            total += r->ninsn;
+            const uint8_t end = e->end;
+            if (end == TK_END_BRANCH && r->last_cond) {
+                if (e->taken)
+                    r->taken++;
+                else
+                    r->not_taken++;
+            }
+            act = action_after(end);
+            prev_end = end;
+            pr = r;
+        }
+        p->totals.ranges += (uint64_t)(e - from);
+        p->prev_range = (uint32_t)(pr - ranges);
+        p->prev_end = prev_end;
+        p->action = act;
+        p->run_open = run_open;
+        p->run_after_return = run_after_return;
+        p->run_start = run_start;
+        p->cs_total = total;
+        if (st == TK_OK && e < stop)
+            st = block_step(p, e++);
+    }
+    return st;
 }
 
 /* Lost trace, trace off/on, decode errors: the flow and the call stack start anew. */
@@ -410,8 +652,15 @@ tk_status tk_profile_event(void *vp, const tk_event *ev)
         return TK_ERR_INVALID;
     if (p->finished)
         return TK_ERR_STATE;
-    p->totals.events++;
     tk_status st;
+    if (ev->kind == TK_EV_BLOCKS) {
+        if (ev->nblocks && !ev->blocks)
+            return TK_ERR_INVALID;
+        /* Each entry is one range event. */
+        p->totals.events += ev->nblocks;
+        return on_blocks(p, ev);
+    }
+    p->totals.events++;
     switch (ev->kind) {
     case TK_EV_RANGE:
         return on_range(p, ev);
@@ -423,15 +672,8 @@ tk_status tk_profile_event(void *vp, const tk_event *ev)
          * next instruction that would have run. Either way the handler is "called" from
          * there and xRET returns to it (or past it, for ecall). Being the next instruction
          * in program order, epc also tells which way a branch just before went. */
-        if (p->have_prev) {
-            prof_range *pr = &p->ranges[p->prev_range];
-            if (pr->last_cond && p->prev_end != TK_END_BRANCH) {
-                if (ev->first == pr->last + pr->last_len)
-                    pr->not_taken++;
-                else if (ev->first == pr->last_target)
-                    pr->taken++;
-            }
-        }
+        if (p->have_prev)
+            resolve_branch(p, ev->first);
         if ((st = flow_break(p)) != TK_OK)
             return st;
         p->action = ACT_TRAP;
@@ -475,12 +717,15 @@ tk_status tk_profile_finish(tk_profile *p)
         return st;
     tk_cs_reset(p);
     p->finished = true;
+    p->totals.insns = p->cs_total;
     return tk_prof_derive(p);
 }
 
 void tk_profile_get_totals(const tk_profile *p, tk_profile_totals *out)
 {
     *out = p->totals;
+    /* Every instruction of every range is counted through the call stack. */
+    out->insns = p->cs_total;
 }
 
 size_t tk_profile_func_count(const tk_profile *p)

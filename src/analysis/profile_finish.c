@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Tables derived once the stream has ended: per-instruction counts (each distinct range is
  * walked once and contributes its count to its instructions), basic blocks, branch outcomes,
- * and inclusive function counts from the calling-context tree. */
+ * self function counts from the range counts, and inclusive function counts from the
+ * calling-context tree. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,6 +145,19 @@ static tk_status derive_branches(tk_profile *p)
     return st;
 }
 
+/* Self count of each function: every range's pieces, times the range's count (the same sum
+ * the call stack would have made range by range, made once). */
+static void derive_self(tk_profile *p)
+{
+    for (size_t ri = 0; ri < p->nranges; ri++) {
+        const prof_range *r = &p->ranges[ri];
+        for (uint32_t k = 0; k < r->npieces; k++) {
+            const prof_piece *pc = &p->pieces[r->piece + k];
+            p->funcs[pc->func].self += r->count * pc->ninsn;
+        }
+    }
+}
+
 /* Inclusive count of a function: the instructions under each context-tree node of it that
  * has no ancestor of the same function, so recursion is not counted twice. */
 static tk_status derive_inclusive(tk_profile *p)
@@ -185,8 +199,10 @@ tk_status tk_prof_derive(tk_profile *p)
     tk_pair_map_fini(&leaders);
     if (st == TK_OK)
         st = derive_branches(p);
-    if (st == TK_OK)
+    if (st == TK_OK) {
+        derive_self(p);
         st = derive_inclusive(p);
+    }
     return st;
 }
 

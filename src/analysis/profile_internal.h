@@ -8,6 +8,13 @@
 
 #include "pair_map.h"
 
+/* The last call made from a call site: entered from calling-context node parent, it went to
+ * node child along call edge call (TK_PAIR_NONE: none yet). The same call again needs no
+ * hashing. */
+typedef struct prof_call_memo {
+    uint32_t parent, child, call;
+} prof_call_memo;
+
 /* A distinct range first..last, walked once in the code when first seen. */
 typedef struct prof_range {
     uint64_t first, last;
@@ -20,12 +27,25 @@ typedef struct prof_range {
     uint32_t inner;   /* first of them in tk_profile.inner_branches */
     uint8_t last_len; /* 0 if the range did not walk (bad) */
     bool last_cond;
-    bool entry; /* first is the first instruction of a function symbol */
-    /* The range that followed this one last time, and the edge to it (TK_PAIR_NONE: none
-     * yet): flow repeats, so the next range is usually found without a lookup. */
-    uint32_t succ, succ_edge;
+    bool entry;    /* first is the first instruction of a function symbol */
+    bool simple;   /* walked, and all in one function (npieces 1): the block fast path */
+    uint32_t func; /* function of the first piece */
+    /* The range that followed this one last time (TK_PAIR_NONE: none yet): flow repeats, so
+     * the next range is usually found without a lookup. Likewise the last taken edge out of
+     * this range and the last run that ended with it: checked before any hashing. */
+    uint32_t succ, edge, run;
+    uint64_t edge_to; /* edges[edge].to, when edge is set */
+    prof_call_memo call;  /* when the range ends with a call */
+    uint64_t fall;        /* last + last_len: where sequential flow goes on */
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
 } prof_range;
+
+/* The range record of a basic block of a TK_EV_BLOCKS producer's image: the block pointer
+ * identifies the block (ids of another image's blocks would collide), NULL: none yet. */
+typedef struct prof_block_ref {
+    const tk_bblock *block;
+    uint32_t range;
+} prof_block_ref;
 
 /* A direct-mapped cache in front of a tk_pair_map (profile.c): the records the event stream
  * hits again and again are found with one probe and no hashing of both keys. */
@@ -63,6 +83,26 @@ typedef enum prof_action {
 
 #define TK_PROF_MAX_DEPTH 8192
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PROF_NOINLINE __attribute__((noinline))
+#define PROF_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define PROF_NOINLINE
+#define PROF_LIKELY(x) (x)
+#endif
+
+/* Per calling-context node, the last call out of it (parallel to tk_profile.ctxs): calls
+ * repeat, so the child node and the call edge are usually found without hashing. One memo
+ * for calls and traps, one for tail transfers (a frame replaced by another function's),
+ * so that a function that does both does not evict one with the other. */
+typedef struct prof_ctx_memo_1 {
+    uint32_t child; /* last child node entered, TK_PAIR_NONE: none yet */
+    uint32_t call;  /* the call edge of that entry */
+} prof_ctx_memo_1;
+typedef struct prof_ctx_memo {
+    prof_ctx_memo_1 m[2]; /* [0] calls and traps, [1] tail transfers */
+} prof_ctx_memo;
+
 struct tk_profile {
     tk_code_view code;
     bool finished;
@@ -96,6 +136,8 @@ struct tk_profile {
 
     tk_prof_ctx *ctxs;
     size_t nctxs, cap_ctxs;
+    prof_ctx_memo *ctx_memo; /* parallel to ctxs */
+    size_t cap_ctx_memo;
     tk_pair_map ctx_map; /* (parent, func) */
 
     tk_prof_edge *edges;
@@ -106,9 +148,18 @@ struct tk_profile {
     size_t nruns, cap_runs;
     tk_pair_map run_map; /* (start, last) */
 
+    /* TK_EV_BLOCKS: the range record of each basic block, indexed by tk_bblock.id. */
+    prof_block_ref *block_range;
+    size_t cap_block_range;
+
     prof_frame *stack;
     size_t depth, cap_stack;
-    uint64_t cs_total; /* instructions counted through the call stack so far */
+    /* Instructions executed so far (every piece of every range goes through the call stack):
+     * the total, the base of call edges' inclusive counts, and of the context-tree self
+     * counts, which are added to the top frame's node lazily, when the top changes (from
+     * ctx_base on). */
+    uint64_t cs_total;
+    uint64_t ctx_base;
 
     /* Flow state between events. */
     bool have_prev;      /* the previous range connects to the next one */
@@ -136,11 +187,11 @@ struct tk_profile {
 /* call_stack.c: the shadow call stack, driven by the collector. */
 /* Enter the range piece starting at first in func: act says how flow got there, site is
  * the instruction that transferred control, ret the address after it; entry tells whether
- * first is the function's first instruction. */
+ * first is the function's first instruction. memo (may be NULL): the call site's memo, for
+ * ACT_CALL. */
 tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t ret, uint64_t first,
-                      uint32_t func, bool entry);
+                      uint32_t func, bool entry, prof_call_memo *memo);
 void tk_cs_reset(tk_profile *p);
-tk_status tk_cs_count(tk_profile *p, uint32_t func, uint64_t ninsn);
 
 /* profile.c */
 tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *entry);

@@ -3,7 +3,8 @@
 # The profile counted directly from the hart model's retirements (profile --sim) must equal
 # the profile of the same run encoded to E-Trace packets and decoded back (sim --encode, then
 # profile from the trace): same instructions, functions (self, inclusive, entries), call
-# edges, branches and blocks.
+# edges, branches and blocks. Each profile is also made with --by-range (the flow handed to
+# the profile range by range instead of in block batches): the files must be identical.
 # usage: sim_vs_trace.sh TRACEKIT ELF SCF UCF_ENCODER UCF_DECODER WORKDIR MAX
 set -uo pipefail
 tk=$1 elf=$2 scf=$3 ucfe=$4 ucfd=$5 work=$6 max=$7
@@ -18,6 +19,17 @@ n=$work/$(basename "$elf" .elf).$(basename "$(dirname "$scf")")
   -o "$n.raw" >/dev/null 2>&1
 "$tk" profile --format json -o "$n.trace.json" --scf "$scf" --ucf "$ucfd" --elf "$elf" \
   --no-bootrom "$n.raw" --quiet || { echo "FAIL: profile of the decoded trace"; exit 1; }
+for f in json autofdo bolt folded; do
+  "$tk" profile --format $f -o "$n.sim.$f.blocks" --sim "$elf" --max-insns "$max" --quiet \
+    2>/dev/null && "$tk" profile --format $f -o "$n.sim.$f.ranges" --by-range --sim "$elf" \
+    --max-insns "$max" --quiet 2>/dev/null || { echo "FAIL: profile --sim --format $f"; exit 1; }
+  cmp -s "$n.sim.$f.blocks" "$n.sim.$f.ranges" || { echo "FAIL: $f differs with --by-range"; exit 1; }
+done
+cmp -s "$n.sim.json" "$n.sim.json.blocks" || { echo "FAIL: json differs from run to run"; exit 1; }
+"$tk" profile --format json -o "$n.trace.ranges.json" --scf "$scf" --ucf "$ucfd" --elf "$elf" \
+  --no-bootrom "$n.raw" --quiet --by-range || { echo "FAIL: profile --by-range of the trace"; exit 1; }
+cmp -s "$n.trace.json" "$n.trace.ranges.json" ||
+  { echo "FAIL: the decoded trace's json differs with --by-range"; exit 1; }
 python3 - "$n.sim.json" "$n.trace.json" <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])

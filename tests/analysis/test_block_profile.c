@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The profile collector gives the same answers whether it is fed range events or batches of
+ * whole blocks (TK_EV_BLOCKS, made here by tk_block_batcher from the same ranges): every
+ * accessor of analysis.h, field by field and in the same order, on the reference programs'
+ * real traces (etrace-ref: the E-Trace packets through the flow decoder, every setting
+ * present, and the executed-PC lists through tk_pc_flow). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/stat.h>
+
+#include "profile_compare.h"
+#include "testutil.h"
+#include "tracekit/analysis.h"
+#include "tracekit/blocks.h"
+#include "tracekit/encap.h"
+#include "tracekit/te_decoder.h"
+#include "tracekit/te_params.h"
+
+/* Counts what reaches the profile, so the test knows the block path was really taken. */
+typedef struct tap {
+    tk_profile *p;
+    uint64_t batches, entries, others;
+} tap;
+
+static tk_status tap_event(void *ctx, const tk_event *ev)
+{
+    tap *t = ctx;
+    if (ev->kind == TK_EV_BLOCKS) {
+        t->batches++;
+        t->entries += ev->nblocks;
+    } else {
+        t->others++;
+    }
+    return tk_profile_event(t->p, ev);
+}
+
+/* Decode dir/prog.te_inst_raw (or, with pcs set, read that PC list) into a new, finished
+ * profile, through the batcher when blocks is set. */
+static tk_profile *collect(tk_image *img, const char *dir, const char *prog, const char *pcs,
+                           bool blocks, tap *t)
+{
+    tk_code_view v;
+    tk_code_view_from_image(img, &v);
+    memset(t, 0, sizeof(*t));
+    assert_int_equal(tk_profile_new(&v, &t->p), TK_OK);
+    tk_block_batcher *bb = NULL;
+    tk_event_fn fn = tap_event;
+    void *ctx = t;
+    if (blocks) {
+        assert_int_equal(tk_block_batcher_new(img, tap_event, t, &bb), TK_OK);
+        fn = tk_block_batcher_event;
+        ctx = bb;
+    }
+    tk_diag d;
+    tk_diag_clear(&d);
+    if (pcs) {
+        tk_pc_flow *flow = NULL;
+        assert_int_equal(tk_pc_flow_new(img, fn, ctx, &flow), TK_OK);
+        assert_int_equal(tk_pc_flow_read_file(flow, pcs, &d), TK_OK);
+        assert_int_equal(tk_pc_flow_finish(flow), TK_OK);
+        tk_pc_flow_free(flow);
+    } else {
+        char path[1024];
+        tk_te_params params;
+        tk_te_params_init(&params);
+        snprintf(path, sizeof(path), "%s/%s.scf", dir, prog);
+        assert_int_equal(tk_te_params_read_scf(&params, path, &d), TK_OK);
+        snprintf(path, sizeof(path), "%s/%s.decoder.ucf", dir, prog);
+        assert_int_equal(tk_te_params_read_ucf(&params, path, NULL, &d), TK_OK);
+        snprintf(path, sizeof(path), "%s/%s.te_inst_raw", dir, prog);
+        tk_te_raw *raw = NULL;
+        assert_int_equal(tk_te_raw_open(path, &raw, &d), TK_OK);
+        tk_te_decoder *dec = NULL;
+        assert_int_equal(tk_te_decoder_new(&params, img, fn, ctx, &dec), TK_OK);
+        assert_int_equal(tk_te_decoder_run_raw(dec, raw), TK_OK);
+        assert_int_equal(tk_te_decoder_finish(dec), TK_OK);
+        tk_te_decoder_free(dec);
+        tk_te_raw_close(raw);
+    }
+    if (bb) {
+        assert_int_equal(tk_block_batcher_flush(bb), TK_OK);
+        tk_block_batcher_free(bb);
+    }
+    assert_int_equal(tk_profile_finish(t->p), TK_OK);
+    return t->p;
+}
+
+static void check(const char *prog, const char *setting, bool pc_list)
+{
+    char rel[512];
+    snprintf(rel, sizeof(rel), "riscv-ref/%s.riscv", prog);
+    char *elf = tk_test_data_path(rel);
+    snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", prog, setting);
+    char *dir = tk_test_data_path(rel);
+    snprintf(rel, sizeof(rel), "etrace-ref/%s/%s/%s.decoder.trace.gz", prog, setting, prog);
+    char *pcs = pc_list ? tk_test_data_path(rel) : NULL;
+    tk_image *img = NULL;
+    tk_diag d;
+    tk_diag_clear(&d);
+    assert_int_equal(tk_image_open_elf(elf, &img, &d), TK_OK);
+    if (!pc_list) /* the reference traces start in spike's reset code at 0x1000 */
+        assert_int_equal(tk_te_add_spike_reset_code(img, false), TK_OK);
+
+    tap tr, tb;
+    tk_profile *a = collect(img, dir, prog, pcs, false, &tr);
+    tk_profile *b = collect(img, dir, prog, pcs, true, &tb);
+    /* The batcher really made batches, and most of the flow went as blocks (ranges cut by
+     * traps are not whole blocks). */
+    assert_int_equal(tr.batches, 0);
+    assert_true(tb.batches > 0);
+    tk_profile_totals t;
+    tk_profile_get_totals(a, &t);
+    assert_true(tb.entries * 2 >= t.ranges);
+    same_totals(a, b);
+    same_tables(a, b);
+    same_output(a, b, tk_profile_write_json);
+    same_output(a, b, tk_profile_write_callgrind);
+    same_output(a, b, tk_profile_write_folded);
+    same_output(a, b, tk_profile_write_bolt);
+    printf("%-5s %-12s %-28s %8llu ranges, %8llu as blocks in %6llu batches, %5llu other "
+           "events\n",
+           pc_list ? "pcs" : "trace", setting, prog, (unsigned long long)t.ranges,
+           (unsigned long long)tb.entries, (unsigned long long)tb.batches,
+           (unsigned long long)tb.others);
+    tk_profile_free(a);
+    tk_profile_free(b);
+    tk_image_free(img);
+    free(elf);
+    free(dir);
+    free(pcs);
+}
+
+static const char *const progs[] = {
+    "median",    "multiply", "towers", "vvadd", "spmv",
+    "dhrystone", "qsort",    "mm",     "rsort", "test_discon_branch_exception"};
+
+/* Every setting of every program, decoded from its packets. */
+static void test_decoded_traces(void **state)
+{
+    (void)state;
+    static const char *settings[] = {"itype3_basic", "itype4_basic", "itype3_debug",
+                                     "itype4_debug"};
+    size_t checked = 0;
+    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+        for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
+            char rel[512];
+            snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", progs[i], settings[k]);
+            char *dir = tk_test_data_path(rel);
+            struct stat st;
+            bool present = stat(dir, &st) == 0;
+            free(dir);
+            if (present) {
+                check(progs[i], settings[k], false);
+                checked++;
+            }
+        }
+    }
+    assert_true(checked >= 20);
+}
+
+/* Every program's executed-PC list (traps inferred from the PCs, the boot ROM's PCs an
+ * error: flow that is not all whole blocks). */
+static void test_pc_lists(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+        check(progs[i], "itype3_basic", true);
+}
+
+int main(void)
+{
+    if (!tk_test_data_present())
+        return TK_TEST_SKIP;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decoded_traces),
+        cmocka_unit_test(test_pc_lists),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

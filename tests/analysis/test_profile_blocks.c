@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* TK_EV_BLOCKS into the profile, by hand, over the program of fake_code.h: every script of
+ * range events below is fed once as it is and once with each range turned into an entry of
+ * a block batch (blocks made here, with ids far apart so the profile's table grows, and a
+ * second block object reusing an id, as another image's would). Both profiles must agree
+ * in every accessor. The scripts cover what the block fast path leaves to the general
+ * one: traps and xRET, lost trace, trace off/on, context changes, ranges that do not match
+ * the code, branches whose outcome the event does not state, and recursion. */
+#include <string.h>
+
+#include "fake_code.h"
+#include "profile_compare.h"
+#include "testutil.h"
+
+#define MAX_STEPS 64
+
+typedef struct step {
+    uint16_t kind; /* TK_EV_RANGE, or another event kind */
+    uint64_t first, last;
+    uint8_t end;
+    bool taken;
+    uint32_t ninsn; /* for ranges that do not match the code */
+    uint64_t context;
+} step;
+
+#define R(f, l, e, t)                                                                              \
+    {                                                                                              \
+        TK_EV_RANGE, f, l, e, t, 0, 0                                                              \
+    }
+#define EV(k)                                                                                      \
+    {                                                                                              \
+        k, 0, 0, 0, false, 0, 0                                                                    \
+    }
+
+/* The blocks made for one script: one per distinct range, ids spread out. */
+typedef struct blockset {
+    tk_bblock b[MAX_STEPS];
+    size_t n;
+} blockset;
+
+static const tk_bblock *block_of(blockset *s, const step *st, bool other)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->b[i].start == st->first && s->b[i].last == st->last && (s->b[i].id & 1) == other)
+            return &s->b[i];
+    assert_true(s->n < MAX_STEPS);
+    tk_bblock *b = &s->b[s->n];
+    memset(b, 0, sizeof(*b));
+    b->start = st->first;
+    b->last = st->last;
+    b->ninsn = st->ninsn;
+    /* Ids 1000 apart from 70000 up; "other" blocks take the id of block 0 plus one, the
+     * same for all of them, as if from another image. */
+    b->id = other ? 70001 : 70000 + 1000 * (uint32_t)s->n;
+    s->n++;
+    return b;
+}
+
+static uint32_t count_insns(uint64_t first, uint64_t last)
+{
+    uint32_t n = 0;
+    for (uint64_t a = first; a <= last;) {
+        const fake_insn *f = fake_find(a);
+        if (!f)
+            return 0;
+        n++;
+        a += f->len;
+    }
+    return n;
+}
+
+static tk_event event_of(const step *s)
+{
+    tk_event ev = {.kind = s->kind,
+                   .first = s->first,
+                   .last = s->last,
+                   .end = s->end,
+                   .taken = s->taken,
+                   .context = s->context};
+    if (s->kind == TK_EV_RANGE) {
+        ev.ninsn = s->ninsn ? s->ninsn : count_insns(s->first, s->last);
+        ev.next = 0;
+    }
+    if (s->kind == TK_EV_TRAP) {
+        ev.first = s->first; /* epc */
+        ev.cause = 2;
+    }
+    return ev;
+}
+
+/* Feed the script twice and compare. batch: entries per batch (1 = a batch per range). */
+static void run(const step *script, size_t n, size_t batch)
+{
+    tk_code_view v = fake_view();
+    tk_profile *a = NULL, *b = NULL;
+    assert_int_equal(tk_profile_new(&v, &a), TK_OK);
+    assert_int_equal(tk_profile_new(&v, &b), TK_OK);
+    blockset set = {.n = 0};
+    tk_block_exec e[MAX_STEPS];
+    tk_event bt = {.kind = TK_EV_BLOCKS, .blocks = e, .nblocks = 0};
+    for (size_t i = 0; i < n; i++) {
+        tk_event ev = event_of(&script[i]);
+        if (ev.kind == TK_EV_RANGE)
+            ev.ninsn = script[i].ninsn ? script[i].ninsn : count_insns(ev.first, ev.last);
+        assert_int_equal(tk_profile_event(a, &ev), TK_OK);
+        if (ev.kind != TK_EV_RANGE) {
+            if (bt.nblocks) {
+                assert_int_equal(tk_profile_event(b, &bt), TK_OK);
+                bt.nblocks = 0;
+            }
+            assert_int_equal(tk_profile_event(b, &ev), TK_OK);
+            continue;
+        }
+        step s = script[i];
+        s.ninsn = (uint32_t)ev.ninsn;
+        /* Every third range goes as the colliding block of "another image". */
+        const tk_bblock *blk = block_of(&set, &s, i % 3 == 2);
+        e[bt.nblocks++] = (tk_block_exec){
+            .block = blk, .next = 0, .end = ev.end, .taken = ev.taken, .indirect = 0};
+        if (bt.nblocks == batch) {
+            assert_int_equal(tk_profile_event(b, &bt), TK_OK);
+            bt.nblocks = 0;
+        }
+    }
+    if (bt.nblocks)
+        assert_int_equal(tk_profile_event(b, &bt), TK_OK);
+    /* An empty batch changes nothing. */
+    bt.nblocks = 0;
+    assert_int_equal(tk_profile_event(b, &bt), TK_OK);
+    assert_int_equal(tk_profile_finish(a), TK_OK);
+    assert_int_equal(tk_profile_finish(b), TK_OK);
+    same_totals(a, b);
+    same_tables(a, b);
+    same_output(a, b, tk_profile_write_json);
+    same_output(a, b, tk_profile_write_autofdo);
+    /* After finish, batches are refused like ranges. */
+    bt.nblocks = 1;
+    assert_int_equal(tk_profile_event(b, &bt), TK_ERR_STATE);
+    tk_profile_free(a);
+    tk_profile_free(b);
+}
+
+static void run_all(const step *script, size_t n)
+{
+    for (size_t batch = 1; batch <= n; batch++)
+        run(script, n, batch);
+}
+
+/* main calls foo twice (foo's branch once taken, once not), loops, returns. */
+static const step calls[] = {
+    R(0x1000, 0x1004, TK_END_CALL, false),   R(0x2000, 0x2002, TK_END_BRANCH, true),
+    R(0x2008, 0x2008, TK_END_RETURN, false), R(0x1008, 0x100c, TK_END_BRANCH, true),
+    R(0x1004, 0x1004, TK_END_CALL, false),   R(0x2000, 0x2002, TK_END_BRANCH, false),
+    R(0x2006, 0x2008, TK_END_RETURN, false), R(0x1008, 0x100c, TK_END_BRANCH, true),
+    R(0x1004, 0x1004, TK_END_CALL, false),   R(0x2000, 0x2002, TK_END_BRANCH, true),
+    R(0x2008, 0x2008, TK_END_RETURN, false), R(0x1008, 0x100c, TK_END_BRANCH, false),
+    R(0x1010, 0x1010, TK_END_RETURN, false),
+};
+
+/* A trap into the handler and back, a lost stretch, trace off and on, a context change. */
+static const step breaks[] = {
+    R(0x1000, 0x1004, TK_END_CALL, false),
+    R(0x2000, 0x2000, TK_END_TRAP, false),
+    {TK_EV_TRAP, 0x2002, 0, 0, false, 0, 0},
+    R(0x3000, 0x3004, TK_END_TRAP_RETURN, false),
+    R(0x2002, 0x2002, TK_END_BRANCH, false),
+    R(0x2006, 0x2008, TK_END_RETURN, false),
+    R(0x1008, 0x100c, TK_END_BRANCH, true),
+    EV(TK_EV_LOST),
+    R(0x1004, 0x1004, TK_END_CALL, false),
+    R(0x2000, 0x2002, TK_END_BRANCH, true),
+    EV(TK_EV_TRACE_OFF),
+    EV(TK_EV_TRACE_ON),
+    R(0x2008, 0x2008, TK_END_RETURN, false),
+    {TK_EV_CONTEXT, 0, 0, 0, false, 0, 7},
+    R(0x1008, 0x100c, TK_END_BRANCH, true),
+    {TK_EV_CONTEXT, 0, 0, 0, false, 0, 8},
+    R(0x1004, 0x1004, TK_END_CALL, false),
+    R(0x2000, 0x2002, TK_END_BRANCH, true),
+    R(0x2008, 0x2008, TK_END_RETURN, false),
+    R(0x1008, 0x100c, TK_END_BRANCH, false),
+    R(0x1010, 0x1010, TK_END_RETURN, false),
+};
+
+/* Ranges that do not match the code (opaque), and branches whose outcome the events leave
+ * to the next range (end JUMP, as a decoder that does not state it would say). */
+static const step odd[] = {
+    R(0x1000, 0x1004, TK_END_CALL, false),
+    R(0x2000, 0x2002, TK_END_JUMP, false),
+    R(0x2008, 0x2008, TK_END_RETURN, false),
+    R(0x1008, 0x100c, TK_END_JUMP, false),
+    R(0x1004, 0x1004, TK_END_CALL, false),
+    R(0x2000, 0x2002, TK_END_JUMP, false),
+    R(0x2006, 0x2008, TK_END_RETURN, false),
+    {TK_EV_RANGE, 0x5000, 0x5010, TK_END_JUMP, false, 5, 0}, /* no code there */
+    R(0x1008, 0x100c, TK_END_BRANCH, true),
+    {TK_EV_RANGE, 0x1006, 0x100c, TK_END_BRANCH, true, 3, 0}, /* not on an instruction */
+    R(0x1004, 0x1004, TK_END_CALL, false),
+    R(0x2000, 0x2002, TK_END_BRANCH, true),
+    R(0x2008, 0x2008, TK_END_RETURN, false),
+    R(0x1008, 0x100c, TK_END_BRANCH, false),
+    R(0x1010, 0x1010, TK_END_RETURN, false),
+};
+
+/* foo "calls" itself (recursion through one call edge), and a return nobody expects. */
+static const step recursion[] = {
+    R(0x2008, 0x2008, TK_END_RETURN, false), /* starts inside a call */
+    R(0x1008, 0x100c, TK_END_BRANCH, true),  R(0x1004, 0x1004, TK_END_CALL, false),
+    R(0x2000, 0x2000, TK_END_CALL, false),   R(0x2000, 0x2000, TK_END_CALL, false),
+    R(0x2000, 0x2002, TK_END_BRANCH, true),  R(0x2008, 0x2008, TK_END_RETURN, false),
+    R(0x2002, 0x2002, TK_END_BRANCH, true),  R(0x2008, 0x2008, TK_END_RETURN, false),
+    R(0x2002, 0x2002, TK_END_BRANCH, false), R(0x2006, 0x2008, TK_END_RETURN, false),
+    R(0x1008, 0x100c, TK_END_BRANCH, false), R(0x1010, 0x1010, TK_END_RETURN, false),
+};
+
+static void test_calls(void **state)
+{
+    (void)state;
+    run_all(calls, sizeof(calls) / sizeof(calls[0]));
+}
+
+static void test_breaks(void **state)
+{
+    (void)state;
+    run_all(breaks, sizeof(breaks) / sizeof(breaks[0]));
+}
+
+static void test_odd_ranges(void **state)
+{
+    (void)state;
+    run_all(odd, sizeof(odd) / sizeof(odd[0]));
+}
+
+static void test_recursion(void **state)
+{
+    (void)state;
+    run_all(recursion, sizeof(recursion) / sizeof(recursion[0]));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_calls),
+        cmocka_unit_test(test_breaks),
+        cmocka_unit_test(test_odd_ranges),
+        cmocka_unit_test(test_recursion),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
