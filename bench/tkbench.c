@@ -10,8 +10,8 @@
  *       batches (for cachegrind).
  *   tkbench flow SCF UCF ELF RAW [RUNS [SINKS]]
  *       Serial flow decoding of RAW (tk_te_decoder_run_raw) into three sinks, each run RUNS
- *       times: the counting sink (with block events, TK_TE_DEC_BLOCK_EVENTS), the profile
- *       collector (tk_profile, finished) and the PC list (written to /dev/null). Reports
+ *       times: the counting sink and the profile collector (tk_profile, finished), both with
+ *       block events (TK_TE_DEC_BLOCK_EVENTS), and the PC list (written to /dev/null). Reports
  *       instructions/s and trace MB/s per sink. SINKS (e.g. "count,pcs") runs only those (to
  *       profile one sink under callgrind).
  *   tkbench gen SCF UCF ENCODER_INPUT COPIES OUT.te_inst_raw [GOLDEN.te_inst_raw]
@@ -381,7 +381,8 @@ static int cmd_flow(int argc, char **argv)
         double c1 = now(CLOCK_THREAD_CPUTIME_ID);
         tk_profile *prof = NULL;
         if (want[1] && st == TK_OK && (st = tk_profile_new(&view, &prof)) == TK_OK) {
-            st = decode_into(&p, img, buf, len, 0, tk_profile_event, prof, &insns[1]);
+            st = decode_into(&p, img, buf, len, TK_TE_DEC_BLOCK_EVENTS, tk_profile_event, prof,
+                             &insns[1]);
             if (st == TK_OK)
                 st = tk_profile_finish(prof);
         }

@@ -178,7 +178,8 @@ static tk_status relay_event(void *ctx, const tk_event *ev)
     return tk_profile_event(r->profile, ev);
 }
 
-/* Where the sources send their events: through the batcher to relay_event. */
+/* Where the sources without block events of their own (PC lists, the hart model) send their
+ * events: through the batcher to relay_event. */
 static tk_status feed_event(void *ctx, const tk_event *ev)
 {
     relay *r = ctx;
@@ -220,12 +221,16 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     if (st != TK_OK)
         return fail(in, st, &d, in->trace);
     r->size = tk_te_raw_size(raw);
-    if ((st = tk_te_decoder_new(p, run->img, feed_event, r, &dec)) != TK_OK) {
+    /* The decoder batches whole blocks itself (no lookup per range, as the batcher needs);
+     * --by-range keeps plain range events. */
+    const bool blocks = r->batcher != NULL;
+    if ((st = tk_te_decoder_new(p, run->img, blocks ? relay_event : feed_event, r, &dec)) !=
+        TK_OK) {
         tk_te_raw_close(raw);
         return fail(in, st, NULL, "decoder");
     }
-    if (in->ecall_sequential)
-        tk_te_decoder_set_flags(dec, TK_TE_DEC_ECALL_SEQUENTIAL);
+    tk_te_decoder_set_flags(dec, (in->ecall_sequential ? TK_TE_DEC_ECALL_SEQUENTIAL : 0u) |
+                                     (blocks ? TK_TE_DEC_BLOCK_EVENTS : 0u));
     st = tk_te_decoder_run_raw(dec, raw);
     /* A damaged stream was reported packet by packet; only a stop of our own is fatal. */
     if (st != TK_ERR_NOMEM && st != TK_ERR_STATE)
