@@ -9,6 +9,7 @@ struct tk_block_batcher {
     tk_event_fn fn;
     void *ctx;
     tk_event batch; /* kind TK_EV_BLOCKS; trace_id, priv, context, offsets of the first entry */
+    const tk_bblock *prev; /* the block of the latest whole-block range, or NULL */
     tk_block_exec e[TK_BLOCK_BATCH];
 };
 
@@ -71,17 +72,26 @@ tk_status tk_block_batcher_flush(tk_block_batcher *b)
     return st;
 }
 
-/* The whole block the range covers, or NULL. A range that begins at a block start covers
- * the whole block exactly when it ends at the block's last instruction: blocks are
- * straight-line, so the instruction count then matches too (checked anyway, since a range
- * produced from another image would not). */
+/* The whole block the range covers, or NULL. Most ranges start at the fall-through or the
+ * static target of the block before: its successor links (image.h) then find the block in
+ * one load, and the cache's hash lookup is left for the rest. A range that begins at a block
+ * start covers the whole block exactly when it ends at the block's last instruction: blocks
+ * are straight-line, so the instruction count then matches too (checked anyway, since a
+ * range produced from another image would not). */
 static const tk_bblock *whole_block(tk_block_batcher *b, const tk_event *ev)
 {
-    const tk_bblock *blk;
-    if (tk_image_block(b->img, ev->first, &blk) != TK_OK)
+    const tk_bblock *p = b->prev, *blk = NULL;
+    b->prev = NULL;
+    tk_status st;
+    if (p && ev->first == p->fall)
+        st = tk_image_block_succ(b->img, p, 0, &blk);
+    else if (p && p->target && ev->first == p->target)
+        st = tk_image_block_succ(b->img, p, 1, &blk);
+    else
+        st = tk_image_block(b->img, ev->first, &blk);
+    if (st != TK_OK || blk->last != ev->last || blk->ninsn != ev->ninsn)
         return NULL;
-    if (blk->last != ev->last || blk->ninsn != ev->ninsn)
-        return NULL;
+    b->prev = blk;
     return blk;
 }
 
