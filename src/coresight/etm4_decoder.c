@@ -75,9 +75,16 @@ struct block {
  * and are found by pc through a direct-mapped index; a block whose index entry was taken by
  * another one stays reachable through its links. A full pool is emptied as a whole (links
  * included) and refilled. */
+/* (Overridable so that a test can build a tiny cache that is emptied all the time.) */
+#ifndef BLOCK_CHUNK
 #define BLOCK_CHUNK 4096
+#endif
+#ifndef BLOCK_CHUNKS
 #define BLOCK_CHUNKS 64 /* at most 256 Ki blocks, 16 MiB */
+#endif
+#ifndef NINDEX
 #define NINDEX 32768
+#endif
 
 typedef struct block_cache {
     struct block *index[NINDEX];
