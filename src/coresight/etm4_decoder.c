@@ -40,7 +40,6 @@ struct tk_etm4_decoder {
     /* Block cache: code does not change while decoding, so the walk from an address to its
      * next branch is remembered, with links between blocks (see struct block). */
     struct block_cache *blocks;
-    uint64_t taken_head;     /* bytes 0-7 of a tk_event with only taken = 1 */
     struct spec_queue *spec; /* only when TRCIDR8.MAXSPEC > 0 */
 };
 
@@ -58,18 +57,25 @@ struct tk_etm4_decoder {
  * lookup; the range event is copied out of the block rather than assembled. 64 bytes. */
 struct block {
     uint64_t start, last;
-    uint64_t next[2];      /* pc after the block: [0] not taken, [1] taken (0: indirect) */
-    struct block *link[2]; /* the blocks at next[0] and next[1], once looked up */
-    uint64_t head;         /* bytes 0-7 of its range event (kind, end, indirect), taken = 0 */
+    uint64_t target;       /* taken: the direct branch target (0: indirect) */
+    struct block *link[2]; /* the blocks that follow: [0] not taken, [1] taken, once known */
+    uint64_t head[2];      /* bytes 0-7 of its range event (kind, end, taken, indirect) */
     uint32_t n;            /* instructions, the branch included */
     uint8_t isa;           /* tk_arm_isa */
-    uint8_t next_isa[2];   /* instruction set at next[0], next[1] */
+    uint8_t next_isa[2];   /* instruction set after it: [0] not taken, [1] taken */
     uint8_t flags;         /* BF_* */
 };
+/* Taken, it needs the general loop (indirect, return stack): bit 0, tested as flags & E. */
+#define BF_TAKEN_SLOW 0x01
+#define BF_SIZE 0x0e     /* size of the branch << 1: not taken, execution goes on after it */
 #define BF_INDIRECT 0x10 /* indirect branch */
 #define BF_LINK 0x20     /* branch with link */
-/* Taken, it needs the general loop (indirect, return stack); bit 6 is tested as flags >> 6. */
-#define BF_TAKEN_SLOW 0x40
+
+/* The pc after block b when its atom is e (1 = taken). */
+static inline uint64_t block_next(const struct block *b, unsigned e)
+{
+    return e ? b->target : b->last + ((b->flags & BF_SIZE) >> 1);
+}
 
 /* Blocks live in a pool of fixed chunks (their addresses never change, so links stay valid)
  * and are found by pc through a direct-mapped index; a block whose index entry was taken by
@@ -112,10 +118,6 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
     /* The block cache is allocated at the first atom: a snapshot often names sources that
      * are not in the trace, and the cache is the bulk of a decoder's memory. */
     d->range.kind = TK_EV_RANGE;
-    tk_event t;
-    memset(&t, 0, sizeof(t));
-    t.taken = 1;
-    memcpy(&d->taken_head, &t, sizeof(d->taken_head));
     d->range.trace_id = cfg->trace_id;
     d->rs_enabled = (cfg->configr >> 12) & 1;
     if (cfg->max_spec && !(d->spec = spec_new())) {
@@ -370,12 +372,12 @@ static NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
     b->last = ev.last;
     b->n = (uint32_t)ev.ninsn;
     b->isa = (uint8_t)d->isa;
-    b->next[0] = ev.last + br.size;
+    b->target = br.indirect ? 0 : br.target;
     b->next_isa[0] = (uint8_t)d->isa;
-    b->next[1] = br.indirect ? 0 : br.target;
     b->next_isa[1] = br.indirect ? (uint8_t)d->isa : br.target_isa;
     b->link[0] = b->link[1] = NULL;
-    b->flags = (uint8_t)((br.indirect ? BF_INDIRECT : 0) | (br.link ? BF_LINK : 0) |
+    b->flags = (uint8_t)(((br.size << 1) & BF_SIZE) | (br.indirect ? BF_INDIRECT : 0) |
+                         (br.link ? BF_LINK : 0) |
                          (br.indirect || (br.link && d->rs_enabled) ? BF_TAKEN_SLOW : 0));
     tk_event h;
     memset(&h, 0, sizeof(h));
@@ -391,7 +393,9 @@ static NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
         h.end = TK_END_BRANCH;
     else
         h.end = TK_END_JUMP;
-    b->head = event_head(&h);
+    b->head[0] = event_head(&h);
+    h.taken = 1;
+    b->head[1] = event_head(&h);
     d->blocks->index[block_slot(b->start)] = b;
     return b;
 }
@@ -401,11 +405,11 @@ static NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
 static NOINLINE struct block *link_next(tk_etm4_decoder *d, struct block *b, unsigned e)
 {
     block_cache *c = d->blocks;
-    struct block *nb = block_find(c, b->next[e], b->next_isa[e]);
+    struct block *nb = block_find(c, block_next(b, e), b->next_isa[e]);
     if (!nb) {
         const uint32_t gen = c->gen;
         bool nomem = false;
-        d->pc = b->next[e];
+        d->pc = block_next(b, e);
         d->isa = (tk_arm_isa)b->next_isa[e];
         nb = block_fill(d, &nomem);
         if (!nb || c->gen != gen)
@@ -446,14 +450,14 @@ static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned
         ev->last = b->last;
         ev->ninsn = b->n;
         if (!(bits & 1)) {
-            put_head(ev, b->head);
-            d->pc = ev->next = b->next[0];
+            put_head(ev, b->head[0]);
+            d->pc = ev->next = block_next(b, 0);
         } else {
-            put_head(ev, b->head | d->taken_head);
+            put_head(ev, b->head[1]);
             if (UNLIKELY((b->flags & BF_LINK) && d->rs_enabled))
-                rs_push(d, b->next[0]);
+                rs_push(d, block_next(b, 0));
             if (!(b->flags & BF_INDIRECT)) {
-                d->pc = ev->next = b->next[1];
+                d->pc = ev->next = b->target;
                 d->isa = (tk_arm_isa)b->next_isa[1];
             } else {
                 ev->next = 0;
@@ -992,7 +996,6 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
     tk_event *const ev = &d->range;
     const tk_event_fn fn = d->fn;
     void *const ctx = d->ctx;
-    const uint64_t taken = d->taken_head;
     uint64_t pc = d->pc, pidx = d->packet_index;
     uint8_t isa = (uint8_t)d->isa, last_is = d->last_is;
     bool valid = d->pc_valid;
@@ -1041,26 +1044,25 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
             ev->first = b->start;
             ev->last = b->last;
             ev->ninsn = b->n;
-            ev->next = b->next[e];
-            if (UNLIKELY(e & (b->flags >> 6))) {
+            put_head(ev, b->head[e]);
+            if (UNLIKELY(b->flags & e)) {
                 /* taken indirect: the target comes from the next address packet; with the
                  * return stack, the general loop */
                 pc = b->start;
                 isa = b->isa;
                 if (rs)
                     goto slow;
-                put_head(ev, b->head | taken);
+                ev->next = 0;
                 b = NULL;
                 valid = false;
                 if (UNLIKELY(st = fn(ctx, ev)))
                     goto out;
                 break; /* the packet's remaining atoms are lost, as in atoms_slow */
             }
-            put_head(ev, b->head | (taken & (0 - (uint64_t)e)));
             struct block *nb = b->link[e];
             if (UNLIKELY(!nb) && !(nb = link_next(d, b, e))) {
                 /* missing code at the next pc: the next atom reports it */
-                pc = b->next[e];
+                ev->next = pc = block_next(b, e);
                 isa = b->next_isa[e];
                 b = NULL;
                 if (UNLIKELY(st = fn(ctx, ev)))
@@ -1070,6 +1072,7 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
                     goto slow;
                 break;
             }
+            ev->next = nb->start;
             b = nb;
             if (UNLIKELY(st = fn(ctx, ev)))
                 goto out;
