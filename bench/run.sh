@@ -7,6 +7,8 @@
 #   TK_BENCH_COPIES=300    copies of the dhrystone trace in the long input (203k instr. each)
 #   TK_BENCH_BIG_MB=200    size of the trace for the --jobs and peak-memory runs (deleted afterwards)
 #   TK_BENCH_JOBS_RUNS=3   repetitions of those (each takes seconds)
+#   TK_BENCH_HUGE_GB=0     if > 0: peak memory of -j1/-j2 decodes of a trace this many GB long
+#                          (built by concatenation, deleted afterwards; ~1.5 min per GB per run)
 #   TK_REF_DECODER=.../referenceFlow/scripts/decoder_model.py   the Python reference decoder
 #                          (skipped when unset); RISCV_TOOLCHAIN defaults to /usr for objdump
 #   TK_TESTDATA            the shared test data (default ../shared/testdata)
@@ -206,6 +208,20 @@ row "peak RSS, $((BB / 1000000)) MB trace, count -j1 / -j2" \
     "$(echo "${bm1[*]}" | median | xargs printf '%.0f KB')" \
     "$(echo "${bm2[*]}" | median | xargs printf '%.0f KB')" "" ""
 rm -f "$BIG"
+
+# ---- a multi-GB trace (opt-in: TK_BENCH_HUGE_GB=2): memory must not grow with length -------
+if [ "${TK_BENCH_HUGE_GB:-0}" -gt 0 ] 2>/dev/null; then
+    HUGE=$CACHE/huge.te_inst_raw
+    n=$(( (TK_BENCH_HUGE_GB * 1000000000 + BYTES - 1) / BYTES ))
+    for i in $(seq "$n"); do cat "$LONG"; done > "$HUGE"
+    HB=$(stat -c %s "$HUGE")
+    for j in 1 2; do
+        r=$(timed "$TK" decode --scf "$SCF" --ucf "$UCF" --elf "$ELF" --format count -j $j "$HUGE")
+        row "peak RSS, $((HB / 1000000)) MB trace, count -j$j" \
+            "$(echo "$r" | cut -d' ' -f3) KB" "" "" "$(echo "$r" | cut -d' ' -f2) s wall"
+    done
+    rm -f "$HUGE"
+fi
 
 # ---- CoreSight ETMv4 -------------------------------------------------------------------------
 echo

@@ -12,6 +12,7 @@ typedef struct cli {
     FILE *out;
     int format_ranges;
     unsigned long errors;
+    unsigned long mismatches; /* decode errors saying trace and memory images disagree */
     /* --stats: count instead of printing */
     unsigned long long packets, ranges, insns;
 } cli;
@@ -56,6 +57,7 @@ static tk_status print_event(void *ctx, const tk_event *ev)
     cli *c = ctx;
     if (ev->kind == TK_EV_ERROR) {
         c->errors++;
+        c->mismatches += ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_BAD_INSN;
         fprintf(stderr, "[%llu, 0x%llx: %s: %s]\n", (unsigned long long)ev->byte_offset,
                 (unsigned long long)ev->first, tk_strerror(ev->status),
                 ev->message ? ev->message : "");
@@ -347,7 +349,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
             fprintf(stderr, "tracekit %s: skipping %s (trace ID 0x%x): %s is not decoded\n", cmd,
                     s->name, s->trace_id, tk_cs_protocol_name(s->protocol));
     }
-    cli c = {stdout, !strcmp(format, "ranges"), 0, 0, 0, 0};
+    cli c = {stdout, !strcmp(format, "ranges"), 0, 0, 0, 0, 0};
     tk_etm4_run_opts o;
     memset(&o, 0, sizeof(o));
     o.size = sizeof(o);
@@ -369,7 +371,17 @@ static int run(int argc, char **argv, const char *cmd, int decode)
         fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);
         return 1;
     }
-    return 0;
+    if (!decode || !c.errors)
+        return 0;
+    /* As `tracekit decode` of E-Trace: everything decodable was written, errors make the
+     * exit status 1, and a trace that does not fit the code is named as such. */
+    if (c.mismatches)
+        fprintf(stderr,
+                "tracekit %s: %lu places where the trace does not fit the memory images: are "
+                "they the traced program's, loaded at the traced addresses?\n",
+                cmd, c.mismatches);
+    fprintf(stderr, "tracekit %s: %lu errors in all\n", cmd, c.errors);
+    return 1;
 }
 
 int tk_cmd_dump_snapshot(int argc, char **argv)

@@ -22,7 +22,11 @@ static void usage(FILE *out)
         ".te_inst_raw: per packet a header byte (type << 5) | length, then the payload),\n"
         "one per line: byte offset of the header, packet index, payload length, fields.\n"
         "Field widths come from the .scf; run-time options from the .ucf and from each\n"
-        "support packet's ioptions (which override the .ucf from then on).\n"
+        "support packet's ioptions (which override the .ucf from then on). A support\n"
+        "packet that cannot come from the encoder (as the decoder judges it: undefined\n"
+        "encoder_mode or ioptions bits, a mode the .scf's hardware lacks, options changed\n"
+        "after a sync or after damage) is printed, followed by a line '! not applied' with\n"
+        "its offset and the reason, and the options stay as they were.\n"
         "\n"
         "options:\n"
         "  --scf FILE     static parameters (*_p), reference .scf format (required)\n"
@@ -32,6 +36,8 @@ static void usage(FILE *out)
         "  --raw          also print the payload bytes\n"
         "  --csv          print the reference .te_inst CSV instead (as te_inst_deserialiser.py)\n"
         "  --keep-going   report damaged packets and continue after them where possible\n"
+        "  --fixed-options  the .ucf's options are the encoder's: a support packet\n"
+        "                 announcing others is not applied\n"
         "  -h, --help     this text\n"
         "\n"
         "Errors are reported on stderr as 'FILE: offset N (packet I): reason'; every packet\n"
@@ -47,7 +53,7 @@ static void usage(FILE *out)
 
 typedef struct dump_opts {
     const char *scf, *ucf, *in, *spec;
-    bool raw, csv, keep_going;
+    bool raw, csv, keep_going, fixed_options;
 } dump_opts;
 
 static int parse(int argc, char **argv, dump_opts *o)
@@ -71,6 +77,8 @@ static int parse(int argc, char **argv, dump_opts *o)
             o->csv = true;
         } else if (!strcmp(a, "--keep-going")) {
             o->keep_going = true;
+        } else if (!strcmp(a, "--fixed-options")) {
+            o->fixed_options = true;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "tracekit dump: unknown option '%s' (try --help)\n", a);
             return 2;
@@ -133,6 +141,38 @@ static void print_packet(const dump_opts *o, const tk_te_params *p, const tk_te_
     putchar('\n');
 }
 
+/* The reader's place in the trace for tk_te_support_check (TK_TE_SUPPORT_* flags), as the
+ * flow decoder keeps it: a sync starts following the flow and clears damage, a clean end
+ * (support packet with a qual_status) stops following it, an error or a refused support
+ * packet is damage. */
+enum { FOLLOWING = TK_TE_SUPPORT_FOLLOWING, DAMAGED = TK_TE_SUPPORT_DAMAGED };
+
+/* A support packet (just printed): its ioptions applied to p if the encoder can have sent
+ * it, otherwise reported and ignored. Returns false if refused. */
+static bool support_packet(const dump_opts *o, tk_te_params *p, const tk_te_raw_packet *rp,
+                           const tk_te_packet *k, unsigned *state)
+{
+    const char *why = tk_te_support_check(p, k->encoder_mode, k->ioptions, *state);
+    if (why) {
+        if (!o->csv)
+            printf("%-9" PRIu64 " ! not applied: %s\n", rp->offset, why);
+        fflush(stdout);
+        fprintf(stderr,
+                "tracekit dump: %s: offset %" PRIu64 " (packet %" PRIu64
+                "): support packet not applied (ioptions 0x%" PRIx32 ", options in use 0x%" PRIx32
+                ", encoder_mode %u): %s\n",
+                o->in, rp->offset, rp->index, (uint32_t)k->ioptions, tk_te_params_ioptions(p),
+                (unsigned)k->encoder_mode, why);
+        *state = (*state & ~(unsigned)FOLLOWING) | DAMAGED;
+        return false;
+    }
+    /* E-Trace 2.0 payload.adoc F3SF3: the support packet states the run-time options */
+    tk_te_params_apply_ioptions(p, k->ioptions);
+    if (k->qual_status != TK_QUAL_NO_CHANGE) /* the trace ended (or was lost) cleanly */
+        *state &= ~(unsigned)(FOLLOWING | DAMAGED);
+    return true;
+}
+
 int tk_cmd_dump(int argc, char **argv)
 {
     if (tk_legacy_wanted(argc, argv)) /* nibble / RLE trace (legacy_cmds.c) */
@@ -162,6 +202,7 @@ int tk_cmd_dump(int argc, char **argv)
     tk_te_layout_init(&layout, &p);
     tk_te_raw_packet rp;
     tk_status st;
+    unsigned state = o.fixed_options ? TK_TE_SUPPORT_FIXED_OPTIONS : 0;
     for (;;) {
         tk_diag_clear(&d);
         st = tk_te_raw_next(r, &rp, &d);
@@ -187,14 +228,22 @@ int tk_cmd_dump(int argc, char **argv)
             fflush(stdout);
             fprintf(stderr, "tracekit dump: %s\n", d.message);
             status = 1;
+            state = (state & ~(unsigned)FOLLOWING) | DAMAGED;
             if (!o.keep_going)
                 break;
             continue;
         }
         print_packet(&o, &p, &rp, &k);
-        /* E-Trace 2.0 payload.adoc F3SF3: the support packet states the run-time options */
-        if (k.format == TK_TE_F3 && k.subformat == TK_TE_SF_SUPPORT)
-            tk_te_params_apply_ioptions(&p, k.ioptions);
+        if (k.format != TK_TE_F3)
+            continue;
+        if (k.subformat == TK_TE_SF_SUPPORT) {
+            if (!support_packet(&o, &p, &rp, &k, &state))
+                status = 1;
+        } else if (k.subformat == TK_TE_SF_START ||
+                   (k.subformat == TK_TE_SF_TRAP && (p.spec != TK_TE_SPEC_2_0 || k.thaddr))) {
+            /* a sync (decoder.c process_format3): the flow is followed from here */
+            state = (state & ~(unsigned)DAMAGED) | FOLLOWING;
+        }
     }
     tk_te_raw_close(r);
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -28,6 +28,11 @@ typedef enum tk_event_kind {
     TK_EV_NOTIFY,    /* trigger notify at addr */
     TK_EV_ERROR,     /* decode error: status, byte_offset, packet_index, message */
     TK_EV_TIMESTAMP, /* time */
+    /* A batch of whole basic blocks executed in order (blocks, nblocks; see tk_block_exec).
+     * Producers emit it only to a consumer that asked for it (TK_TE_DEC_BLOCK_EVENTS for the
+     * E-Trace decoder, or the tk_block_batcher adapter of blocks.h); every other consumer
+     * sees the same flow as TK_EV_RANGE events. */
+    TK_EV_BLOCKS,
 } tk_event_kind;
 
 /* How a TK_EV_RANGE ended. */
@@ -42,6 +47,21 @@ typedef enum tk_range_end {
     TK_END_TRAP_RETURN, /* xRET */
     TK_END_TRAP,        /* exception/ecall/ebreak/interrupt: a TK_EV_TRAP follows */
 } tk_range_end;
+
+struct tk_bblock;
+
+/* One entry of a TK_EV_BLOCKS batch: exactly the TK_EV_RANGE event {first = block->start,
+ * last = block->last, ninsn = block->ninsn, end, taken, indirect, next} with the block
+ * already looked up, so a sink can keep per-block data in an array indexed by block->id
+ * (image.h) and derive per-instruction and per-function figures once at the end instead of
+ * for every range. */
+typedef struct tk_block_exec {
+    const struct tk_bblock *block;
+    uint64_t next;    /* address executed after block->last */
+    uint8_t end;      /* tk_range_end */
+    uint8_t taken;    /* branch outcome for TK_END_BRANCH */
+    uint8_t indirect; /* next came from the trace, not from the code */
+} tk_block_exec;
 
 typedef struct tk_event {
     uint16_t kind;    /* tk_event_kind */
@@ -63,6 +83,10 @@ typedef struct tk_event {
     uint64_t packet_index;
     const char *message; /* TK_EV_ERROR: valid during the callback only */
     tk_status status;    /* TK_EV_ERROR */
+    /* TK_EV_BLOCKS: valid during the callback only. trace_id, priv and context hold for the
+     * whole batch; byte_offset and packet_index are those of the batch's first block. */
+    const tk_block_exec *blocks;
+    uint32_t nblocks;
 } tk_event;
 
 /* Event callback: return TK_OK to go on; any other status stops the decoder, which returns it. */

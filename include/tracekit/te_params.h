@@ -149,6 +149,24 @@ enum {
 uint32_t tk_te_params_ioptions(const tk_te_params *p);
 void tk_te_params_apply_ioptions(tk_te_params *p, uint32_t ioptions);
 
+/* Where a reader of the trace is, for tk_te_support_check. */
+enum {
+    /* the options in p are the encoder's (known from its configuration): any other refused */
+    TK_TE_SUPPORT_FIXED_OPTIONS = 1u << 0,
+    /* a sync (format 3 subformat 0 or 1) was read since the start or the last clean end
+     * (a support packet with qual_status other than no_change) */
+    TK_TE_SUPPORT_FOLLOWING = 1u << 1,
+    /* damage (an error or reported loss) since the last clean end */
+    TK_TE_SUPPORT_DAMAGED = 1u << 2,
+};
+/* Whether a support packet with this encoder_mode and ioptions can come from the encoder
+ * whose options p holds, the reader being in state (TK_TE_SUPPORT_* flags): NULL if it can
+ * (its ioptions are then to be applied), otherwise why not (a constant string). A refused
+ * packet was damaged and is not to be applied at all (src/etrace/support_check.c gives the
+ * rules and their spec sections). */
+const char *tk_te_support_check(const tk_te_params *p, uint32_t encoder_mode, uint32_t ioptions,
+                                unsigned state);
+
 #ifdef __cplusplus
 }
 #endif

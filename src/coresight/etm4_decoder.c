@@ -23,6 +23,9 @@ struct tk_etm4_decoder {
     bool ctx_valid;
     uint8_t last_is;  /* IS bit of the last address: A32/T32 in AArch32 */
     bool exc_pending; /* an Exception packet waits for its return address */
+    /* A Trace Info came while pc was known and no P0 element since: the next address packet
+     * states where execution is, which must be pc (else the memory images do not match). */
+    bool sync_check;
     uint16_t exc_type;
     uint64_t packet_index, byte_offset;
 
@@ -263,6 +266,21 @@ static tk_status no_code(tk_etm4_decoder *d)
     return emit_error(d, TK_ERR_NO_CODE, at, "no code in the memory images at this address");
 }
 
+/* The first address packet after a Trace Info, with no P0 element between (sync_check):
+ * the trace unit states the address of the next instruction, which a decoder that followed
+ * the flow from the memory images has in pc. A different address means the code walked is
+ * not the code traced (wrong or shifted memory image, or damaged trace before the sync): a
+ * mismatch, located at the packet; the trace's address is taken. */
+static tk_status sync_address(tk_etm4_decoder *d, uint64_t addr)
+{
+    d->sync_check = false;
+    if (!d->pc_valid || d->pop_pending || addr == d->pc)
+        return TK_OK;
+    return emit_error(d, TK_ERR_MISMATCH, addr,
+                      "address after Trace Info differs from the flow decoded from the memory "
+                      "images (wrong memory image, or trace damaged before the sync)");
+}
+
 /* One atom: execute up to and including the next branch. */
 static void rs_push(tk_etm4_decoder *d, uint64_t addr)
 {
@@ -430,6 +448,7 @@ static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned
     void *const ctx = d->ctx;
     ev->byte_offset = d->byte_offset;
     ev->packet_index = d->packet_index;
+    d->sync_check = false;
     for (; num; num--, bits >>= 1) {
         if (UNLIKELY(d->pop_pending) && (st = rs_pop(d)))
             return st;
@@ -660,6 +679,8 @@ static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
     case TK_ETM4_ADDR_L_32IS1:
     case TK_ETM4_ADDR_L_64IS0:
     case TK_ETM4_ADDR_L_64IS1:
+        if (UNLIKELY(d->sync_check) && (st = sync_address(d, p->addr)))
+            return st;
         d->pop_pending = false; /* the address replaces the return stack entry */
         if (d->exc_pending)
             return exception(d, p);
@@ -674,6 +695,7 @@ static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
     case TK_ETM4_SRC_ADDR_L_32IS1:
     case TK_ETM4_SRC_ADDR_L_64IS0:
     case TK_ETM4_SRC_ADDR_L_64IS1:
+        d->sync_check = false;
         return source_address(d, p);
     case TK_ETM4_EXCEPT:
         /* A taken return just before the exception got its target from the return stack. */
@@ -681,12 +703,14 @@ static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
             return st;
         d->exc_pending = true;
         d->exc_type = p->exc_type;
+        d->sync_check = false;
         return TK_OK;
     case TK_ETM4_TRACE_INFO:
         /* A periodic A-Sync + Trace Info may sit between an address and the atoms that use
          * it (the case the bugfix-exact-match snapshot records): the address stays valid. Only
          * the packet-level compression state is reset (in the parser). */
         d->exc_pending = false;
+        d->sync_check = d->pc_valid && !d->pop_pending;
         rs_flush(d);
         return TK_OK;
     case TK_ETM4_TRACE_ON:
@@ -707,6 +731,7 @@ static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return emit(d, &ev);
     }
     case TK_ETM4_Q:
+        d->sync_check = false;
         return q_element(d, p);
     case TK_ETM4_MISPREDICT:
     case TK_ETM4_CANCEL_F1:
@@ -1122,7 +1147,7 @@ tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v,
         return TK_OK;
     }
     for (size_t k = 0; k < n;) {
-        if (!d->pop_pending && d->blocks && !d->exc_pending) {
+        if (!d->pop_pending && d->blocks && !d->exc_pending && !d->sync_check) {
             if ((st = fast_run(d, v, n, &k))) /* applies at least packet k */
                 return st;
             continue;
@@ -1136,6 +1161,8 @@ tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v,
             continue;
         }
         /* An address packet: as apply() */
+        if (UNLIKELY(d->sync_check) && (st = sync_address(d, l->addr)))
+            return st;
         d->pop_pending = false;
         if (UNLIKELY(d->exc_pending)) {
             tk_etm4_packet pkt;

@@ -170,263 +170,43 @@ static uint64_t cvt_to_int(double x, unsigned fop, unsigned rm, uint32_t *fl)
     }
 }
 
-/* Single precision: everything through double is exact for the sign-magnitude operations;
- * arithmetic uses float so that rounding happens once. */
-static int exec_s(hart *h, const hinsn *d, unsigned rm, uint32_t *fl)
-{
-    uint32_t ab = get_s(h, d->rs1), bb = get_s(h, d->rs2), cb = get_s(h, d->rs3);
-    volatile float a = f_of(ab), b = f_of(bb), c = f_of(cb);
-    volatile float r = 0;
-    uint32_t rb;
-    bool is_arith = true;
-    switch (d->fop) {
-    case F_ADD:
-        r = a + b;
-        break;
-    case F_SUB:
-        r = a - b;
-        break;
-    case F_MUL:
-        r = a * b;
-        break;
-    case F_DIV:
-        r = a / b;
-        break;
-    case F_SQRT:
-        r = sqrtf(a);
-        break;
-    case F_MADD:
-    case F_MSUB:
-    case F_NMSUB:
-    case F_NMADD: {
-        float x = d->fop >= F_NMSUB ? -a : a;
-        float z = (d->fop == F_MSUB || d->fop == F_NMADD) ? -c : c;
-        if ((isinf(a) && b == 0) || (a == 0 && isinf(b)))
-            *fl |= FF_NV; /* even with a quiet NaN addend */
-        r = fmaf(x, b, z);
-        break;
-    }
-    case F_CVT_SD: { /* fcvt.s.d */
-        volatile double src = d_of(h->f[d->rs1]);
-        r = (float)src;
-        break;
-    }
-    default:
-        is_arith = false;
-        break;
-    }
-    if (is_arith) {
-        rb = b_of_f(r);
-        if (isnan(r))
-            rb = CNAN_S;
-        h->f[d->rd] = BOX | rb;
-        return 0;
-    }
-    switch (d->fop) {
-    case F_SGNJ:
-        rb = (ab & 0x7fffffffu) | (bb & 0x80000000u);
-        break;
-    case F_SGNJN:
-        rb = (ab & 0x7fffffffu) | (~bb & 0x80000000u);
-        break;
-    case F_SGNJX:
-        rb = ab ^ (bb & 0x80000000u);
-        break;
-    case F_MIN:
-    case F_MAX: {
-        bool an = isnan(a), bn = isnan(b);
-        if (snan_s(ab) || snan_s(bb))
-            *fl |= FF_NV;
-        if (an && bn)
-            rb = CNAN_S;
-        else if (an)
-            rb = bb;
-        else if (bn)
-            rb = ab;
-        else if (a == b)
-            rb = d->fop == F_MIN ? (ab | bb) : (ab & bb); /* -0 < +0 */
-        else
-            rb = ((a < b) == (d->fop == F_MIN)) ? ab : bb;
-        break;
-    }
-    case F_CVT_FROM_W:
-        r = (float)(int32_t)h->x[d->rs1];
-        rb = b_of_f(r);
-        break;
-    case F_CVT_FROM_WU:
-        r = (float)(uint32_t)h->x[d->rs1];
-        rb = b_of_f(r);
-        break;
-    case F_CVT_FROM_L:
-        r = (float)(int64_t)h->x[d->rs1];
-        rb = b_of_f(r);
-        break;
-    case F_CVT_FROM_LU:
-        r = (float)(uint64_t)h->x[d->rs1];
-        rb = b_of_f(r);
-        break;
-    case F_MV_F:
-        rb = (uint32_t)h->x[d->rs1];
-        break;
-    case F_CVT_W:
-    case F_CVT_WU:
-    case F_CVT_L:
-    case F_CVT_LU:
-        h->x[d->rd] = cvt_to_int((double)a, d->fop, rm, fl);
-        return 0;
-    case F_MV_X:
-        h->x[d->rd] = (uint64_t)(int64_t)(int32_t)(uint32_t)h->f[d->rs1];
-        return 0;
-    case F_CLASS: {
-        unsigned e = (ab >> 23) & 0xffu;
-        h->x[d->rd] =
-            class_bits(ab >> 31, e == 0xff && !(ab & 0x7fffffu), !(ab & 0x7fffffffu),
-                       e == 0 && (ab & 0x7fffffu), e == 0xff && (ab & 0x7fffffu), snan_s(ab));
-        return 0;
-    }
-    case F_EQ:
-    case F_LT:
-    case F_LE: {
-        bool nan = isnan(a) || isnan(b);
-        if (d->fop == F_EQ ? (snan_s(ab) || snan_s(bb)) : nan)
-            *fl |= FF_NV;
-        h->x[d->rd] = nan ? 0 : d->fop == F_EQ ? a == b : d->fop == F_LT ? a < b : a <= b;
-        return 0;
-    }
-    default:
-        return 2 + 1;
-    }
-    h->f[d->rd] = BOX | rb;
-    return 0;
-}
+/* One instruction of either precision: fpu_prec.h is the body, written once for a type
+ * and included twice. Single-precision operands are NaN-boxed in f[] (get_s); arithmetic
+ * uses the operand type itself so that rounding happens once. */
+#define FP_NAME exec_s
+#define FP_T float
+#define FP_U uint32_t
+#define FP_EXP 8
+#define FP_MANT 23
+#define FP_CNAN CNAN_S
+#define FP_BOX BOX
+#define FP_READ(r) get_s(h, r)
+#define FP_OF f_of
+#define FP_BITS_OF b_of_f
+#define FP_SNAN snan_s
+#define FP_SQRT sqrtf
+#define FP_FMA fmaf
+/* fcvt.s.d reads a double; fmv.x.w takes f[rs1]'s low bits, boxed or not, sign-extended */
+#define FP_CVT_OTHER d_of(h->f[d->rs1])
+#define FP_MV_X (uint64_t)(int64_t)(int32_t)(uint32_t)h->f[d->rs1]
+#include "fpu_prec.h"
 
-static int exec_d(hart *h, const hinsn *d, unsigned rm, uint32_t *fl)
-{
-    uint64_t ab = h->f[d->rs1], bb = h->f[d->rs2], cb = h->f[d->rs3];
-    volatile double a = d_of(ab), b = d_of(bb), c = d_of(cb);
-    volatile double r = 0;
-    uint64_t rb;
-    bool is_arith = true;
-    switch (d->fop) {
-    case F_ADD:
-        r = a + b;
-        break;
-    case F_SUB:
-        r = a - b;
-        break;
-    case F_MUL:
-        r = a * b;
-        break;
-    case F_DIV:
-        r = a / b;
-        break;
-    case F_SQRT:
-        r = sqrt(a);
-        break;
-    case F_MADD:
-    case F_MSUB:
-    case F_NMSUB:
-    case F_NMADD: {
-        double x = d->fop >= F_NMSUB ? -a : a;
-        double z = (d->fop == F_MSUB || d->fop == F_NMADD) ? -c : c;
-        if ((isinf(a) && b == 0) || (a == 0 && isinf(b)))
-            *fl |= FF_NV;
-        r = fma(x, b, z);
-        break;
-    }
-    case F_CVT_SD: { /* fcvt.d.s */
-        volatile float src = f_of(get_s(h, d->rs1));
-        r = (double)src;
-        break;
-    }
-    default:
-        is_arith = false;
-        break;
-    }
-    if (is_arith) {
-        rb = b_of_d(r);
-        if (isnan(r))
-            rb = CNAN_D;
-        h->f[d->rd] = rb;
-        return 0;
-    }
-    switch (d->fop) {
-    case F_SGNJ:
-        rb = (ab & ~(1ull << 63)) | (bb & (1ull << 63));
-        break;
-    case F_SGNJN:
-        rb = (ab & ~(1ull << 63)) | (~bb & (1ull << 63));
-        break;
-    case F_SGNJX:
-        rb = ab ^ (bb & (1ull << 63));
-        break;
-    case F_MIN:
-    case F_MAX: {
-        bool an = isnan(a), bn = isnan(b);
-        if (snan_d(ab) || snan_d(bb))
-            *fl |= FF_NV;
-        if (an && bn)
-            rb = CNAN_D;
-        else if (an)
-            rb = bb;
-        else if (bn)
-            rb = ab;
-        else if (a == b)
-            rb = d->fop == F_MIN ? (ab | bb) : (ab & bb);
-        else
-            rb = ((a < b) == (d->fop == F_MIN)) ? ab : bb;
-        break;
-    }
-    case F_CVT_FROM_W:
-        r = (double)(int32_t)h->x[d->rs1];
-        rb = b_of_d(r);
-        break;
-    case F_CVT_FROM_WU:
-        r = (double)(uint32_t)h->x[d->rs1];
-        rb = b_of_d(r);
-        break;
-    case F_CVT_FROM_L:
-        r = (double)(int64_t)h->x[d->rs1];
-        rb = b_of_d(r);
-        break;
-    case F_CVT_FROM_LU:
-        r = (double)(uint64_t)h->x[d->rs1];
-        rb = b_of_d(r);
-        break;
-    case F_MV_F:
-        rb = h->x[d->rs1];
-        break;
-    case F_CVT_W:
-    case F_CVT_WU:
-    case F_CVT_L:
-    case F_CVT_LU:
-        h->x[d->rd] = cvt_to_int(a, d->fop, rm, fl);
-        return 0;
-    case F_MV_X:
-        h->x[d->rd] = ab;
-        return 0;
-    case F_CLASS: {
-        unsigned e = (unsigned)(ab >> 52) & 0x7ffu;
-        uint64_t m = ab & 0x000fffffffffffffull;
-        h->x[d->rd] = class_bits(ab >> 63, e == 0x7ff && !m, !(ab << 1), e == 0 && m,
-                                 e == 0x7ff && m, snan_d(ab));
-        return 0;
-    }
-    case F_EQ:
-    case F_LT:
-    case F_LE: {
-        bool nan = isnan(a) || isnan(b);
-        if (d->fop == F_EQ ? (snan_d(ab) || snan_d(bb)) : nan)
-            *fl |= FF_NV;
-        h->x[d->rd] = nan ? 0 : d->fop == F_EQ ? a == b : d->fop == F_LT ? a < b : a <= b;
-        return 0;
-    }
-    default:
-        return 2 + 1;
-    }
-    h->f[d->rd] = rb;
-    return 0;
-}
+#define FP_NAME exec_d
+#define FP_T double
+#define FP_U uint64_t
+#define FP_EXP 11
+#define FP_MANT 52
+#define FP_CNAN CNAN_D
+#define FP_BOX 0
+#define FP_READ(r) h->f[r]
+#define FP_OF d_of
+#define FP_BITS_OF b_of_d
+#define FP_SNAN snan_d
+#define FP_SQRT sqrt
+#define FP_FMA fma
+#define FP_CVT_OTHER f_of(get_s(h, d->rs1))
+#define FP_MV_X h->f[d->rs1]
+#include "fpu_prec.h"
 
 /* Operations whose result depends on the rounding mode. */
 static bool rounds(unsigned fop)
