@@ -3,6 +3,7 @@
  * image (IHI0064 chapter 4 "The trace element model": every branch is a P0 instruction and
  * gets one atom; E = taken, N = not taken; indirect branch targets and exception targets come
  * from the following address packet). Emits tk_events like every tracekit flow decoder. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +41,8 @@ struct tk_etm4_decoder {
 
     tk_event range; /* range event template: only the range fields are ever written */
     /* Block cache: code does not change while decoding, so the walk from an address to its
-     * next branch is remembered (direct-mapped, keyed by address). */
-    struct block *blocks;
+     * next branch is remembered, with links between blocks (see struct block). */
+    struct block_cache *blocks;
     struct spec_queue *spec; /* only when TRCIDR8.MAXSPEC > 0 */
 };
 
@@ -53,30 +54,57 @@ struct tk_etm4_decoder {
 #define NOINLINE
 #endif
 
-/* A basic block ending in a branch, with everything an atom needs precomputed. */
-/* 32 bytes: the cache is walked by a serial chain (pc -> block -> next pc), so its latency,
- * i.e. how much of it stays in the near caches, bounds the decoder. */
+/* A basic block ending in a branch, with everything an atom needs precomputed, and links to
+ * the blocks that follow it. The decoder is a serial chain (block -> atom -> next block): with
+ * the links an atom costs one load of the next block instead of a hash of the next pc and a
+ * lookup; the range event is copied out of the block rather than assembled. 64 bytes. */
 struct block {
     uint64_t start, last;
-    uint64_t target; /* direct branch target (taken) */
-    uint32_t n;      /* instructions, the branch included */
-    uint8_t isa, target_isa;
-    uint8_t end;   /* tk_range_end of the range */
-    uint8_t flags; /* BF_* */
+    uint64_t target;       /* taken: the direct branch target (0: indirect) */
+    struct block *link[2]; /* the blocks that follow: [0] not taken, [1] taken, once known */
+    uint64_t head[2];      /* bytes 0-7 of its range event (kind, end, taken, indirect) */
+    uint32_t n;            /* instructions, the branch included */
+    uint8_t isa;           /* tk_arm_isa */
+    uint8_t next_isa[2];   /* instruction set after it: [0] not taken, [1] taken */
+    uint8_t flags;         /* BF_* */
 };
-#define BF_SIZE 0x0f     /* size of the branch: fall-through address = last + size */
+/* Taken, it needs the general loop (indirect, return stack): bit 0, tested as flags & E. */
+#define BF_TAKEN_SLOW 0x01
+#define BF_SIZE 0x0e     /* size of the branch << 1: not taken, execution goes on after it */
 #define BF_INDIRECT 0x10 /* indirect branch */
 #define BF_LINK 0x20     /* branch with link */
-#define BF_TAKEN_SLOW                                                                              \
-    0x40 /* taken, it needs the general loop (indirect, return stack); bit 6                       \
-            is tested as flags >> 6 */
-#define BLOCK_FALL(b) ((b)->last + ((b)->flags & BF_SIZE))
 
-#define NBLOCKS 16384
-/* start of an empty cache slot: odd, so never the address of an instruction */
-#define NO_BLOCK 1u
+/* The pc after block b when its atom is e (1 = taken). */
+static inline uint64_t block_next(const struct block *b, unsigned e)
+{
+    return e ? b->target : b->last + ((b->flags & BF_SIZE) >> 1);
+}
+
+/* Blocks live in a pool of fixed chunks (their addresses never change, so links stay valid)
+ * and are found by pc through a direct-mapped index; a block whose index entry was taken by
+ * another one stays reachable through its links. A full pool is emptied as a whole (links
+ * included) and refilled. */
+/* (Overridable so that a test can build a tiny cache that is emptied all the time.) */
+#ifndef BLOCK_CHUNK
+#define BLOCK_CHUNK 4096
+#endif
+#ifndef BLOCK_CHUNKS
+#define BLOCK_CHUNKS 64 /* at most 256 Ki blocks, 16 MiB */
+#endif
+#ifndef NINDEX
+#define NINDEX 32768
+#endif
+
+typedef struct block_cache {
+    struct block *index[NINDEX];
+    struct block *chunk[BLOCK_CHUNKS];
+    size_t nblocks; /* used, in chunk order */
+    uint32_t gen;   /* incremented when the pool is emptied */
+    uint64_t taken; /* bytes 0-7 of an event with only taken = 1 */
+} block_cache;
 
 static struct spec_queue *spec_new(void);
+static void cache_free(block_cache *c);
 
 tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, tk_event_fn fn,
                               void *ctx, tk_etm4_decoder **out)
@@ -107,7 +135,7 @@ void tk_etm4_decoder_free(tk_etm4_decoder *d)
 {
     if (!d)
         return;
-    free(d->blocks);
+    cache_free(d->blocks);
     free(d->spec);
     free(d);
 }
@@ -291,54 +319,122 @@ static void rs_flush(tk_etm4_decoder *d)
 
 static size_t block_slot(uint64_t pc)
 {
-    return ((pc >> 2) ^ (pc >> 15)) & (NBLOCKS - 1);
+    return ((pc >> 2) ^ (pc >> 15)) & (NINDEX - 1);
 }
 
-/* Walk the block starting at the current pc into its cache slot. Returns NULL when code is
- * missing there (or the cache cannot be allocated: *nomem is then set). */
-static struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
+static void cache_free(block_cache *c)
 {
-    if (!d->blocks) {
-        d->blocks = malloc(NBLOCKS * sizeof(*d->blocks));
-        if (!d->blocks) {
-            *nomem = true;
-            return NULL;
-        }
-        for (size_t i = 0; i < NBLOCKS; i++)
-            d->blocks[i].start = NO_BLOCK;
+    if (!c)
+        return;
+    for (size_t i = 0; i < BLOCK_CHUNKS; i++)
+        free(c->chunk[i]);
+    free(c);
+}
+
+/* The indexed block at pc in instruction set isa, or NULL. */
+static inline struct block *block_find(const block_cache *c, uint64_t pc, uint8_t isa)
+{
+    struct block *b = c->index[block_slot(pc)];
+    return b && b->start == pc && b->isa == isa ? b : NULL;
+}
+
+static struct block *block_alloc(block_cache *c, bool *nomem)
+{
+    if (c->nblocks == (size_t)BLOCK_CHUNK * BLOCK_CHUNKS) {
+        c->nblocks = 0;
+        memset(c->index, 0, sizeof(c->index));
+        c->gen++;
     }
-    struct block *b = &d->blocks[block_slot(d->pc)];
+    size_t k = c->nblocks / BLOCK_CHUNK;
+    if (!c->chunk[k] && !(c->chunk[k] = malloc(BLOCK_CHUNK * sizeof(struct block)))) {
+        *nomem = true;
+        return NULL;
+    }
+    return &c->chunk[k][c->nblocks++ % BLOCK_CHUNK];
+}
+
+/* Bytes 0-7 of a tk_event (kind, end, taken, indirect, interrupt, priv) as one word, so a
+ * range event's are one store. */
+_Static_assert(offsetof(tk_event, cause) == 8, "tk_event starts with 8 bytes of small fields");
+
+static uint64_t event_head(const tk_event *ev)
+{
+    uint64_t h;
+    memcpy(&h, ev, sizeof(h));
+    return h;
+}
+
+static void put_head(tk_event *ev, uint64_t h)
+{
+    memcpy(ev, &h, sizeof(h));
+}
+
+/* Walk the block starting at the current pc into the cache. Returns NULL when code is
+ * missing there (or memory cannot be allocated: *nomem is then set). */
+static NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
+{
+    if (!d->blocks && !(d->blocks = calloc(1, sizeof(*d->blocks)))) {
+        *nomem = true;
+        return NULL;
+    }
     tk_event ev;
     tk_arm_insn br;
     memset(&ev, 0, sizeof(ev));
-    if (walk(d, 0, false, &ev, &br) == TK_ERR_NO_CODE) {
-        b->start = NO_BLOCK;
+    /* more than 4 Gi instructions without a branch: reported as missing code */
+    if (walk(d, 0, false, &ev, &br) == TK_ERR_NO_CODE || ev.ninsn > UINT32_MAX)
         return NULL;
-    }
+    struct block *b = block_alloc(d->blocks, nomem);
+    if (!b)
+        return NULL;
     b->start = ev.first;
-    if (ev.ninsn > UINT32_MAX) { /* 16 GiB without a branch: reported as missing code */
-        b->start = NO_BLOCK;
-        return NULL;
-    }
     b->last = ev.last;
     b->n = (uint32_t)ev.ninsn;
     b->isa = (uint8_t)d->isa;
-    b->target = br.target;
-    b->target_isa = br.target_isa;
-    b->flags =
-        (uint8_t)((br.size & BF_SIZE) | (br.indirect ? BF_INDIRECT : 0) | (br.link ? BF_LINK : 0) |
-                  (br.indirect || (br.link && d->rs_enabled) ? BF_TAKEN_SLOW : 0));
+    b->target = br.indirect ? 0 : br.target;
+    b->next_isa[0] = (uint8_t)d->isa;
+    b->next_isa[1] = br.indirect ? (uint8_t)d->isa : br.target_isa;
+    b->link[0] = b->link[1] = NULL;
+    b->flags = (uint8_t)(((br.size << 1) & BF_SIZE) | (br.indirect ? BF_INDIRECT : 0) |
+                         (br.link ? BF_LINK : 0) |
+                         (br.indirect || (br.link && d->rs_enabled) ? BF_TAKEN_SLOW : 0));
+    tk_event h;
+    memset(&h, 0, sizeof(h));
+    h.kind = TK_EV_RANGE;
+    h.indirect = br.indirect;
     if (br.eret)
-        b->end = TK_END_TRAP_RETURN;
+        h.end = TK_END_TRAP_RETURN;
     else if (br.ret)
-        b->end = TK_END_RETURN;
+        h.end = TK_END_RETURN;
     else if (br.link)
-        b->end = TK_END_CALL;
+        h.end = TK_END_CALL;
     else if (br.cond)
-        b->end = TK_END_BRANCH;
+        h.end = TK_END_BRANCH;
     else
-        b->end = TK_END_JUMP;
+        h.end = TK_END_JUMP;
+    b->head[0] = event_head(&h);
+    h.taken = 1;
+    b->head[1] = event_head(&h);
+    d->blocks->index[block_slot(b->start)] = b;
     return b;
+}
+
+/* The block an atom's outcome e leads to from b, looked up or walked, and linked to b.
+ * NULL: missing code there (reported when an atom needs it). */
+static NOINLINE struct block *link_next(tk_etm4_decoder *d, struct block *b, unsigned e)
+{
+    block_cache *c = d->blocks;
+    struct block *nb = block_find(c, block_next(b, e), b->next_isa[e]);
+    if (!nb) {
+        const uint32_t gen = c->gen;
+        bool nomem = false;
+        d->pc = block_next(b, e);
+        d->isa = (tk_arm_isa)b->next_isa[e];
+        nb = block_fill(d, &nomem);
+        if (!nb || c->gen != gen)
+            return nb; /* the pool was emptied: b is gone */
+    }
+    b->link[e] = nb;
+    return nb;
 }
 
 /* num atoms (bit i of bits = atom i, 1 = E): each executes up to and including the next
@@ -358,9 +454,8 @@ static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned
             return st;
         if (UNLIKELY(!d->pc_valid))
             continue; /* waiting for an address after a discontinuity */
-        const uint64_t pc = d->pc;
-        const struct block *b = d->blocks ? &d->blocks[block_slot(pc)] : NULL;
-        if (UNLIKELY(!b || b->start != pc || b->isa != d->isa)) {
+        const struct block *b = d->blocks ? block_find(d->blocks, d->pc, (uint8_t)d->isa) : NULL;
+        if (UNLIKELY(!b)) {
             bool nomem = false;
             if (!(b = block_fill(d, &nomem))) {
                 if (nomem)
@@ -373,18 +468,16 @@ static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned
         ev->first = b->start;
         ev->last = b->last;
         ev->ninsn = b->n;
-        ev->indirect = (b->flags & BF_INDIRECT) != 0;
-        ev->end = b->end;
         if (!(bits & 1)) {
-            ev->taken = 0;
-            d->pc = ev->next = BLOCK_FALL(b);
+            put_head(ev, b->head[0]);
+            d->pc = ev->next = block_next(b, 0);
         } else {
-            ev->taken = 1;
+            put_head(ev, b->head[1]);
             if (UNLIKELY((b->flags & BF_LINK) && d->rs_enabled))
-                rs_push(d, BLOCK_FALL(b));
+                rs_push(d, block_next(b, 0));
             if (!(b->flags & BF_INDIRECT)) {
                 d->pc = ev->next = b->target;
-                d->isa = (tk_arm_isa)b->target_isa;
+                d->isa = (tk_arm_isa)b->next_isa[1];
             } else {
                 ev->next = 0;
                 d->pc_valid = false; /* the next address packet (or the return stack) gives it */
@@ -915,30 +1008,40 @@ tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
     return spec_packet(d, p);
 }
 
-/* The fused loop over compact packets for the common case: a valid pc, atoms whose blocks
- * are cached and that are not taken or taken direct branches without a return stack push,
- * address packets that just set pc. pc, instruction set and counters stay in registers (the
- * event callback cannot see the decoder); an E or N atom is one block lookup, and the outcome
- * selects the next pc without a data-dependent branch. An atom that needs more sends the rest
- * of its packet through atoms_slow and ends the run. *pk: in, the first packet; out, the
- * first packet not applied. */
+/* The fused loop over compact packets for the common case: atoms that are not taken, or taken
+ * branches without a return stack to model, address packets that just set pc. Atoms follow
+ * the blocks' links; the state stays in registers (the event callback cannot see the
+ * decoder). A taken indirect branch leaves pc unknown until the next address packet, as in
+ * atoms_slow (atoms until then are dropped). An atom that needs more (return stack, missing
+ * code) sends the rest of its packet through atoms_slow and ends the run. *pk: in, the first
+ * packet; out, the first packet not applied. */
 static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t n, size_t *pk)
 {
-    const struct block *const blocks = d->blocks;
+    block_cache *const c = d->blocks;
     tk_event *const ev = &d->range;
     const tk_event_fn fn = d->fn;
     void *const ctx = d->ctx;
     uint64_t pc = d->pc, pidx = d->packet_index;
     uint8_t isa = (uint8_t)d->isa, last_is = d->last_is;
+    bool valid = d->pc_valid;
+    struct block *b = NULL; /* the block at pc, once looked up */
     /* the instruction set an address packet selects (as set_pc; the context is constant
      * here: context packets take the complete path) */
     const int ctx_mode = !d->ctx_valid ? 0 : (d->c.sf ? 1 : 2);
+    /* With the return stack enabled a taken branch with link or an indirect one needs the
+     * general loop; without it only a taken indirect branch is special (BF_TAKEN_SLOW). */
+    const bool rs = d->rs_enabled;
     tk_status st = TK_OK;
     size_t k = *pk;
+    uint32_t bits = 0;
+    unsigned num = 0;
     for (; k < n; k++) {
         const tk_etm4_pkt_lite *l = &v[k];
+        pidx++;
         if (!l->atom_num) { /* address */
             pc = l->addr;
+            valid = true;
+            b = NULL;
             last_is = l->addr_is;
             if (ctx_mode == 1)
                 isa = TK_ARM_A64;
@@ -946,39 +1049,68 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
                 isa = l->addr_is ? TK_ARM_T32 : TK_ARM_A32;
             else
                 isa = l->addr_64 ? TK_ARM_A64 : (l->addr_is ? TK_ARM_T32 : TK_ARM_A32);
-            pidx++;
             continue;
         }
-        uint32_t bits = l->atoms;
-        unsigned num = l->atom_num;
-        pidx++;
+        if (UNLIKELY(!valid))
+            continue; /* waiting for an address after a discontinuity: the atoms are lost */
+        bits = l->atoms;
+        num = l->atom_num;
         ev->byte_offset = l->index;
         ev->packet_index = pidx;
-        for (; num; num--, bits >>= 1) {
-            const struct block *b = &blocks[block_slot(pc)];
+        if (UNLIKELY(!b) && !(b = block_find(c, pc, isa))) {
+            bool nomem = false;
+            d->pc = pc;
+            d->isa = (tk_arm_isa)isa;
+            if (!(b = block_fill(d, &nomem)))
+                goto slow; /* missing code (or memory): reported there */
+        }
+        for (;;) {
             const unsigned e = bits & 1;
-            if (UNLIKELY(b->start != pc || b->isa != isa || (e & (b->flags >> 6))))
-                goto slow;
-            /* E/N is data, not predictable: select with masks, not a branch */
-            const uint64_t m = 0 - (uint64_t)e;
-            const uint64_t next = (b->target & m) | (BLOCK_FALL(b) & ~m);
-            isa = (uint8_t)((b->target_isa & m) | (isa & ~m));
-            ev->first = pc;
+            ev->first = b->start;
             ev->last = b->last;
             ev->ninsn = b->n;
-            /* a not-taken conditional indirect branch (A32) */
-            ev->indirect = (b->flags & BF_INDIRECT) != 0;
-            ev->end = b->end;
-            ev->taken = (uint8_t)e;
-            ev->next = pc = next;
+            put_head(ev, b->head[e]);
+            if (UNLIKELY(b->flags & e)) {
+                /* taken indirect: the target comes from the next address packet; with the
+                 * return stack, the general loop */
+                pc = b->start;
+                isa = b->isa;
+                if (rs)
+                    goto slow;
+                ev->next = 0;
+                b = NULL;
+                valid = false;
+                if (UNLIKELY(st = fn(ctx, ev)))
+                    goto out;
+                break; /* the packet's remaining atoms are lost, as in atoms_slow */
+            }
+            struct block *nb = b->link[e];
+            if (UNLIKELY(!nb) && !(nb = link_next(d, b, e))) {
+                /* missing code at the next pc: the next atom reports it */
+                ev->next = pc = block_next(b, e);
+                isa = b->next_isa[e];
+                b = NULL;
+                if (UNLIKELY(st = fn(ctx, ev)))
+                    goto out;
+                bits >>= 1;
+                if (--num)
+                    goto slow;
+                break;
+            }
+            ev->next = nb->start;
+            b = nb;
             if (UNLIKELY(st = fn(ctx, ev)))
                 goto out;
+            bits >>= 1;
+            if (!--num)
+                break;
         }
         continue;
     slow:
         /* The rest of this packet's atoms through the general loop. */
         d->pc = pc;
         d->isa = (tk_arm_isa)isa;
+        d->pc_valid = valid;
         d->last_is = last_is;
         d->packet_index = pidx;
         d->byte_offset = l->index;
@@ -986,8 +1118,13 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
         return atoms_slow(d, bits, num);
     }
 out:
+    if (b) {
+        pc = b->start;
+        isa = b->isa;
+    }
     d->pc = pc;
     d->isa = (tk_arm_isa)isa;
+    d->pc_valid = valid;
     d->last_is = last_is;
     d->packet_index = pidx;
     if (k > *pk) /* as apply(): the offset of the last packet applied */
@@ -1010,7 +1147,7 @@ tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v,
         return TK_OK;
     }
     for (size_t k = 0; k < n;) {
-        if (!d->pop_pending && d->pc_valid && d->blocks && !d->exc_pending && !d->sync_check) {
+        if (!d->pop_pending && d->blocks && !d->exc_pending && !d->sync_check) {
             if ((st = fast_run(d, v, n, &k))) /* applies at least packet k */
                 return st;
             continue;

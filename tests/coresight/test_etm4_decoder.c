@@ -33,6 +33,11 @@ static tk_status feed(void *ctx, const tk_etm4_packet *pkt)
     return tk_etm4_decoder_packet(ctx, pkt);
 }
 
+static tk_status feed_batch(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
+{
+    return tk_etm4_decoder_packets(ctx, v, n);
+}
+
 static void put32(uint8_t *m, uint32_t v)
 {
     m[0] = (uint8_t)v, m[1] = (uint8_t)(v >> 8), m[2] = (uint8_t)(v >> 16),
@@ -50,7 +55,8 @@ static size_t addr64(uint8_t *b, uint8_t hdr, uint64_t a)
     return 9;
 }
 
-static void run(uint32_t configr, evs *out)
+/* batch: atoms and addresses through the parser's batch mode and the decoder's fused loop. */
+static void run_mode(uint32_t configr, bool batch, evs *out)
 {
     tk_cs_mem *mem;
     assert_int_equal(tk_cs_mem_new(&mem), TK_OK);
@@ -91,12 +97,38 @@ static void run(uint32_t configr, evs *out)
     assert_int_equal(tk_etm4_decoder_new(&cfg, mem, collect, out, &d), TK_OK);
     tk_etm4_parser *p;
     assert_int_equal(tk_etm4_parser_new(&cfg, feed, d, &p), TK_OK);
+    if (batch)
+        tk_etm4_parser_set_batch(p, feed_batch, d);
     assert_int_equal(tk_etm4_parser_data(p, s, n, 0), TK_OK);
     assert_int_equal(tk_etm4_parser_end(p), TK_OK);
     assert_int_equal(tk_etm4_decoder_end(d), TK_OK);
     tk_etm4_parser_free(p);
     tk_etm4_decoder_free(d);
     tk_cs_mem_free(mem);
+}
+
+/* Both decoder entries, which must give the same events (every field). */
+static void run(uint32_t configr, evs *out)
+{
+    evs b = {.n = 0};
+    run_mode(configr, false, out);
+    run_mode(configr, true, &b);
+    assert_int_equal(out->n, b.n);
+    for (size_t i = 0; i < b.n; i++) {
+        const tk_event *x = &out->e[i], *y = &b.e[i];
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->end, y->end);
+        assert_int_equal(x->taken, y->taken);
+        assert_int_equal(x->indirect, y->indirect);
+        assert_int_equal(x->cause, y->cause);
+        assert_int_equal(x->first, y->first);
+        assert_int_equal(x->last, y->last);
+        assert_int_equal(x->ninsn, y->ninsn);
+        assert_int_equal(x->next, y->next);
+        assert_int_equal(x->byte_offset, y->byte_offset);
+        assert_int_equal(x->packet_index, y->packet_index);
+        assert_int_equal(x->status, y->status);
+    }
 }
 
 static const tk_event *next_kind(const evs *l, size_t *i, int kind)
