@@ -2,9 +2,11 @@
 /* The full E-Trace path (te_decoder.h): raw framing, te_inst codec and flow decoder against a
  * fixed program (dhrystone of riscv-ref, loaded once, plus spike's reset code as the
  * reference decoder has it). Input: parameter selector, then a .te_inst_raw stream, decoded
- * by tk_te_decoder_run_raw as `tracekit decode` does. Properties: no
- * fault; ranges are non-empty and lie in the image; errors carry a message and an offset
- * inside the stream; the work per input stays bounded (libFuzzer's -timeout and
+ * by tk_te_decoder_run_raw as `tracekit decode` does, twice: with range events (the PC list
+ * and listing sinks) and with block batches (TK_TE_DEC_BLOCK_EVENTS: count and profile).
+ * Properties: no fault; ranges and batched blocks are non-empty and lie in the image; errors
+ * carry a message and an offset inside the stream; both ways report the same instructions,
+ * ranges and errors; the work per input stays bounded (libFuzzer's -timeout and
  * -rss_limit_mb catch a decoder that walks or grows without end). */
 #include "fuzz_common.h"
 
@@ -28,22 +30,35 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 typedef struct ctx {
     size_t len;
-    uint64_t insns;
+    uint64_t insns, ranges, errors;
 } ctx;
+
+static void check_range(ctx *x, uint64_t first, uint64_t last, uint64_t ninsn)
+{
+    TK_FUZZ_CHECK(ninsn > 0);
+    tk_rv_insn insn;
+    TK_FUZZ_CHECK(tk_image_fetch(image, first, &insn) == TK_OK);
+    TK_FUZZ_CHECK(tk_image_fetch(image, last, &insn) == TK_OK);
+    x->insns += ninsn;
+    x->ranges++;
+}
 
 static tk_status on_event(void *c, const tk_event *ev)
 {
     ctx *x = c;
-    TK_FUZZ_CHECK(ev->kind >= TK_EV_RANGE && ev->kind <= TK_EV_TIMESTAMP);
+    TK_FUZZ_CHECK(ev->kind >= TK_EV_RANGE && ev->kind <= TK_EV_BLOCKS);
     if (ev->kind == TK_EV_RANGE) {
-        TK_FUZZ_CHECK(ev->ninsn > 0);
-        tk_rv_insn insn;
-        TK_FUZZ_CHECK(tk_image_fetch(image, ev->first, &insn) == TK_OK);
-        TK_FUZZ_CHECK(tk_image_fetch(image, ev->last, &insn) == TK_OK);
-        x->insns += ev->ninsn;
+        check_range(x, ev->first, ev->last, ev->ninsn);
+    } else if (ev->kind == TK_EV_BLOCKS) {
+        TK_FUZZ_CHECK(ev->nblocks > 0 && ev->blocks);
+        for (uint32_t i = 0; i < ev->nblocks; i++) {
+            const tk_bblock *b = ev->blocks[i].block;
+            check_range(x, b->start, b->last, b->ninsn);
+        }
     } else if (ev->kind == TK_EV_ERROR) {
         TK_FUZZ_CHECK(ev->message && ev->message[0]);
         TK_FUZZ_CHECK(ev->byte_offset < x->len);
+        x->errors++;
     }
     return TK_OK;
 }
@@ -56,18 +71,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tk_te_params p;
     if (!tk_fuzz_params_pick(&in, &p))
         return 0;
-    ctx x = {in.n ? in.n : 1, 0};
-    tk_te_decoder *d = NULL;
-    tk_te_raw *r = NULL;
-    if (tk_te_decoder_new(&p, image, on_event, &x, &d) != TK_OK ||
-        tk_te_raw_from_buffer(in.p, in.n, &r) != TK_OK) {
+    ctx x[2] = {{in.n ? in.n : 1, 0, 0, 0}, {in.n ? in.n : 1, 0, 0, 0}};
+    for (int way = 0; way < 2; way++) {
+        tk_te_decoder *d = NULL;
+        tk_te_raw *r = NULL;
+        if (tk_te_decoder_new(&p, image, on_event, &x[way], &d) != TK_OK ||
+            tk_te_raw_from_buffer(in.p, in.n, &r) != TK_OK) {
+            tk_te_decoder_free(d);
+            return 0;
+        }
+        if (way)
+            tk_te_decoder_set_flags(d, TK_TE_DEC_BLOCK_EVENTS);
+        /* damaged packets become error events; the status is the first of them */
+        (void)tk_te_decoder_run_raw(d, r);
+        (void)tk_te_decoder_finish(d);
         tk_te_decoder_free(d);
-        return 0;
+        tk_te_raw_close(r);
     }
-    /* damaged packets become error events; the status is the first of them */
-    (void)tk_te_decoder_run_raw(d, r);
-    (void)tk_te_decoder_finish(d);
-    tk_te_decoder_free(d);
-    tk_te_raw_close(r);
+    TK_FUZZ_CHECK(x[0].insns == x[1].insns);
+    TK_FUZZ_CHECK(x[0].ranges == x[1].ranges);
+    TK_FUZZ_CHECK(x[0].errors == x[1].errors);
     return 0;
 }
