@@ -4,12 +4,13 @@
  *
  * A buffer of formatter frames without FSYNC (ETB/ETR) has nothing that marks where frames
  * start: after a dropped or inserted byte every later frame is read off and the rest of the
- * buffer would be garbage. So on an ETMv4 error packet from such a buffer the frame alignment
- * is searched from the error's offset (tk_cs_frame_align with an A-Sync check, see
- * frame_align.h and docs/robustness.md, "ETB frame alignment"); when it is found elsewhere
- * than where the deformatter reads frames, the loss is reported and the deformatter restarts
- * at the alignment found. The search runs only after an error, at most once per window of
- * trace, so a clean buffer costs nothing more and a hopeless one stays linear. */
+ * buffer would be garbage. So on an ETMv4 error packet from such a buffer, or data of a trace
+ * ID none of its sources has, the frame alignment is searched just after that offset
+ * (tk_cs_frame_align with an A-Sync check, see frame_align.h and docs/robustness.md, "ETB
+ * frame alignment"); when it is found elsewhere than where the deformatter reads frames, the
+ * loss is reported and the deformatter restarts at the alignment found. The search runs only
+ * after such a sign, at most once per window of trace, so a clean buffer costs one test per
+ * packet that is not an atom or address and a hopeless one stays linear. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ typedef struct runner {
     bool deformatting;    /* errors may start a search (not while the parsers end) */
     bool known[128];      /* trace IDs of the buffer's sources, and IDs already searched at */
     uint64_t base;        /* frames are read at base + 16n */
-    uint64_t next_search; /* no search from an error before this offset */
+    uint64_t next_search; /* no search for a sign before this offset */
     bool realign;         /* set with the two below when the deformatter must restart */
     uint64_t lost_at;     /* the first sign of trouble at the old alignment */
     int lost_id;          /* that sign: -1 an ETMv4 error packet, else data of this trace ID */
@@ -201,7 +202,7 @@ static tk_status check_alignment(runner *r, const tk_etm4_packet *pkt)
  * missing from the snapshot's description costs one search, not one per run. */
 static tk_status unparsed(runner *r, uint8_t id, uint64_t index)
 {
-    if (!r->data || id >= 128 || r->known[id] || !r->deformatting)
+    if (!r->data || id >= 128 || r->known[id] || !r->deformatting || index < r->next_search)
         return TK_OK;
     r->known[id] = true;
     return realign_from(r, index, id);
