@@ -154,6 +154,12 @@ void tk_cs_deformatter_set_frames_fn(tk_cs_deformatter *d, tk_cs_frames_fn fn);
 tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len);
 /* End of data: reports a partial frame as TK_ERR_TRUNCATED. */
 tk_status tk_cs_deformat_end(tk_cs_deformatter *d);
+/* Start over at raw offset offset: the next byte fed to tk_cs_deformat is the byte at offset
+ * (indices continue from there) and starts a frame. A partial frame and joined frames not yet
+ * handed over are dropped, the current source ID is unknown until the next ID byte, and in
+ * FSYNC mode the next FSYNC is looked for. Used after the frame alignment of a buffer without
+ * FSYNC was lost and re-found (tk_etm4_run_snapshot). */
+void tk_cs_deformatter_restart(tk_cs_deformatter *d, uint64_t offset);
 
 #ifdef __cplusplus
 }

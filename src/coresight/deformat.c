@@ -339,6 +339,15 @@ tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
     return flush_join(d);
 }
 
+void tk_cs_deformatter_restart(tk_cs_deformatter *d, uint64_t offset)
+{
+    d->offset = offset;
+    d->ncarry = 0;
+    d->njoin = 0;
+    d->cur_id = 0xff;
+    d->synced = !(d->flags & TK_CS_DEFMT_FSYNC);
+}
+
 tk_status tk_cs_deformat_end(tk_cs_deformatter *d)
 {
     size_t used;

@@ -1,22 +1,59 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Wiring for a snapshot buffer: deformatter -> one packet parser per ETMv4 trace ID ->
- * (optionally) one flow decoder per trace ID. */
+ * (optionally) one flow decoder per trace ID.
+ *
+ * A buffer of formatter frames without FSYNC (ETB/ETR) has nothing that marks where frames
+ * start: after a dropped or inserted byte every later frame is read off and the rest of the
+ * buffer would be garbage. So on an ETMv4 error packet from such a buffer, or data of a trace
+ * ID none of its sources has, the frame alignment is searched just after that offset
+ * (tk_cs_frame_align with an A-Sync check, see frame_align.h and docs/robustness.md, "ETB
+ * frame alignment"); when it is found elsewhere than where the deformatter reads frames, the
+ * loss is reported and the deformatter restarts at the alignment found. The search runs only
+ * after such a sign, at most once per window of trace, so a clean buffer costs one test per
+ * packet that is not an atom or address and a hopeless one stays linear. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coresight/frame_align.h"
 #include "tracekit/etm4.h"
+
+/* Bytes of frames the alignment search judges at each candidate position (1024 frames: the
+ * size measured in tests/robustness/test_frame_alignment.c), and the least it judges near the
+ * end of a buffer. */
+#define ALIGN_WINDOW 16384
+#define ALIGN_WINDOW_MIN 1024
+/* Bytes between the first sign of lost alignment and where the search starts. */
+#define ALIGN_MARGIN 64
+
+struct runner;
 
 typedef struct stream {
     tk_etm4_parser *parser;
     tk_etm4_decoder *decoder;
+    struct runner *r;
 } stream;
 
 typedef struct runner {
     const tk_etm4_run_opts *o;
     int last_id; /* source of the last run handed to a parser, -1 before the first */
     stream s[128];
+    /* Frame realignment (formatted buffers without FSYNC only). */
+    const tk_cs_snapshot *ss;
+    int buffer;
+    const uint8_t *data;
+    size_t len;
+    bool deformatting;    /* errors may start a search (not while the parsers end) */
+    bool known[128];      /* trace IDs of the buffer's sources, and IDs already searched at */
+    uint64_t base;        /* frames are read at base + 16n */
+    uint64_t next_search; /* no search for a sign before this offset */
+    bool realign;         /* set with the two below when the deformatter must restart */
+    uint64_t lost_at;     /* the first sign of trouble at the old alignment */
+    int lost_id;          /* that sign: -1 an ETMv4 error packet, else data of this trace ID */
+    uint64_t found_at;    /* where frames start again */
 } runner;
+
+static tk_status unparsed(runner *r, uint8_t id, uint64_t index);
 
 /* The parser of source id, after handing over what the previous source's parser holds
  * back: parsers in batch mode keep compact packets, and packets and events of different
@@ -40,8 +77,138 @@ static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, u
 {
     tk_etm4_parser *ps;
     tk_status st = switch_to(ctx, id, &ps);
-    return st || !ps ? st : tk_etm4_parser_data(ps, data, n, index);
+    if (st || !ps)
+        return st ? st : unparsed(ctx, id, index);
+    return tk_etm4_parser_data(ps, data, n, index);
 }
+
+/* ---- frame realignment ------------------------------------------------------------------ */
+
+/* The content check of the search: fresh parsers of every ETMv4 source of the buffer find an
+ * A-Sync in the window's frames and no error after it (a cut last packet aside). */
+typedef struct probe {
+    tk_etm4_parser *p[128];
+    tk_cs_deformatter *d;
+    unsigned long asyncs, errors;
+} probe;
+
+static tk_status probe_packet(void *ctx, const tk_etm4_packet *pkt)
+{
+    probe *x = ctx;
+    if (pkt->type == TK_ETM4_ASYNC)
+        x->asyncs++;
+    else if (tk_etm4_pkt_is_error(pkt) && pkt->type != TK_ETM4_INCOMPLETE_EOT)
+        x->errors++;
+    return TK_OK;
+}
+
+static tk_status probe_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
+{
+    probe *x = ctx;
+    return id < 128 && x->p[id] ? tk_etm4_parser_data(x->p[id], data, n, index) : TK_OK;
+}
+
+static bool probe_check(void *ctx, const uint8_t *frames, size_t len)
+{
+    probe *x = ctx;
+    x->asyncs = x->errors = 0;
+    for (int id = 0; id < 128; id++)
+        if (x->p[id])
+            tk_etm4_parser_reset(x->p[id]);
+    tk_cs_deformatter_restart(x->d, 0);
+    if (tk_cs_deformat(x->d, frames, len) || tk_cs_deformat_end(x->d))
+        return false;
+    for (int id = 0; id < 128; id++)
+        if (x->p[id] && tk_etm4_parser_end(x->p[id]))
+            return false;
+    return x->asyncs > 0 && x->errors == 0;
+}
+
+/* Search the frame alignment after the first sign of trouble at offset symptom (at most once
+ * per window); *found is the alignment when exactly one candidate passes and it is not the
+ * current one. The search starts ALIGN_MARGIN bytes later: the sign may come before the
+ * damage (a packet that began before it, the frame the damage is in), and frames that hold
+ * damaged bytes would make the right alignment fail its check. */
+static tk_status search_alignment(runner *r, uint64_t symptom, bool *found)
+{
+    *found = false;
+    const uint64_t from = symptom + ALIGN_MARGIN;
+    if (symptom < r->next_search || from >= r->len)
+        return TK_OK;
+    /* tk_cs_frame_align judges window bytes from each of from .. from + 15 */
+    const size_t avail = r->len - (size_t)from;
+    size_t window = avail >= 15 + ALIGN_WINDOW ? ALIGN_WINDOW : avail > 15 ? avail - 15 : 0;
+    window -= window % 16;
+    if (window < ALIGN_WINDOW_MIN)
+        return TK_OK;
+    r->next_search = from + window;
+    probe *x = calloc(1, sizeof(*x));
+    if (!x)
+        return TK_ERR_NOMEM;
+    bool ids[128] = {false};
+    tk_status st = tk_cs_deformatter_new(0, probe_data, NULL, x, &x->d);
+    for (size_t i = 0; i < r->ss->nsources && !st; i++) {
+        const tk_cs_source *src = &r->ss->sources[i];
+        if (src->buffer != r->buffer)
+            continue;
+        ids[src->trace_id & 0x7f] = true;
+        if (!tk_cs_protocol_is_etm4(src->protocol) || x->p[src->trace_id & 0x7f])
+            continue;
+        tk_etm4_config cfg;
+        tk_etm4_config_from_source(&cfg, r->ss, src);
+        st = tk_etm4_parser_new(&cfg, probe_packet, x, &x->p[src->trace_id & 0x7f]);
+    }
+    size_t at = 0;
+    if (!st &&
+        tk_cs_frame_align(r->data, r->len, (size_t)from, window, ids, probe_check, x, &at) ==
+            TK_OK &&
+        (at - r->base) % 16) {
+        *found = true;
+        r->lost_at = symptom;
+        r->found_at = at;
+    }
+    for (int id = 0; id < 128; id++)
+        tk_etm4_parser_free(x->p[id]);
+    tk_cs_deformatter_free(x->d);
+    free(x);
+    return st;
+}
+
+/* Was the frame alignment lost before offset? TK_ERR_STATE with r->realign set when it was
+ * found elsewhere: it unwinds the deformatter, which tk_etm4_run_snapshot restarts there. */
+static tk_status realign_from(runner *r, uint64_t offset, int id)
+{
+    bool found;
+    tk_status st = search_alignment(r, offset, &found);
+    if (st || !found)
+        return st;
+    r->realign = true;
+    r->lost_id = id;
+    return TK_ERR_STATE;
+}
+
+/* After a packet of a buffer without FSYNC: on an error, was the frame alignment lost? The
+ * error has been handed on already (it is reported as such). */
+static tk_status check_alignment(runner *r, const tk_etm4_packet *pkt)
+{
+    if (!tk_etm4_pkt_is_error(pkt) || pkt->type == TK_ETM4_INCOMPLETE_EOT || !r->deformatting)
+        return TK_OK;
+    return realign_from(r, pkt->index, -1);
+}
+
+/* Data of a source without a parser. An ID no source of the buffer has is the other sign of
+ * frames read off (an odd shift puts data bytes in the ID positions), and the only one when
+ * the sources parsed are silent meanwhile. Each such ID starts one search at most: a source
+ * missing from the snapshot's description costs one search, not one per run. */
+static tk_status unparsed(runner *r, uint8_t id, uint64_t index)
+{
+    if (!r->data || id >= 128 || r->known[id] || !r->deformatting || index < r->next_search)
+        return TK_OK;
+    r->known[id] = true;
+    return realign_from(r, index, id);
+}
+
+/* ---- packets and frames -------------------------------------------------------------------- */
 
 static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
 {
@@ -50,7 +217,9 @@ static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
     if (r->o->on_packet && (st = r->o->on_packet(r->o->ctx, pkt)))
         return st;
     stream *s = &r->s[pkt->trace_id & 0x7f];
-    return s->decoder ? tk_etm4_decoder_packet(s->decoder, pkt) : TK_OK;
+    if (s->decoder && (st = tk_etm4_decoder_packet(s->decoder, pkt)))
+        return st;
+    return r->data && tk_etm4_pkt_is_error(pkt) ? check_alignment(r, pkt) : TK_OK;
 }
 
 /* Whole frames of one source joined together (the deformatter's fast path). */
@@ -58,7 +227,9 @@ static tk_status on_frames(void *ctx, uint8_t id, const uint8_t *data, size_t n,
 {
     tk_etm4_parser *ps;
     tk_status st = switch_to(ctx, id, &ps);
-    return st || !ps ? st : tk_etm4_parser_frames(ps, data, n, index);
+    if (st || !ps)
+        return st ? st : unparsed(ctx, id, index);
+    return tk_etm4_parser_frames(ps, data, n, index);
 }
 
 /* A framing error loses bytes of unknown sources: every stream hunts for its next A-Sync. */
@@ -80,6 +251,27 @@ static tk_status to_decoder(void *ctx, const tk_etm4_packet *pkt)
     return tk_etm4_decoder_packet(ctx, pkt);
 }
 
+/* An error packet of a buffer without FSYNC: to the decoder, then the alignment check. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static tk_status
+decoder_error(const stream *s, const tk_etm4_packet *pkt)
+{
+    tk_status st = tk_etm4_decoder_packet(s->decoder, pkt);
+    return st ? st : check_alignment(s->r, pkt);
+}
+
+/* The same as to_decoder for a buffer without FSYNC (ctx: the stream). The test comes first
+ * so that the common case stays a tail call (no cost on a clean buffer but the test). */
+static tk_status to_decoder_checked(void *ctx, const tk_etm4_packet *pkt)
+{
+    const stream *s = ctx;
+    if (tk_etm4_pkt_is_error(pkt))
+        return decoder_error(s, pkt);
+    return tk_etm4_decoder_packet(s->decoder, pkt);
+}
+
 /* Compact packets straight to the flow decoder. */
 static tk_status to_decoder_batch(void *ctx, const tk_etm4_pkt_lite *pkts, size_t n)
 {
@@ -90,6 +282,15 @@ static tk_status drop(void *ctx, const tk_etm4_packet *pkt)
 {
     (void)ctx, (void)pkt;
     return TK_OK;
+}
+
+/* Packets to the caller only (no decode), for a buffer without FSYNC (ctx: the stream). */
+static tk_status to_caller_checked(void *ctx, const tk_etm4_packet *pkt)
+{
+    stream *s = ctx;
+    const tk_etm4_run_opts *o = s->r->o;
+    tk_status st = o->on_packet ? o->on_packet(o->ctx, pkt) : TK_OK;
+    return st || !tk_etm4_pkt_is_error(pkt) ? st : check_alignment(s->r, pkt);
 }
 
 static const tk_cs_mem *source_mem(const tk_cs_snapshot *ss, const tk_cs_source *src)
@@ -149,6 +350,10 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         return TK_ERR_NOMEM;
     r->o = o;
     r->last_id = -1;
+    r->ss = ss;
+    r->buffer = b;
+    /* Frames without FSYNC: errors may mean the alignment was lost (checked callbacks). */
+    const bool checked = buf->format == TK_CS_FMT_FRAMED;
     tk_status st = TK_OK;
     int nstreams = 0, raw_id = -1;
     for (size_t i = 0; i < ss->nsources && !st; i++) {
@@ -160,6 +365,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         stream *s = &r->s[src->trace_id];
         if (s->parser)
             continue; /* two sources with one ID: the first wins */
+        s->r = r;
         tk_etm4_config cfg;
         tk_etm4_config_from_source(&cfg, ss, src);
         if (o->decode)
@@ -170,11 +376,14 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
             st = tk_etm4_parser_new(&cfg, on_packet, r, &s->parser);
         else if (!st && o->decode) {
             /* Atoms and addresses reach the decoder in batches of compact packets. */
-            st = tk_etm4_parser_new(&cfg, to_decoder, s->decoder, &s->parser);
+            st = checked ? tk_etm4_parser_new(&cfg, to_decoder_checked, s, &s->parser)
+                         : tk_etm4_parser_new(&cfg, to_decoder, s->decoder, &s->parser);
             if (!st)
                 tk_etm4_parser_set_batch(s->parser, to_decoder_batch, s->decoder);
         } else if (!st) {
-            st = tk_etm4_parser_new(&cfg, o->on_packet ? o->on_packet : drop, o->ctx, &s->parser);
+            st = checked ? tk_etm4_parser_new(&cfg, to_caller_checked, s, &s->parser)
+                         : tk_etm4_parser_new(&cfg, o->on_packet ? o->on_packet : drop, o->ctx,
+                                              &s->parser);
             if (!st && o->on_packets)
                 tk_etm4_parser_set_batch(s->parser, o->on_packets, o->ctx);
         }
@@ -201,9 +410,41 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         st = tk_cs_deformatter_new(flags, on_data, on_frame_error, r, &d);
         if (!st) {
             tk_cs_deformatter_set_frames_fn(d, on_frames);
-            st = tk_cs_deformat(d, data, len);
-            if (!st)
-                st = tk_cs_deformat_end(d);
+            if (checked) {
+                r->data = data;
+                r->len = len;
+                for (size_t i = 0; i < ss->nsources; i++)
+                    if (ss->sources[i].buffer == b)
+                        r->known[ss->sources[i].trace_id & 0x7f] = true;
+            }
+            uint64_t pos = 0;
+            for (;;) {
+                r->deformatting = true;
+                st = tk_cs_deformat(d, data + pos, len - (size_t)pos);
+                if (!st)
+                    st = tk_cs_deformat_end(d);
+                r->deformatting = false;
+                if (st != TK_ERR_STATE || !r->realign)
+                    break;
+                /* The alignment was lost: report it, every source hunts for its next A-Sync
+                 * (as after a framing error) and frames are read from the alignment found. */
+                r->realign = false;
+                char why[64], msg[256];
+                if (r->lost_id < 0)
+                    snprintf(why, sizeof(why), "an ETMv4 packet error");
+                else
+                    snprintf(why, sizeof(why), "data of trace ID 0x%x, no source of the buffer",
+                             (unsigned)r->lost_id);
+                snprintf(msg, sizeof(msg),
+                         "frame alignment lost (first sign at offset %llu: %s), frames found "
+                         "again at offset %llu: bytes in between skipped, each source resumes "
+                         "at its first A-Sync once its trace ID is seen again",
+                         (unsigned long long)r->lost_at, why, (unsigned long long)r->found_at);
+                if ((st = on_frame_error(r, TK_ERR_FORMAT, r->lost_at, msg)))
+                    break;
+                pos = r->base = r->found_at;
+                tk_cs_deformatter_restart(d, pos);
+            }
             tk_cs_deformatter_free(d);
         }
     }
