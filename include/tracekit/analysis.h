@@ -118,6 +118,27 @@ typedef struct tk_profile tk_profile;
 
 /* Create a collector over code (copied). The view must outlive the profile. */
 tk_status tk_profile_new(const tk_code_view *code, tk_profile **out);
+
+/* Collection levels for tk_profile_new_flags. */
+enum {
+    /* Flat profile, for users that need no call graph (line, function and branch coverage;
+     * self counts). Per range or TK_EV_BLOCKS entry only counters of its block are bumped:
+     * no shadow call stack, taken edges, runs or calling contexts. Totals, instructions,
+     * blocks, branches and function self counts are exactly those of the full profile; the
+     * accessors of calls, edges, runs and contexts report 0 entries, inclusive counts are 0
+     * and stack totals (unmatched_returns, stack_resets, max_depth) stay 0. A function's
+     * entries count, without a stack, the times it was entered by a call or trap (at any
+     * address), or by flow from another function to its first instruction, except the first
+     * range after a restart (trace on, lost trace, error): the full profile counts the same,
+     * except where its stack makes a transfer a return (a jump into the middle of a
+     * function on the stack is a longjmp, not an entry) or a tail transfer from a root frame
+     * (not counted), or a jump into the middle of a function not on the stack (counted). */
+    TK_PROFILE_FLAT = 1u << 0,
+};
+
+/* tk_profile_new with a collection level (0: the full profile, as tk_profile_new).
+ * Errors: TK_ERR_INVALID (unknown flags), TK_ERR_NOMEM. */
+tk_status tk_profile_new_flags(const tk_code_view *code, unsigned flags, tk_profile **out);
 /* Consume one event. A tk_event_fn: pass it with the profile as ctx to any decoder. A
  * TK_EV_BLOCKS batch gives exactly the profile its entries would give as TK_EV_RANGE events
  * (tk_block_exec_range), only faster: its blocks' ids index the profile's per-block table
