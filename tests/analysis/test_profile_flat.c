@@ -14,6 +14,7 @@
 
 #include "testutil.h"
 #include "tracekit/analysis.h"
+#include "tracekit/blocks.h"
 #include "tracekit/encap.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_params.h"
@@ -59,6 +60,39 @@ static tk_profile *collect(tk_image *img, const char *dir, const char *prog, uns
     assert_int_equal(tk_te_decoder_finish(dec), TK_OK);
     tk_te_decoder_free(dec);
     tk_te_raw_close(raw);
+    assert_int_equal(tk_profile_finish(t.p), TK_OK);
+    *entries = t.entries;
+    return t.p;
+}
+
+/* Read a PC list into a new, finished profile of the given level, as range events or (blocks)
+ * through tk_block_batcher. */
+static tk_profile *collect_pcs(tk_image *img, const char *pcs, unsigned flags, bool blocks,
+                               uint64_t *entries)
+{
+    tk_code_view v;
+    tk_code_view_from_image(img, &v);
+    tap t = {.p = NULL, .entries = 0};
+    assert_int_equal(tk_profile_new_flags(&v, flags, &t.p), TK_OK);
+    tk_block_batcher *bb = NULL;
+    tk_event_fn fn = tap_event;
+    void *ctx = &t;
+    if (blocks) {
+        assert_int_equal(tk_block_batcher_new(img, tap_event, &t, &bb), TK_OK);
+        fn = tk_block_batcher_event;
+        ctx = bb;
+    }
+    tk_diag d;
+    tk_diag_clear(&d);
+    tk_pc_flow *flow = NULL;
+    assert_int_equal(tk_pc_flow_new(img, fn, ctx, &flow), TK_OK);
+    assert_int_equal(tk_pc_flow_read_file(flow, pcs, &d), TK_OK);
+    assert_int_equal(tk_pc_flow_finish(flow), TK_OK);
+    tk_pc_flow_free(flow);
+    if (bb) {
+        assert_int_equal(tk_block_batcher_flush(bb), TK_OK);
+        tk_block_batcher_free(bb);
+    }
     assert_int_equal(tk_profile_finish(t.p), TK_OK);
     *entries = t.entries;
     return t.p;
@@ -245,6 +279,42 @@ static void test_reference_traces(void **state)
     assert_true(lcov >= 18);
 }
 
+/* The executed-PC lists (traps inferred from the PCs): the full profile from range events against
+ * the flat one from blocks. */
+static void test_pc_lists(void **state)
+{
+    (void)state;
+    static const char *const progs[] = {"median", "towers", "dhrystone", "qsort",
+                                        "test_discon_branch_exception"};
+    uint64_t breaks = 0;
+    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+        char rel[512];
+        snprintf(rel, sizeof(rel), "riscv-ref/%s.riscv", progs[i]);
+        char *elf = tk_test_data_path(rel);
+        snprintf(rel, sizeof(rel), "etrace-ref/%s/itype3_basic/%s.decoder.trace.gz", progs[i],
+                 progs[i]);
+        char *pcs = tk_test_data_path(rel);
+        tk_image *img = NULL;
+        tk_diag d;
+        tk_diag_clear(&d);
+        assert_int_equal(tk_image_open_elf(elf, &img, &d), TK_OK);
+        uint64_t e_full, e_flat;
+        tk_profile *full = collect_pcs(img, pcs, 0, false, &e_full);
+        tk_profile *flat = collect_pcs(img, pcs, TK_PROFILE_FLAT, true, &e_flat);
+        tk_profile_totals t;
+        tk_profile_get_totals(full, &t);
+        assert_true(e_flat * 2 >= t.ranges);
+        breaks += t.errors + t.traps + t.lost;
+        same_flat(full, flat);
+        tk_profile_free(full);
+        tk_profile_free(flat);
+        tk_image_free(img);
+        free(elf);
+        free(pcs);
+    }
+    assert_true(breaks > 0); /* the flow broke somewhere: the slow paths ran */
+}
+
 /* Unknown flags are refused; flags 0 is the full level. */
 static void test_flags(void **state)
 {
@@ -268,6 +338,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_reference_traces),
+        cmocka_unit_test(test_pc_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
