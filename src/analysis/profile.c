@@ -68,6 +68,7 @@ void tk_profile_free(tk_profile *p)
     free(p->runs);
     free(p->stack);
     free(p->block_range);
+    free(p->flat_blk);
     free(p->insns);
     free(p->blocks);
     free(p->branches);
@@ -703,6 +704,8 @@ tk_status tk_profile_finish(tk_profile *p)
     tk_cs_reset(p);
     p->finished = true;
     p->totals.insns = p->cs_total;
+    if (p->flat)
+        tk_prof_flat_fold(p);
     return tk_prof_derive(p);
 }
 

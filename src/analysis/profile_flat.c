@@ -5,8 +5,11 @@
  * runs or contexts: everything the full level derives at finish from the range records
  * (instructions, blocks, branches, self counts) comes out the same, because the records
  * are the same ones with the same counts. */
+#include <string.h>
+
 #include "tracekit/image.h"
 
+#include "grow.h"
 #include "profile_internal.h"
 
 /* Function entries without a stack, only its depth: a call or trap enters the function of
@@ -97,85 +100,161 @@ tk_status tk_prof_flat_range(tk_profile *p, const tk_event *ev)
     return flat_step(p, ri, ev->end, ev->taken);
 }
 
+/* Add a block's counters to its range record and function, and clear them. */
+static void flat_fold_one(tk_profile *p, prof_flat_blk *fb)
+{
+    prof_range *r = &p->ranges[fb->range];
+    r->count += fb->out[0] + fb->out[1] + fb->out[2];
+    if (r->last_cond) {
+        r->not_taken += fb->out[1];
+        r->taken += fb->out[2];
+    }
+    /* Blocks counted here lie in one function (not PROF_FLAT_SLOW). */
+    p->funcs[fb->func].entries += fb->entered;
+    fb->out[0] = fb->out[1] = fb->out[2] = fb->entered = 0;
+}
+
+void tk_prof_flat_fold(tk_profile *p)
+{
+    for (size_t i = 0; i < p->cap_flat_blk; i++)
+        if (p->flat_blk[i].block)
+            flat_fold_one(p, &p->flat_blk[i]);
+}
+
+/* The counters of block b, made (or taken over from another image's block with the same
+ * id, whose counts go to its range record first) on first sight. */
+static PROF_NOINLINE tk_status flat_blk_slow(tk_profile *p, const tk_bblock *b, prof_flat_blk **out)
+{
+    uint32_t ri;
+    tk_status st = tk_prof_block_range_slow(p, b, &ri);
+    if (st != TK_OK)
+        return st;
+    if (b->id >= p->cap_flat_blk) {
+        size_t old = p->cap_flat_blk;
+        st = TK_GROW(p->flat_blk, old, p->cap_flat_blk, (size_t)b->id + 1);
+        if (st != TK_OK)
+            return st;
+        memset(p->flat_blk + old, 0, (p->cap_flat_blk - old) * sizeof(*p->flat_blk));
+    }
+    prof_flat_blk *fb = &p->flat_blk[b->id];
+    if (fb->block)
+        flat_fold_one(p, fb);
+    const prof_range *r = &p->ranges[ri];
+    *fb = (prof_flat_blk){
+        .block = b,
+        .range = ri,
+        .ninsn = r->ninsn,
+        .func = r->func,
+        .flags = (uint8_t)(PROF_FLAT_ANY | (r->simple ? 0 : PROF_FLAT_SLOW) |
+                           (r->entry ? PROF_FLAT_ENTRY : 0) | (r->last_cond ? PROF_FLAT_COND : 0)),
+    };
+    *out = fb;
+    return TK_OK;
+}
+
+static inline prof_flat_blk *flat_blk_of(tk_profile *p, const tk_bblock *b)
+{
+    return b->id < p->cap_flat_blk && p->flat_blk[b->id].block == b ? &p->flat_blk[b->id] : NULL;
+}
+
+/* One entry through the general path (counted on its range record). */
 static PROF_NOINLINE tk_status flat_block_step(tk_profile *p, const tk_block_exec *e)
 {
-    const tk_bblock *b = e->block;
-    uint32_t ri;
-    if (b->id < p->cap_block_range && p->block_range[b->id].block == b) {
-        ri = p->block_range[b->id].range;
-    } else {
-        tk_status st = tk_prof_block_range_slow(p, b, &ri);
+    prof_flat_blk *fb = flat_blk_of(p, e->block);
+    if (!fb) {
+        tk_status st = flat_blk_slow(p, e->block, &fb);
         if (st != TK_OK)
             return st;
     }
-    return flat_step(p, ri, e->end, e->taken);
+    return flat_step(p, fb->range, e->end, e->taken);
 }
 
-/* A TK_EV_BLOCKS batch. The inner loop takes the entries whose block's record is known
- * under its id, that walked and lie in one function, after a walked range whose branch
- * outcome is stated (so no trap or restart is pending and the previous function is known):
- * a few counters each, with the flow state in locals. Any other entry goes through
- * flat_block_step after the state is written back. */
+/* Per previous end (tk_range_end; the inner loop leaves on ends from 16 on), the flags of
+ * the next block that need more than counting: a block that walked badly or spans two
+ * functions always (the general path); after sequential flow, a branch or a jump, a
+ * function's first block (it enters the function if flow came from another function and
+ * not from the outermost frame, as flat_enter says); after a call or a return, every block
+ * (the stack depth moves, a call enters). */
+#define F_SE (PROF_FLAT_SLOW | PROF_FLAT_ENTRY)
+#define F_SA (PROF_FLAT_SLOW | PROF_FLAT_ANY)
+static const uint8_t special_after[16] = {F_SE, F_SE, F_SE, F_SA, F_SA, F_SE, F_SE, F_SA,
+                                          F_SE, F_SE, F_SE, F_SE, F_SE, F_SE, F_SE, F_SE};
+#undef F_SE
+#undef F_SA
+
+/* A TK_EV_BLOCKS batch. The inner loop takes the entries whose block has counters under its
+ * id, lies in one function and walked, after a walked range whose branch outcome is stated
+ * (no trap or restart pending): it bumps one counter of the block by how it ended and adds
+ * its instructions; only after a call or a return, or for a function's first block, does it
+ * follow the stack depth and count entries. Execution counts, branch outcomes and entries
+ * are added to the range records at finish. Any other entry goes through flat_block_step
+ * after the state is written back. */
 tk_status tk_prof_flat_blocks(tk_profile *p, const tk_event *ev)
 {
+    _Static_assert(TK_END_BRANCH == 1 && TK_END_CALL == 3 && TK_END_RETURN == 4 &&
+                       TK_END_TRAP_RETURN == 7,
+                   "tables follow tk_range_end");
     const tk_block_exec *e = ev->blocks, *const stop = ev->blocks + ev->nblocks;
     tk_status st = TK_OK;
     while (e < stop && st == TK_OK) {
-        if (!p->have_prev) {
+        if (!p->have_prev || p->prev_end >= 16) {
             st = flat_block_step(p, e++);
             continue;
         }
-        prof_range *const ranges = p->ranges;
-        const prof_block_ref *const by_id = p->block_range;
-        const size_t nid = p->cap_block_range;
-        tk_prof_func *const funcs = p->funcs;
-        const prof_range *pr = &ranges[p->prev_range];
-        uint8_t prev_end = p->prev_end;
-        prof_action act = p->action;
-        uint32_t top = p->flat_top, depth = p->flat_depth;
+        const prof_range *pr = &p->ranges[p->prev_range];
+        if (pr->last_cond && p->prev_end != TK_END_BRANCH) {
+            st = flat_block_step(p, e++); /* its outcome is resolved by this block */
+            continue;
+        }
+        prof_flat_blk *const blk = p->flat_blk;
+        const size_t nid = p->cap_flat_blk;
+        unsigned pe = p->prev_end;
+        uint32_t depth = p->flat_depth;
         uint64_t total = p->cs_total;
+        const prof_flat_blk *last = NULL;
         const tk_block_exec *const from = e;
         for (; e < stop; e++) {
             const tk_bblock *b = e->block;
-            if (b->id >= nid || by_id[b->id].block != b)
+            const uint32_t id = b->id;
+            if (id >= nid)
                 break;
-            prof_range *r = &ranges[by_id[b->id].range];
-            if (!r->simple || (pr->last_cond && prev_end != TK_END_BRANCH))
+            prof_flat_blk *fb = &blk[id];
+            const unsigned end = e->end;
+            if (fb->block != b || end >= 16)
                 break;
-            /* have_prev: the action is flow, call, return or xRET, and top and depth are
-             * known (flat_enter says why). */
-            const uint32_t func = r->func;
-            if (act != ACT_FLOW) {
-                if (act == ACT_CALL) {
+            if (fb->flags & special_after[pe]) {
+                if (fb->flags & PROF_FLAT_SLOW)
+                    break;
+                if (pe == TK_END_CALL) {
                     if (depth >= TK_PROF_MAX_DEPTH)
-                        break;
+                        break; /* flat_enter: the call replaces the top frame */
                     depth++;
-                    funcs[func].entries++;
+                    fb->entered++;
+                } else if (pe == TK_END_RETURN || pe == TK_END_TRAP_RETURN) {
+                    depth -= depth > 1; /* a return from the outermost frame stays there */
                 } else {
-                    depth -= depth > 1;
+                    const uint32_t top = last ? last->func : p->flat_top;
+                    fb->entered += fb->func != top && depth > 1;
                 }
-            } else if (r->entry && func != top && depth > 1) {
-                funcs[func].entries++;
             }
-            top = func;
-            r->count++;
-            total += r->ninsn;
-            const uint8_t end = e->end;
-            const bool cond = end == TK_END_BRANCH && r->last_cond;
-            const bool taken = e->taken != 0;
-            r->taken += cond & taken;
-            r->not_taken += cond & !taken;
-            act = action_after(end);
-            prev_end = end;
-            pr = r;
+            fb->out[(unsigned)(end == TK_END_BRANCH) << (e->taken != 0)]++;
+            total += fb->ninsn;
+            last = fb;
+            pe = end;
+            if ((fb->flags & PROF_FLAT_COND) && end != TK_END_BRANCH) {
+                e++; /* the next block resolves this branch: the general path */
+                break;
+            }
         }
-        p->totals.ranges += (uint64_t)(e - from);
-        p->prev_range = (uint32_t)(pr - ranges);
-        p->prev_end = prev_end;
-        p->action = act;
-        p->flat_top = top;
-        p->flat_depth = depth;
-        p->cs_total = total;
+        if (last) {
+            p->totals.ranges += (uint64_t)(e - from);
+            p->prev_range = last->range;
+            p->prev_end = (uint8_t)pe;
+            p->action = action_after((uint8_t)pe);
+            p->flat_top = last->func;
+            p->flat_depth = depth;
+            p->cs_total = total;
+        }
         if (e < stop)
             st = flat_block_step(p, e++);
     }

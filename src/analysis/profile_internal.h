@@ -49,6 +49,25 @@ typedef struct prof_block_ref {
 
 /* A direct-mapped cache in front of a tk_pair_map (profile.c): the records the event stream
  * hits again and again are found with one probe and no hashing of both keys. */
+/* Flat level (profile_flat.c): the counters of a TK_EV_BLOCKS producer's block, indexed by
+ * its id, bumped by the inner loop and added to its range record at finish (or when another
+ * image's block takes the id). block NULL: none yet. */
+typedef struct prof_flat_blk {
+    const tk_bblock *block;
+    /* Executions by how they ended: [0] not with TK_END_BRANCH, [1] a branch not taken,
+     * [2] a branch taken. */
+    uint64_t out[3];
+    uint64_t entered; /* executions that entered its function (flat_enter's rules) */
+    uint32_t range;   /* its range record */
+    uint32_t ninsn;
+    uint32_t func;
+    uint8_t flags; /* PROF_FLAT_* */
+} prof_flat_blk;
+#define PROF_FLAT_SLOW 1u  /* spans two functions or did not walk: the general path */
+#define PROF_FLAT_ENTRY 2u /* starts a function: flow into it may be an entry */
+#define PROF_FLAT_COND 4u  /* ends with a conditional branch */
+#define PROF_FLAT_ANY 8u   /* set in every block: after a call or return, the stack moves */
+
 typedef struct prof_pair_cache {
     uint64_t a, b;
     uint32_t value; /* TK_PAIR_NONE: empty */
@@ -111,6 +130,8 @@ struct tk_profile {
      * TK_PAIR_NONE after a restart, and how deep the full level's stack would be if every
      * return matched (0 after a restart). */
     uint32_t flat_top, flat_depth;
+    prof_flat_blk *flat_blk; /* by tk_bblock.id */
+    size_t cap_flat_blk;
     tk_profile_totals totals;
 
     prof_range *ranges;
@@ -212,6 +233,8 @@ tk_status tk_prof_flow_break(tk_profile *p);
 /* profile_flat.c: the flat collection level (TK_PROFILE_FLAT). */
 tk_status tk_prof_flat_range(tk_profile *p, const tk_event *ev);
 tk_status tk_prof_flat_blocks(tk_profile *p, const tk_event *ev);
+/* Add the per-block counters to the range records and functions (at finish). */
+void tk_prof_flat_fold(tk_profile *p);
 
 /* profile_finish.c */
 tk_status tk_prof_derive(tk_profile *p);
