@@ -703,17 +703,18 @@ tk_status tk_profile_finish(tk_profile *p)
         return st;
     tk_cs_reset(p);
     p->finished = true;
-    p->totals.insns = p->cs_total;
     if (p->flat)
         tk_prof_flat_fold(p);
+    p->totals.insns = p->cs_total;
     return tk_prof_derive(p);
 }
 
 void tk_profile_get_totals(const tk_profile *p, tk_profile_totals *out)
 {
     *out = p->totals;
-    /* Every instruction of every range is counted through the call stack. */
-    out->insns = p->cs_total;
+    /* Every instruction of every range is counted through the call stack (the flat level:
+     * in cs_total or, until finish, in the per-block counters). */
+    out->insns = p->flat && !p->finished ? tk_prof_flat_insns(p) : p->cs_total;
 }
 
 size_t tk_profile_func_count(const tk_profile *p)

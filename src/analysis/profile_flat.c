@@ -109,9 +109,20 @@ static void flat_fold_one(tk_profile *p, prof_flat_blk *fb)
         r->not_taken += fb->out[1];
         r->taken += fb->out[2];
     }
+    p->cs_total += (fb->out[0] + fb->out[1] + fb->out[2]) * fb->ninsn;
     /* Blocks counted here lie in one function (not PROF_FLAT_SLOW). */
     p->funcs[fb->func].entries += fb->entered;
     fb->out[0] = fb->out[1] = fb->out[2] = fb->entered = 0;
+}
+
+uint64_t tk_prof_flat_insns(const tk_profile *p)
+{
+    uint64_t n = p->cs_total;
+    for (size_t i = 0; i < p->cap_flat_blk; i++) {
+        const prof_flat_blk *fb = &p->flat_blk[i];
+        n += (fb->out[0] + fb->out[1] + fb->out[2]) * fb->ninsn;
+    }
+    return n;
 }
 
 void tk_prof_flat_fold(tk_profile *p)
@@ -157,7 +168,7 @@ static inline prof_flat_blk *flat_blk_of(tk_profile *p, const tk_bblock *b)
     return b->id < p->cap_flat_blk && p->flat_blk[b->id].block == b ? &p->flat_blk[b->id] : NULL;
 }
 
-/* One entry through the general path (counted on its range record). */
+/* One entry through the general path (counted on its range record and cs_total). */
 static PROF_NOINLINE tk_status flat_block_step(tk_profile *p, const tk_block_exec *e)
 {
     prof_flat_blk *fb = flat_blk_of(p, e->block);
@@ -169,16 +180,21 @@ static PROF_NOINLINE tk_status flat_block_step(tk_profile *p, const tk_block_exe
     return flat_step(p, fb->range, e->end, e->taken);
 }
 
-/* Per previous end (tk_range_end; the inner loop leaves on ends from 16 on), the flags of
- * the next block that need more than counting: a block that walked badly or spans two
- * functions always (the general path); after sequential flow, a branch or a jump, a
+/* Per previous end (tk_range_end; ends from 16 on are flow, as action_after says), the
+ * flags of the next block that need more than counting: a block that walked badly or spans
+ * two functions always (the general path); after sequential flow, a branch or a jump, a
  * function's first block (it enters the function if flow came from another function and
  * not from the outermost frame, as flat_enter says); after a call or a return, every block
  * (the stack depth moves, a call enters). */
 #define F_SE (PROF_FLAT_SLOW | PROF_FLAT_ENTRY)
 #define F_SA (PROF_FLAT_SLOW | PROF_FLAT_ANY)
-static const uint8_t special_after[16] = {F_SE, F_SE, F_SE, F_SA, F_SA, F_SE, F_SE, F_SA,
-                                          F_SE, F_SE, F_SE, F_SE, F_SE, F_SE, F_SE, F_SE};
+#define R8 F_SE, F_SE, F_SE, F_SE, F_SE, F_SE, F_SE, F_SE
+#define R32 R8, R8, R8, R8
+/* 8 + 3 * 8 + 7 * 32 = 256 */
+static const uint8_t special_after[256] = {F_SE, F_SE, F_SE, F_SA, F_SA, F_SE, F_SE, F_SA, R8,
+                                           R8,   R8,   R32,  R32,  R32,  R32,  R32,  R32,  R32};
+#undef R32
+#undef R8
 #undef F_SE
 #undef F_SA
 
@@ -197,7 +213,7 @@ tk_status tk_prof_flat_blocks(tk_profile *p, const tk_event *ev)
     const tk_block_exec *e = ev->blocks, *const stop = ev->blocks + ev->nblocks;
     tk_status st = TK_OK;
     while (e < stop && st == TK_OK) {
-        if (!p->have_prev || p->prev_end >= 16) {
+        if (!p->have_prev) {
             st = flat_block_step(p, e++);
             continue;
         }
@@ -208,9 +224,8 @@ tk_status tk_prof_flat_blocks(tk_profile *p, const tk_event *ev)
         }
         prof_flat_blk *const blk = p->flat_blk;
         const size_t nid = p->cap_flat_blk;
-        unsigned pe = p->prev_end;
+        uint8_t pe = p->prev_end;
         uint32_t depth = p->flat_depth;
-        uint64_t total = p->cs_total;
         const prof_flat_blk *last = NULL;
         const tk_block_exec *const from = e;
         for (; e < stop; e++) {
@@ -219,8 +234,8 @@ tk_status tk_prof_flat_blocks(tk_profile *p, const tk_event *ev)
             if (id >= nid)
                 break;
             prof_flat_blk *fb = &blk[id];
-            const unsigned end = e->end;
-            if (fb->block != b || end >= 16)
+            const uint8_t end = e->end;
+            if (fb->block != b)
                 break;
             if (fb->flags & special_after[pe]) {
                 if (fb->flags & PROF_FLAT_SLOW)
@@ -238,7 +253,6 @@ tk_status tk_prof_flat_blocks(tk_profile *p, const tk_event *ev)
                 }
             }
             fb->out[(unsigned)(end == TK_END_BRANCH) << (e->taken != 0)]++;
-            total += fb->ninsn;
             last = fb;
             pe = end;
             if ((fb->flags & PROF_FLAT_COND) && end != TK_END_BRANCH) {
@@ -249,11 +263,10 @@ tk_status tk_prof_flat_blocks(tk_profile *p, const tk_event *ev)
         if (last) {
             p->totals.ranges += (uint64_t)(e - from);
             p->prev_range = last->range;
-            p->prev_end = (uint8_t)pe;
-            p->action = action_after((uint8_t)pe);
+            p->prev_end = pe;
+            p->action = action_after(pe);
             p->flat_top = last->func;
             p->flat_depth = depth;
-            p->cs_total = total;
         }
         if (e < stop)
             st = flat_block_step(p, e++);

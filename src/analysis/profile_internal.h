@@ -233,8 +233,11 @@ tk_status tk_prof_flow_break(tk_profile *p);
 /* profile_flat.c: the flat collection level (TK_PROFILE_FLAT). */
 tk_status tk_prof_flat_range(tk_profile *p, const tk_event *ev);
 tk_status tk_prof_flat_blocks(tk_profile *p, const tk_event *ev);
-/* Add the per-block counters to the range records and functions (at finish). */
+/* Add the per-block counters to the range records, functions and the instruction total
+ * (at finish). */
 void tk_prof_flat_fold(tk_profile *p);
+/* The instruction total so far (cs_total and what the per-block counters hold). */
+uint64_t tk_prof_flat_insns(const tk_profile *p);
 
 /* profile_finish.c */
 tk_status tk_prof_derive(tk_profile *p);

@@ -60,7 +60,13 @@ static tk_profile *collect(tk_image *img, const char *dir, const char *prog, uns
     assert_int_equal(tk_te_decoder_finish(dec), TK_OK);
     tk_te_decoder_free(dec);
     tk_te_raw_close(raw);
+    /* The totals are right before finish too (the flat level keeps block counters). */
+    tk_profile_totals before, after;
+    tk_profile_get_totals(t.p, &before);
     assert_int_equal(tk_profile_finish(t.p), TK_OK);
+    tk_profile_get_totals(t.p, &after);
+    assert_int_equal(before.insns, after.insns);
+    assert_int_equal(before.ranges, after.ranges);
     *entries = t.entries;
     return t.p;
 }
