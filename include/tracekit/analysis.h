@@ -121,18 +121,22 @@ tk_status tk_profile_new(const tk_code_view *code, tk_profile **out);
 
 /* Collection levels for tk_profile_new_flags. */
 enum {
-    /* Flat profile, for users that need no call graph (line, function and branch coverage;
-     * self counts). Per range or TK_EV_BLOCKS entry only counters of its block are bumped:
-     * no shadow call stack, taken edges, runs or calling contexts. Totals, instructions,
-     * blocks, branches and function self counts are exactly those of the full profile; the
-     * accessors of calls, edges, runs and contexts report 0 entries, inclusive counts are 0
-     * and stack totals (unmatched_returns, stack_resets, max_depth) stay 0. A function's
-     * entries count, without a stack, the times it was entered by a call or trap (at any
-     * address), or by flow from another function to its first instruction, except the first
-     * range after a restart (trace on, lost trace, error): the full profile counts the same,
-     * except where its stack makes a transfer a return (a jump into the middle of a
-     * function on the stack is a longjmp, not an entry) or a tail transfer from a root frame
-     * (not counted), or a jump into the middle of a function not on the stack (counted). */
+    /* Flat profile, for users that need no call graph (line, function and branch coverage,
+     * self counts; `tracekit coverage` collects it). Per range or TK_EV_BLOCKS entry only
+     * counters of its block are bumped, in an array indexed by block id: no shadow call
+     * stack, taken edges, runs or calling contexts. Totals, instructions, blocks, branches
+     * and function self counts are exactly those of the full profile, so is the lcov file.
+     * The accessors of calls, edges, runs and contexts report 0 entries, inclusive counts
+     * are 0, and so are the stack totals (unmatched_returns, stack_resets, max_depth).
+     * A function's entries are counted with the stack's depth only: a call or trap enters
+     * the callee (at any address) one level deeper, a return or xRET goes up one level (not
+     * above the outermost), and flow (sequential, branch, jump, or a range running on into
+     * the next symbol) into a function's first instruction from another function enters it
+     * unless at the outermost level (the full profile replaces a root frame without counting
+     * it). This equals the full profile's count while returns go back to the frame that
+     * called (so on every reference trace); it differs where the full profile's stack
+     * unwinds several frames at once or restarts (longjmp, unmatched returns), or counts a
+     * jump into the middle of a function that is not on its stack as an entry. */
     TK_PROFILE_FLAT = 1u << 0,
 };
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The flat collection level (TK_PROFILE_FLAT, analysis.h): per range or TK_EV_BLOCKS entry
- * only the counters of its range record are bumped (execution count, branch outcome) and,
- * where the range enters a function, that function's entry count. No call stack, edges,
- * runs or contexts: everything the full level derives at finish from the range records
- * (instructions, blocks, branches, self counts) comes out the same, because the records
- * are the same ones with the same counts. */
+/* The flat collection level (TK_PROFILE_FLAT, analysis.h). A TK_EV_BLOCKS entry bumps one
+ * counter of its block (by how it ended: not a branch, branch not taken, taken) in an array
+ * indexed by block id; after a call or return, or at a function's first block, it also
+ * follows the stack depth and counts the function's entries. Range events, and blocks the
+ * inner loop does not take, count on the range records themselves (flat_step). At finish
+ * the block counters are added to the range records, from which the same derivation as the
+ * full level's gives instructions, blocks, branches and self counts: the records are the
+ * same ones with the same counts. No call stack, edges, runs or contexts. */
 #include <string.h>
 
 #include "tracekit/image.h"
