@@ -9,9 +9,16 @@
  *   batch    ranges through tk_block_batcher into a sink that does nothing
  *   ranges   tk_profile fed the decoder's TK_EV_RANGE events (finished)
  *   blocks   tk_profile fed TK_EV_BLOCKS batches through tk_block_batcher (finished)
+ *   dnull    the decoder's own TK_EV_BLOCKS batches (TK_TE_DEC_BLOCK_EVENTS) into a sink that
+ *            does nothing
+ *   dcount   the same into the counting sink (tk_count_event)
+ *   dfull    the same into tk_profile (finished)
+ *   dflat    the same into tk_profile's flat level (TK_PROFILE_FLAT, finished)
  * and prints, per mode, the median thread CPU time and M instructions/s. Under
  * valgrind --tool=callgrind with RUNS 1 and one mode at a time, Ir(ranges) - Ir(null) is the
- * profile's cost from ranges, Ir(blocks) - Ir(batch) its cost from block batches.
+ * profile's cost from ranges, Ir(blocks) - Ir(batch) its cost from block batches, and
+ * Ir(dfull|dflat|dcount) - Ir(dnull) a sink's cost from the decoder's batches; divide by
+ * the "ranges" printed (one per block) for Ir per block.
  *
  * Build (Release library): cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude bench/profbench.c
  *   BUILD/src/libtracekit.a $(pkg-config --libs libdw libelf) -lz -lpthread -lm */
@@ -23,13 +30,15 @@
 
 #include "tracekit/analysis.h"
 #include "tracekit/blocks.h"
+#include "tracekit/count.h"
 #include "tracekit/encap.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
 
-enum { M_NULL, M_BATCH, M_RANGES, M_BLOCKS, M_N };
-static const char *const mode_name[M_N] = {"null", "batch", "ranges", "blocks"};
+enum { M_NULL, M_BATCH, M_RANGES, M_BLOCKS, M_DNULL, M_DCOUNT, M_DFULL, M_DFLAT, M_N };
+static const char *const mode_name[M_N] = {"null",  "batch",  "ranges", "blocks",
+                                           "dnull", "dcount", "dfull",  "dflat"};
 
 static double cpu_now(void)
 {
@@ -51,6 +60,19 @@ static tk_status null_event(void *ctx, const tk_event *ev)
     return TK_OK;
 }
 
+/* Whole names in a comma-separated list ("null" is inside "dnull"). */
+static bool listed(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *q = list; q; q = strchr(q, ',')) {
+        if (*q == ',')
+            q++;
+        if (!strncmp(q, name, n) && (q[n] == ',' || q[n] == 0))
+            return true;
+    }
+    return false;
+}
+
 static tk_status run_once(int mode, const tk_te_params *p, tk_image *img, tk_te_raw *raw,
                           const tk_code_view *view, uint64_t *insns, uint64_t *ranges)
 {
@@ -60,11 +82,17 @@ static tk_status run_once(int mode, const tk_te_params *p, tk_image *img, tk_te_
     tk_event_fn fn = null_event;
     void *ctx = &sunk;
     tk_status st = TK_OK;
-    if (mode == M_RANGES || mode == M_BLOCKS) {
-        if ((st = tk_profile_new(view, &prof)) != TK_OK)
+    tk_count cnt;
+    memset(&cnt, 0, sizeof(cnt));
+    if (mode == M_RANGES || mode == M_BLOCKS || mode == M_DFULL || mode == M_DFLAT) {
+        if ((st = tk_profile_new_flags(view, mode == M_DFLAT ? TK_PROFILE_FLAT : 0, &prof)) !=
+            TK_OK)
             return st;
         fn = tk_profile_event;
         ctx = prof;
+    } else if (mode == M_DCOUNT) {
+        fn = tk_count_event;
+        ctx = &cnt;
     }
     if (mode == M_BATCH || mode == M_BLOCKS) {
         if ((st = tk_block_batcher_new(img, fn, ctx, &bb)) != TK_OK) {
@@ -76,6 +104,8 @@ static tk_status run_once(int mode, const tk_te_params *p, tk_image *img, tk_te_
     }
     tk_te_decoder *dec = NULL;
     if ((st = tk_te_decoder_new(p, img, fn, ctx, &dec)) == TK_OK) {
+        if (mode >= M_DNULL)
+            tk_te_decoder_set_flags(dec, TK_TE_DEC_BLOCK_EVENTS);
         st = tk_te_decoder_run_raw(dec, raw);
         if (st == TK_OK)
             st = tk_te_decoder_finish(dec);
@@ -92,6 +122,8 @@ static tk_status run_once(int mode, const tk_te_params *p, tk_image *img, tk_te_
         tk_profile_totals t;
         tk_profile_get_totals(prof, &t);
         *ranges = t.ranges;
+    } else if (mode == M_DNULL) {
+        *ranges = sunk;
     }
     tk_block_batcher_free(bb);
     tk_profile_free(prof);
@@ -109,7 +141,7 @@ int main(int argc, char **argv)
         runs = 5;
     bool want[M_N];
     for (int m = 0; m < M_N; m++)
-        want[m] = argc <= 6 || strstr(argv[6], mode_name[m]) != NULL;
+        want[m] = argc <= 6 || listed(argv[6], mode_name[m]);
     tk_diag d;
     tk_diag_clear(&d);
     tk_te_params p;

@@ -9,11 +9,12 @@
  *       bare header walk. With "records", only the first; with "struct", only the struct
  *       batches (for cachegrind).
  *   tkbench flow SCF UCF ELF RAW [RUNS [SINKS]]
- *       Serial flow decoding of RAW (tk_te_decoder_run_raw) into three sinks, each run RUNS
- *       times: the counting sink and the profile collector (tk_profile, finished), both with
- *       block events (TK_TE_DEC_BLOCK_EVENTS), and the PC list (written to /dev/null). Reports
- *       instructions/s and trace MB/s per sink. SINKS (e.g. "count,pcs") runs only those (to
- *       profile one sink under callgrind).
+ *       Serial flow decoding of RAW (tk_te_decoder_run_raw) into four sinks, each run RUNS
+ *       times: the counting sink, the profile collector (tk_profile, finished) and its flat
+ *       level (profile_flat: TK_PROFILE_FLAT, what `tracekit coverage` collects), all three
+ *       with block events (TK_TE_DEC_BLOCK_EVENTS), and the PC list (written to /dev/null).
+ *       Reports instructions/s and trace MB/s per sink. SINKS (comma-separated names, e.g.
+ *       "count,pcs") runs only those (to profile one sink under callgrind).
  *   tkbench gen SCF UCF ENCODER_INPUT COPIES OUT.te_inst_raw [GOLDEN.te_inst_raw]
  *       Encode the ingress (read into memory once; the read's rows/s is reported) COPIES
  *       times with a fresh encoder each time (each copy is a complete trace: start packet ...
@@ -350,11 +351,19 @@ static int cmd_flow(int argc, char **argv)
     int runs = argc > 6 ? atoi(argv[6]) : 5;
     if (runs < 1 || runs > 100)
         runs = 5;
-    static const char *const names[3] = {"count", "profile", "pcs"};
-    bool want[3] = {true, true, true};
-    if (argc > 7)
-        for (int k = 0; k < 3; k++)
-            want[k] = strstr(argv[7], names[k]) != NULL;
+    enum { NSINK = 4 };
+    static const char *const names[NSINK] = {"count", "profile", "profile_flat", "pcs"};
+    bool want[NSINK] = {true, true, true, true};
+    if (argc > 7) {
+        /* whole names: "profile" is a prefix of "profile_flat" */
+        for (int k = 0; k < NSINK; k++) {
+            const size_t n = strlen(names[k]);
+            want[k] = false;
+            for (const char *q = argv[7]; q && *q; q = strchr(q, ',') ? strchr(q, ',') + 1 : NULL)
+                if (!strncmp(q, names[k], n) && (q[n] == ',' || q[n] == 0))
+                    want[k] = true;
+        }
+    }
     tk_diag d;
     tk_image *img = NULL;
     tk_te_raw *raw = NULL;
@@ -369,8 +378,8 @@ static int cmd_flow(int argc, char **argv)
     FILE *null = fopen("/dev/null", "w");
     tk_code_view view;
     tk_code_view_from_image(img, &view);
-    double t[3][100];
-    uint64_t insns[3] = {0};
+    double t[NSINK][100];
+    uint64_t insns[NSINK] = {0};
     tk_status st = null ? TK_OK : TK_ERR_IO;
     for (int i = 0; st == TK_OK && i < runs; i++) {
         double c0 = now(CLOCK_THREAD_CPUTIME_ID);
@@ -388,17 +397,28 @@ static int cmd_flow(int argc, char **argv)
         }
         tk_profile_free(prof);
         double c2 = now(CLOCK_THREAD_CPUTIME_ID);
+        prof = NULL;
+        if (want[2] && st == TK_OK &&
+            (st = tk_profile_new_flags(&view, TK_PROFILE_FLAT, &prof)) == TK_OK) {
+            st = decode_into(&p, img, buf, len, TK_TE_DEC_BLOCK_EVENTS, tk_profile_event, prof,
+                             &insns[2]);
+            if (st == TK_OK)
+                st = tk_profile_finish(prof);
+        }
+        tk_profile_free(prof);
+        double c3 = now(CLOCK_THREAD_CPUTIME_ID);
         tk_pc_list *pcs = NULL;
-        if (want[2] && st == TK_OK && (st = tk_pc_list_new(img, null, &pcs)) == TK_OK) {
-            st = decode_into(&p, img, buf, len, 0, tk_pc_list_event, pcs, &insns[2]);
+        if (want[3] && st == TK_OK && (st = tk_pc_list_new(img, null, &pcs)) == TK_OK) {
+            st = decode_into(&p, img, buf, len, 0, tk_pc_list_event, pcs, &insns[3]);
             if (st == TK_OK)
                 st = tk_pc_list_flush(pcs);
         }
         tk_pc_list_free(pcs);
-        double c3 = now(CLOCK_THREAD_CPUTIME_ID);
+        double c4 = now(CLOCK_THREAD_CPUTIME_ID);
         t[0][i] = c1 - c0;
         t[1][i] = c2 - c1;
         t[2][i] = c3 - c2;
+        t[3][i] = c4 - c3;
     }
     if (null)
         fclose(null);
@@ -409,11 +429,11 @@ static int cmd_flow(int argc, char **argv)
         return 1;
     }
     uint64_t total = 0;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < NSINK; k++)
         if (want[k] && (!total || insns[k] != total))
             total = total ? UINT64_MAX : insns[k];
     printf("bytes %zu\ninstructions %" PRIu64 "\n", len, total);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < NSINK; k++) {
         if (!want[k])
             continue;
         const double m = median(t[k], runs);

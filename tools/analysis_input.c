@@ -421,7 +421,7 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     if (tk_line_table_open_elf(run->elf, &run->lines, &run->lines_diag) != TK_OK)
         run->lines = NULL;
     tk_code_view_from_image(run->img, &run->view);
-    if ((st = tk_profile_new(&run->view, &run->profile)) != TK_OK)
+    if ((st = tk_profile_new_flags(&run->view, in->profile_flags, &run->profile)) != TK_OK)
         return fail(in, st, NULL, "profile");
 
     /* r.last zero: the line appears at the first check (after 65536 events), so a terminal

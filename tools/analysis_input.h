@@ -22,10 +22,11 @@ typedef struct tk_an_input {
     int hart;                     /* --hart for --sim (-1: all) */
     bool no_bootrom;              /* --no-bootrom */
     bool ecall_sequential;
-    bool quiet;          /* --quiet: no progress line */
-    bool by_range;       /* --by-range: feed the profile range events, not block batches */
-    const char *outpath; /* -o/--output (NULL: stdout) */
-    unsigned *top;       /* where --top N goes; NULL: the command has no --top */
+    bool quiet;             /* --quiet: no progress line */
+    bool by_range;          /* --by-range: feed the profile range events, not block batches */
+    unsigned profile_flags; /* tk_profile_new_flags: the level the command's output needs */
+    const char *outpath;    /* -o/--output (NULL: stdout) */
+    unsigned *top;          /* where --top N goes; NULL: the command has no --top */
 } tk_an_input;
 
 /* The input options' help text, for each command's usage. */

@@ -26,6 +26,8 @@ static void usage(FILE *out)
             "  --all-files    also files whose source cannot be read here (by default they are\n"
             "                 left out: a prebuilt C library's, for instance, which genhtml\n"
             "                 could not render)\n"
+            "  --full-profile collect the whole profile (call graph, edges) as `tracekit profile`\n"
+            "                 does; the file is the same, only slower (for checking)\n"
             "  -h, --help     this text\n"
             "\n"
             "%s"
@@ -63,7 +65,8 @@ static bool want_file(void *ctx, const char *file)
 
 int tk_cmd_coverage(int argc, char **argv)
 {
-    tk_an_input in = {.hart = -1, .cmd = "coverage"};
+    /* lcov needs instruction and branch counts only: the flat level gives them exactly. */
+    tk_an_input in = {.hart = -1, .cmd = "coverage", .profile_flags = TK_PROFILE_FLAT};
     const char *test_name = NULL;
     file_filter filter = {.ninclude = 0};
     for (int i = 1; i < argc; i++) {
@@ -77,7 +80,9 @@ int tk_cmd_coverage(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "--all-files")) {
+        if (!strcmp(a, "--full-profile")) {
+            in.profile_flags = 0;
+        } else if (!strcmp(a, "--all-files")) {
             filter.all_files = true;
         } else if (!strcmp(a, "--include") && i + 1 < argc && filter.ninclude < MAX_INCLUDE) {
             filter.include[filter.ninclude++] = argv[++i];

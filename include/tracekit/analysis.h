@@ -118,6 +118,31 @@ typedef struct tk_profile tk_profile;
 
 /* Create a collector over code (copied). The view must outlive the profile. */
 tk_status tk_profile_new(const tk_code_view *code, tk_profile **out);
+
+/* Collection levels for tk_profile_new_flags. */
+enum {
+    /* Flat profile, for users that need no call graph (line, function and branch coverage,
+     * self counts; `tracekit coverage` collects it). Per range or TK_EV_BLOCKS entry only
+     * counters of its block are bumped, in an array indexed by block id: no shadow call
+     * stack, taken edges, runs or calling contexts. Totals, instructions, blocks, branches
+     * and function self counts are exactly those of the full profile, so is the lcov file.
+     * The accessors of calls, edges, runs and contexts report 0 entries, inclusive counts
+     * are 0, and so are the stack totals (unmatched_returns, stack_resets, max_depth).
+     * A function's entries are counted with the stack's depth only: a call or trap enters
+     * the callee (at any address) one level deeper, a return or xRET goes up one level (not
+     * above the outermost), and flow (sequential, branch, jump, or a range running on into
+     * the next symbol) into a function's first instruction from another function enters it
+     * unless at the outermost level (the full profile replaces a root frame without counting
+     * it). This equals the full profile's count while returns go back to the frame that
+     * called (so on every reference trace); it differs where the full profile's stack
+     * unwinds several frames at once or restarts (longjmp, unmatched returns), or counts a
+     * jump into the middle of a function that is not on its stack as an entry. */
+    TK_PROFILE_FLAT = 1u << 0,
+};
+
+/* tk_profile_new with a collection level (0: the full profile, as tk_profile_new).
+ * Errors: TK_ERR_INVALID (unknown flags), TK_ERR_NOMEM. */
+tk_status tk_profile_new_flags(const tk_code_view *code, unsigned flags, tk_profile **out);
 /* Consume one event. A tk_event_fn: pass it with the profile as ctx to any decoder. A
  * TK_EV_BLOCKS batch gives exactly the profile its entries would give as TK_EV_RANGE events
  * (tk_block_exec_range), only faster: its blocks' ids index the profile's per-block table

@@ -17,12 +17,19 @@ const char tk_prof_unknown_name[] = "[unknown]";
 
 tk_status tk_profile_new(const tk_code_view *code, tk_profile **out)
 {
-    if (!code || !code->insn || !code->symbolize || !out)
+    return tk_profile_new_flags(code, 0, out);
+}
+
+tk_status tk_profile_new_flags(const tk_code_view *code, unsigned flags, tk_profile **out)
+{
+    if (!code || !code->insn || !code->symbolize || !out || (flags & ~(unsigned)TK_PROFILE_FLAT))
         return TK_ERR_INVALID;
     tk_profile *p = calloc(1, sizeof(*p));
     if (!p)
         return TK_ERR_NOMEM;
     p->code = *code;
+    p->flat = flags & TK_PROFILE_FLAT;
+    p->flat_top = TK_PAIR_NONE;
     p->range_cache = malloc(5 * PROF_PAIR_CACHE_SLOTS * sizeof(*p->range_cache));
     if (!p->range_cache) {
         free(p);
@@ -61,6 +68,7 @@ void tk_profile_free(tk_profile *p)
     free(p->runs);
     free(p->stack);
     free(p->block_range);
+    free(p->flat_blk);
     free(p->insns);
     free(p->blocks);
     free(p->branches);
@@ -176,8 +184,8 @@ static tk_status walk_range(tk_profile *p, prof_range *r)
 
 /* The record of range first..last (ninsn: the producer's instruction count, used when the
  * range does not walk in the code), made on first sight. */
-static tk_status range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_t ninsn,
-                          uint32_t *out)
+tk_status tk_prof_range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_t ninsn,
+                           uint32_t *out)
 {
     uint32_t idx = (uint32_t)p->nranges;
     int inserted = 0;
@@ -324,7 +332,7 @@ static inline tk_status count_edge(tk_profile *p, uint32_t pri, uint64_t to, uin
 
 /* The flow is interrupted (trap, lost trace, trace off, error): the next range does not
  * follow the previous one sequentially. */
-static tk_status flow_break(tk_profile *p)
+tk_status tk_prof_flow_break(tk_profile *p)
 {
     tk_status st = TK_OK;
     if (p->have_prev)
@@ -332,30 +340,6 @@ static tk_status flow_break(tk_profile *p)
     p->run_open = false;
     p->have_prev = false;
     return st;
-}
-
-static inline prof_action action_after(uint8_t end)
-{
-    /* By tk_range_end: calls, returns and xRET; all else is flow. */
-    static const uint8_t act[16] = {ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_CALL, ACT_RETURN, ACT_FLOW,
-                                    ACT_FLOW, ACT_XRET, ACT_FLOW, ACT_FLOW, ACT_FLOW,   ACT_FLOW,
-                                    ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW};
-    _Static_assert(TK_END_CALL == 3 && TK_END_RETURN == 4 && TK_END_TRAP_RETURN == 7,
-                   "action table follows tk_range_end");
-    return end < 16 ? (prof_action)act[end] : ACT_FLOW;
-}
-
-/* A conditional branch ending the previous range whose outcome the event did not state is
- * resolved by where flow went next (the next range's first instruction, or a trap's epc). */
-static inline void resolve_branch(tk_profile *p, uint64_t next)
-{
-    prof_range *pr = &p->ranges[p->prev_range];
-    if (pr->last_cond && p->prev_end != TK_END_BRANCH) {
-        if (next == pr->fall)
-            pr->not_taken++;
-        else if (next == pr->last_target)
-            pr->taken++;
-    }
 }
 
 /* One execution of range ri that ended as end says (taken: a conditional branch's outcome):
@@ -391,7 +375,7 @@ static inline tk_status range_step_inline(tk_profile *p, uint32_t ri, uint8_t en
         site = p->prev_last_opaque;
     }
     if (bad) {
-        if ((st = flow_break(p)) != TK_OK)
+        if ((st = tk_prof_flow_break(p)) != TK_OK)
             return st;
     } else if (!p->run_open) {
         p->run_open = true;
@@ -447,7 +431,7 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
             ri = h;
     }
     if (ri == TK_PAIR_NONE) {
-        tk_status st = range_of(p, ev->first, ev->last, ev->ninsn, &ri);
+        tk_status st = tk_prof_range_of(p, ev->first, ev->last, ev->ninsn, &ri);
         if (st != TK_OK)
             return st;
         if (p->have_prev)
@@ -459,10 +443,10 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
 /* The range record of block b, found by hashing and remembered under b->id. A record found
  * under b->id is checked against b's addresses, so blocks of another image (ids reused)
  * are still counted right, only slower. */
-static PROF_NOINLINE tk_status block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *out)
+PROF_NOINLINE tk_status tk_prof_block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *out)
 {
     uint32_t ri;
-    tk_status st = range_of(p, b->start, b->last, b->ninsn, &ri);
+    tk_status st = tk_prof_range_of(p, b->start, b->last, b->ninsn, &ri);
     if (st != TK_OK)
         return st;
     if (b->id >= p->cap_block_range) {
@@ -491,7 +475,7 @@ static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
     uint32_t ri;
     if (b->id < p->cap_block_range && p->block_range[b->id].block == b)
         ri = p->block_range[b->id].range;
-    else if ((st = block_range_slow(p, b, &ri)) != TK_OK)
+    else if ((st = tk_prof_block_range_slow(p, b, &ri)) != TK_OK)
         return st;
     prof_range *r = &p->ranges[ri];
     if (!p->have_prev || !r->simple)
@@ -639,8 +623,10 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
 /* Lost trace, trace off/on, decode errors: the flow and the call stack start anew. */
 static tk_status restart(tk_profile *p)
 {
-    tk_status st = flow_break(p);
+    tk_status st = tk_prof_flow_break(p);
     tk_cs_reset(p);
+    p->flat_top = TK_PAIR_NONE;
+    p->flat_depth = 0;
     p->action = ACT_START;
     return st;
 }
@@ -658,12 +644,12 @@ tk_status tk_profile_event(void *vp, const tk_event *ev)
             return TK_ERR_INVALID;
         /* Each entry is one range event. */
         p->totals.events += ev->nblocks;
-        return on_blocks(p, ev);
+        return p->flat ? tk_prof_flat_blocks(p, ev) : on_blocks(p, ev);
     }
     p->totals.events++;
     switch (ev->kind) {
     case TK_EV_RANGE:
-        return on_range(p, ev);
+        return p->flat ? tk_prof_flat_range(p, ev) : on_range(p, ev);
     case TK_EV_TRAP:
         p->totals.traps++;
         if (ev->interrupt)
@@ -674,7 +660,7 @@ tk_status tk_profile_event(void *vp, const tk_event *ev)
          * in program order, epc also tells which way a branch just before went. */
         if (p->have_prev)
             resolve_branch(p, ev->first);
-        if ((st = flow_break(p)) != TK_OK)
+        if ((st = tk_prof_flow_break(p)) != TK_OK)
             return st;
         p->action = ACT_TRAP;
         p->trap_site = ev->first;
@@ -712,11 +698,13 @@ tk_status tk_profile_finish(tk_profile *p)
         return TK_ERR_INVALID;
     if (p->finished)
         return TK_ERR_STATE;
-    tk_status st = flow_break(p);
+    tk_status st = tk_prof_flow_break(p);
     if (st != TK_OK)
         return st;
     tk_cs_reset(p);
     p->finished = true;
+    if (p->flat)
+        tk_prof_flat_fold(p);
     p->totals.insns = p->cs_total;
     return tk_prof_derive(p);
 }
@@ -724,8 +712,9 @@ tk_status tk_profile_finish(tk_profile *p)
 void tk_profile_get_totals(const tk_profile *p, tk_profile_totals *out)
 {
     *out = p->totals;
-    /* Every instruction of every range is counted through the call stack. */
-    out->insns = p->cs_total;
+    /* Every instruction of every range is counted through the call stack (the flat level:
+     * in cs_total or, until finish, in the per-block counters). */
+    out->insns = p->flat && !p->finished ? tk_prof_flat_insns(p) : p->cs_total;
 }
 
 size_t tk_profile_func_count(const tk_profile *p)

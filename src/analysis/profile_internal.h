@@ -34,7 +34,7 @@ typedef struct prof_range {
      * the next range is usually found without a lookup. Likewise the last taken edge out of
      * this range and the last run that ended with it: checked before any hashing. */
     uint32_t succ, edge, run;
-    uint64_t edge_to; /* edges[edge].to, when edge is set */
+    uint64_t edge_to;     /* edges[edge].to, when edge is set */
     prof_call_memo call;  /* when the range ends with a call */
     uint64_t fall;        /* last + last_len: where sequential flow goes on */
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
@@ -49,6 +49,25 @@ typedef struct prof_block_ref {
 
 /* A direct-mapped cache in front of a tk_pair_map (profile.c): the records the event stream
  * hits again and again are found with one probe and no hashing of both keys. */
+/* Flat level (profile_flat.c): the counters of a TK_EV_BLOCKS producer's block, indexed by
+ * its id, bumped by the inner loop and added to its range record at finish (or when another
+ * image's block takes the id). block NULL: none yet. */
+typedef struct prof_flat_blk {
+    const tk_bblock *block;
+    /* Executions by how they ended: [0] not with TK_END_BRANCH, [1] a branch not taken,
+     * [2] a branch taken. */
+    uint64_t out[3];
+    uint64_t entered; /* executions that entered its function (flat_enter's rules) */
+    uint32_t range;   /* its range record */
+    uint32_t ninsn;
+    uint32_t func;
+    uint8_t flags; /* PROF_FLAT_* */
+} prof_flat_blk;
+#define PROF_FLAT_SLOW 1u  /* spans two functions or did not walk: the general path */
+#define PROF_FLAT_ENTRY 2u /* starts a function: flow into it may be an entry */
+#define PROF_FLAT_COND 4u  /* ends with a conditional branch */
+#define PROF_FLAT_ANY 8u   /* set in every block: after a call or return, the stack moves */
+
 typedef struct prof_pair_cache {
     uint64_t a, b;
     uint32_t value; /* TK_PAIR_NONE: empty */
@@ -106,6 +125,13 @@ typedef struct prof_ctx_memo {
 struct tk_profile {
     tk_code_view code;
     bool finished;
+    bool flat; /* TK_PROFILE_FLAT: block counters only (profile_flat.c) */
+    /* Flat level: the function the previous range ended in (the full level's top of stack),
+     * TK_PAIR_NONE after a restart, and how deep the full level's stack would be if every
+     * return matched (0 after a restart). */
+    uint32_t flat_top, flat_depth;
+    prof_flat_blk *flat_blk; /* by tk_bblock.id */
+    size_t cap_flat_blk;
     tk_profile_totals totals;
 
     prof_range *ranges;
@@ -195,6 +221,23 @@ void tk_cs_reset(tk_profile *p);
 
 /* profile.c */
 tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *entry);
+/* The record of range first..last (ninsn: the producer's instruction count, used when the
+ * range does not walk in the code), made on first sight. */
+tk_status tk_prof_range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_t ninsn,
+                           uint32_t *out);
+/* The range record of block b, found by hashing and remembered under b->id. */
+tk_status tk_prof_block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *out);
+/* The flow is interrupted: the next range does not follow the previous one. */
+tk_status tk_prof_flow_break(tk_profile *p);
+
+/* profile_flat.c: the flat collection level (TK_PROFILE_FLAT). */
+tk_status tk_prof_flat_range(tk_profile *p, const tk_event *ev);
+tk_status tk_prof_flat_blocks(tk_profile *p, const tk_event *ev);
+/* Add the per-block counters to the range records, functions and the instruction total
+ * (at finish). */
+void tk_prof_flat_fold(tk_profile *p);
+/* The instruction total so far (cs_total and what the per-block counters hold). */
+uint64_t tk_prof_flat_insns(const tk_profile *p);
 
 /* profile_finish.c */
 tk_status tk_prof_derive(tk_profile *p);
@@ -228,6 +271,30 @@ static inline tk_status cached_put(tk_pair_map *m, prof_pair_cache *c, uint64_t 
     if (st == TK_OK)
         *slot = (prof_pair_cache){.a = a, .b = b, .value = *value};
     return st;
+}
+
+static inline prof_action action_after(uint8_t end)
+{
+    /* By tk_range_end: calls, returns and xRET; all else is flow. */
+    static const uint8_t act[16] = {ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_CALL, ACT_RETURN, ACT_FLOW,
+                                    ACT_FLOW, ACT_XRET, ACT_FLOW, ACT_FLOW, ACT_FLOW,   ACT_FLOW,
+                                    ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW};
+    _Static_assert(TK_END_CALL == 3 && TK_END_RETURN == 4 && TK_END_TRAP_RETURN == 7,
+                   "action table follows tk_range_end");
+    return end < 16 ? (prof_action)act[end] : ACT_FLOW;
+}
+
+/* A conditional branch ending the previous range whose outcome the event did not state is
+ * resolved by where flow went next (the next range's first instruction, or a trap's epc). */
+static inline void resolve_branch(tk_profile *p, uint64_t next)
+{
+    prof_range *pr = &p->ranges[p->prev_range];
+    if (pr->last_cond && p->prev_end != TK_END_BRANCH) {
+        if (next == pr->fall)
+            pr->not_taken++;
+        else if (next == pr->last_target)
+            pr->taken++;
+    }
 }
 
 #endif

@@ -24,6 +24,9 @@ riscv64-unknown-elf-gcc -O0 -g -march=rv64gc -mabi=lp64d -mcmodel=medany -ffrees
   -o cov_sim.elf "$ex/crt0.S" "$ex/trap.S" "$ex/htif.c" "$PWD/cov_prog.c"
 "$tk" coverage -o cov_sim.info --test-name cov_prog --sim cov_sim.elf --quiet
 python3 "$src/check_never.py" cov_prog.c cov_sim.info
+# coverage collects the flat profile; the full one (--full-profile) must give the same file
+"$tk" coverage -o cov_sim.full.info --full-profile --test-name cov_prog --sim cov_sim.elf --quiet
+cmp cov_sim.info cov_sim.full.info || { echo "FAIL: flat and full coverage differ"; exit 1; }
 for f in callgrind llvm-sample folded json bolt; do
   "$tk" profile --format "$f" -o "cov_sim.$f" --sim cov_sim.elf --quiet
 done
@@ -59,6 +62,9 @@ echo "QEMU executed $n instructions"
 "$tk" coverage -o cov_qemu.info --test-name cov_prog --elf cov_qemu.elf --pc-trace cov_qemu.pcs \
   --quiet 2>/dev/null
 python3 "$src/check_never.py" cov_prog.c cov_qemu.info
+"$tk" coverage -o cov_qemu.full.info --full-profile --test-name cov_prog --elf cov_qemu.elf \
+  --pc-trace cov_qemu.pcs --quiet 2>/dev/null
+cmp cov_qemu.info cov_qemu.full.info || { echo "FAIL: flat and full coverage differ (QEMU)"; exit 1; }
 "$tk" profile --format llvm-sample -o cov_qemu.llvm-sample --elf cov_qemu.elf \
   --pc-trace cov_qemu.pcs --quiet 2>/dev/null
 python3 "$src/check_consumers.py" llvm-sample cov_qemu || { r=$?; [ $r -eq 77 ] || rc=1; }

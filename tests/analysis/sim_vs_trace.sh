@@ -30,6 +30,25 @@ cmp -s "$n.sim.json" "$n.sim.json.blocks" || { echo "FAIL: json differs from run
   --no-bootrom "$n.raw" --quiet --by-range || { echo "FAIL: profile --by-range of the trace"; exit 1; }
 cmp -s "$n.trace.json" "$n.trace.ranges.json" ||
   { echo "FAIL: the decoded trace's json differs with --by-range"; exit 1; }
+# Coverage collects the flat profile (TK_PROFILE_FLAT): its lcov file must equal the full
+# profile's (--full-profile), from the hart model and from the decoded trace. Only programs
+# with DWARF lines (the examples) make a coverage file.
+if "$tk" coverage -o "$n.sim.info" --sim "$elf" --max-insns "$max" --quiet --all-files \
+  2>/dev/null; then
+  "$tk" coverage -o "$n.sim.full.info" --full-profile --sim "$elf" --max-insns "$max" --quiet \
+    --all-files 2>/dev/null || { echo "FAIL: coverage --full-profile --sim"; exit 1; }
+  "$tk" coverage -o "$n.trace.info" --scf "$scf" --ucf "$ucfd" --elf "$elf" --no-bootrom \
+    "$n.raw" --quiet --all-files || { echo "FAIL: coverage of the decoded trace"; exit 1; }
+  "$tk" coverage -o "$n.trace.full.info" --full-profile --scf "$scf" --ucf "$ucfd" --elf "$elf" \
+    --no-bootrom "$n.raw" --quiet --all-files ||
+    { echo "FAIL: coverage --full-profile of the decoded trace"; exit 1; }
+  grep -q '^DA:' "$n.sim.info" || { echo "FAIL: coverage without lines"; exit 1; }
+  cmp -s "$n.sim.info" "$n.sim.full.info" ||
+    { echo "FAIL: flat and full coverage differ (hart model)"; exit 1; }
+  cmp -s "$n.trace.info" "$n.trace.full.info" ||
+    { echo "FAIL: flat and full coverage differ (decoded trace)"; exit 1; }
+  echo "flat and full coverage identical ($(grep -c '^DA:' "$n.sim.info") lines)"
+fi
 python3 - "$n.sim.json" "$n.trace.json" <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
