@@ -100,7 +100,7 @@ row "  (framing walk alone: the floor), MB/s" "$(field walk_MBps "$CACHE/parse.t
 # ---- flow decoding into sinks (serial, in-process) ------------------------------------------
 /usr/bin/time -f "%M" -o "$CACHE/flow.rss" "$TKB" flow "$SCF" "$UCF" "$ELF" "$LONG" "$RUNS" \
     > "$CACHE/flow.txt"
-for k in count profile pcs; do
+for k in count profile profile_flat pcs; do
     row "flow decoding, $k sink, M instr/s" "$(field flow_${k}_Minstr_per_s "$CACHE/flow.txt")" \
         "" "" "$([ $k = count ] && echo "$(cat "$CACHE/flow.rss") KB")"
     row "  MB/s of trace" "$(field flow_${k}_MBps "$CACHE/flow.txt")" "" "" ""
