@@ -70,6 +70,12 @@ struct sink {
     tk_te_layout layout; /* field widths derived once (tk_te_packet_encode_layout) */
 };
 
+#if defined(__GNUC__) || defined(__clang__)
+#define SIM_NOINLINE __attribute__((noinline))
+#else
+#define SIM_NOINLINE
+#endif
+
 static tk_status run_flush(struct sink *k)
 {
     tk_status st = k->nrun ? tk_te_encoder_push_run(k->enc, k->run, k->nrun) : TK_OK;
@@ -145,9 +151,10 @@ static tk_status on_retire(void *ctx, const tk_hart_retire *r, size_t n)
     return st;
 }
 
-static tk_status on_blocks(void *ctx, const tk_te_block *b, size_t n)
+/* The other cycles (several blocks, a full run, .encoder_input output, filters); not
+ * inlined, so that the common case in on_blocks needs no stack frame. */
+SIM_NOINLINE static tk_status on_blocks_general(struct sink *k, const tk_te_block *b, size_t n)
 {
-    struct sink *k = ctx;
     tk_status st = TK_OK;
     if (k->ingress)
         for (size_t i = 0; i < n && st == TK_OK; i++)
@@ -165,6 +172,19 @@ static tk_status on_blocks(void *ctx, const tk_te_block *b, size_t n)
         st = encode_cycle(k, b, n);
     }
     return st;
+}
+
+static tk_status on_blocks(void *ctx, const tk_te_block *b, size_t n)
+{
+    struct sink *k = ctx;
+    /* the common cycle, once per instruction: one block, straight to the run (the run is
+     * pushed when full, below, or at the end) */
+    if (n == 1 && k->enc && !k->ingress && !k->filter &&
+        k->nrun + 1 < sizeof(k->run) / sizeof(k->run[0])) {
+        k->run[k->nrun++] = *b;
+        return TK_OK;
+    }
+    return on_blocks_general(k, b, n);
 }
 
 static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
