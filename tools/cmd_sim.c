@@ -63,7 +63,40 @@ struct sink {
     uint64_t packets, bytes;
     char buf[1 << 16];
     size_t blen;
+    /* single-block cycles waiting for the encoder, pushed as runs (tk_te_encoder_push_run:
+     * the packets of one push per cycle, at a fraction of the cost) */
+    tk_te_block run[1024];
+    size_t nrun;
+    tk_te_layout layout; /* field widths derived once (tk_te_packet_encode_layout) */
 };
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SIM_NOINLINE __attribute__((noinline))
+#else
+#define SIM_NOINLINE
+#endif
+
+static tk_status run_flush(struct sink *k)
+{
+    tk_status st = k->nrun ? tk_te_encoder_push_run(k->enc, k->run, k->nrun) : TK_OK;
+    k->nrun = 0;
+    return st;
+}
+
+/* One cycle's blocks to the encoder: a single block joins the run, several go after it. */
+static tk_status encode_cycle(struct sink *k, const tk_te_block *b, size_t n)
+{
+    tk_status st = TK_OK;
+    if (n == 1) {
+        k->run[k->nrun++] = *b;
+        if (k->nrun == sizeof(k->run) / sizeof(k->run[0]))
+            st = run_flush(k);
+        return st;
+    }
+    if ((st = run_flush(k)) == TK_OK)
+        st = tk_te_encoder_push(k->enc, b, n);
+    return st;
+}
 
 static void con(void *ctx, const char *data, size_t len)
 {
@@ -118,9 +151,10 @@ static tk_status on_retire(void *ctx, const tk_hart_retire *r, size_t n)
     return st;
 }
 
-static tk_status on_blocks(void *ctx, const tk_te_block *b, size_t n)
+/* The other cycles (several blocks, a full run, .encoder_input output, filters); not
+ * inlined, so that the common case in on_blocks needs no stack frame. */
+SIM_NOINLINE static tk_status on_blocks_general(struct sink *k, const tk_te_block *b, size_t n)
 {
-    struct sink *k = ctx;
     tk_status st = TK_OK;
     if (k->ingress)
         for (size_t i = 0; i < n && st == TK_OK; i++)
@@ -132,12 +166,25 @@ static tk_status on_blocks(void *ctx, const tk_te_block *b, size_t n)
             size_t nf;
             st = tk_te_filter_push(k->filter, &b[i], &f, &nf);
             if (st == TK_OK && nf)
-                st = tk_te_encoder_push(k->enc, &f, 1);
+                st = encode_cycle(k, &f, 1);
         }
     } else if (st == TK_OK && k->enc) {
-        st = tk_te_encoder_push(k->enc, b, n);
+        st = encode_cycle(k, b, n);
     }
     return st;
+}
+
+static tk_status on_blocks(void *ctx, const tk_te_block *b, size_t n)
+{
+    struct sink *k = ctx;
+    /* the common cycle, once per instruction: one block, straight to the run (the run is
+     * pushed when full, below, or at the end) */
+    if (n == 1 && k->enc && !k->ingress && !k->filter &&
+        k->nrun + 1 < sizeof(k->run) / sizeof(k->run[0])) {
+        k->run[k->nrun++] = *b;
+        return TK_OK;
+    }
+    return on_blocks_general(k, b, n);
 }
 
 static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
@@ -145,7 +192,7 @@ static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
     struct sink *k = ctx;
     uint8_t buf[TK_TE_MAX_PAYLOAD];
     size_t len = 0;
-    tk_status st = tk_te_packet_encode(k->params, pkt, buf, sizeof(buf), &len);
+    tk_status st = tk_te_packet_encode_layout(&k->layout, pkt, buf, sizeof(buf), &len);
     if (st != TK_OK)
         return st;
     k->packets++;
@@ -332,6 +379,7 @@ int tk_cmd_sim(int argc, char **argv)
         tk_sim_set_console(sim, con, NULL);
 
     k->params = &params;
+    tk_te_layout_init(&k->layout, &params);
     k->hart = nharts > 1 ? (int)hart : -1;
     k->retired_only = retired_only;
     if ((pcs && !(k->pcs = open_out(pcs))) || (spike && !(k->spike = open_out(spike))) ||
@@ -380,12 +428,17 @@ int tk_cmd_sim(int argc, char **argv)
             size_t nf;
             s2 = tk_te_filter_finish(k->filter, &f, &nf);
             if (s2 == TK_OK && nf)
-                s2 = tk_te_encoder_push(k->enc, &f, 1);
+                s2 = encode_cycle(k, &f, 1);
         }
+        if (s2 == TK_OK && k->enc)
+            s2 = run_flush(k);
         if (s2 == TK_OK && k->enc)
             s2 = tk_te_encoder_finish(k->enc);
         if (s2 != TK_OK)
             st = s2;
+    } else if (k->enc) {
+        /* the cycles before the failure are encoded, as they were one by one */
+        (void)run_flush(k);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     fflush(stdout);

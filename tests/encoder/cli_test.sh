@@ -75,6 +75,23 @@ expect_error "row on which post-iss aborts" "abort.spike:2:" \
     "$T" convert --scf "$d/towers.scf" "$W/abort.spike" -o "$W/x.ei"
 expect_error "missing input" "nonexistent.encoder_input" \
     "$T" encode --scf "$d/towers.scf" --ucf "$d/towers.encoder.ucf" "$W/nonexistent.encoder_input" -o "$W/x.raw"
+# packets are framed into a buffer and written in large pieces: a failing write is still
+# reported (one line, non-zero exit)
+if [ -w /dev/full ]; then
+    expect_error "write error" "/dev/full: write error" \
+        "$T" encode --scf "$d/towers.scf" --ucf "$d/towers.encoder.ucf" \
+        "$d/towers.encoder_input.gz" -o /dev/full
+fi
+# draft layouts through the buffered runs: grouping into cycles of several blocks (pushed
+# between the runs) gives the bytes of single retirement
+for s in 0.29 0.26; do
+    "$T" encode --spec $s --scf "$d/towers.scf" --ucf "$d/towers.encoder.ucf" \
+        "$d/towers.encoder_input.gz" -o "$W/s1.raw"
+    "$T" encode --spec $s --retire 4 --blocks 3 --scf "$d/towers.scf" \
+        --ucf "$d/towers.encoder.ucf" "$d/towers.encoder_input.gz" -o "$W/s4.raw"
+    check "--spec $s 4-wide retirement identical" cmp -s "$W/s1.raw" "$W/s4.raw"
+    check "--spec $s output not empty" test -s "$W/s1.raw"
+done
 check "encode --help" bash -c "'$T' encode --help | grep -q 'tracekit encode --scf'"
 check "convert --help" bash -c "'$T' convert --help | grep -q 'tracekit convert --scf'"
 exit $fail
