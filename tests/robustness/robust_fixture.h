@@ -274,15 +274,19 @@ static inline bool rb_vector_load(rb_vector *v, const char *prog, const char *se
                                   const char *elf_prog)
 {
     memset(v, 0, sizeof(*v));
-    snprintf(v->prog, sizeof(v->prog), "%s", prog);
-    snprintf(v->setting, sizeof(v->setting), "%s", setting);
-    char rel[512], *scf, *ucf, *raw, *elf = NULL;
-    snprintf(rel, sizeof(rel), "etrace-ref/%s/%s/%s.scf", prog, setting, prog);
-    scf = tk_test_data_path(rel);
-    snprintf(rel, sizeof(rel), "etrace-ref/%s/%s/%s.decoder.ucf", prog, setting, prog);
-    ucf = tk_test_data_path(rel);
-    snprintf(rel, sizeof(rel), "etrace-ref/%s/%s/%s.te_inst_raw", prog, setting, prog);
-    raw = tk_test_data_path(rel);
+    char rel[3][512];
+    /* names that do not fit are not vectors of the test data (and would be cut) */
+    if (snprintf(v->prog, sizeof(v->prog), "%s", prog) >= (int)sizeof(v->prog) ||
+        snprintf(v->setting, sizeof(v->setting), "%s", setting) >= (int)sizeof(v->setting) ||
+        snprintf(rel[0], sizeof(rel[0]), "etrace-ref/%s/%s/%s.scf", prog, setting, prog) >=
+            (int)sizeof(rel[0]) ||
+        snprintf(rel[1], sizeof(rel[1]), "etrace-ref/%s/%s/%s.decoder.ucf", prog, setting, prog) >=
+            (int)sizeof(rel[1]) ||
+        snprintf(rel[2], sizeof(rel[2]), "etrace-ref/%s/%s/%s.te_inst_raw", prog, setting, prog) >=
+            (int)sizeof(rel[2]))
+        return false;
+    char *scf = tk_test_data_path(rel[0]), *ucf = tk_test_data_path(rel[1]);
+    char *raw = tk_test_data_path(rel[2]), *elf = NULL;
     v->raw = tk_test_read_file(raw, &v->raw_len);
     bool ok = v->raw != NULL;
     if (ok) {
@@ -295,8 +299,8 @@ static inline bool rb_vector_load(rb_vector *v, const char *prog, const char *se
             fail_msg("%s", diag.message);
         char *other = NULL;
         if (elf_prog) {
-            snprintf(rel, sizeof(rel), "riscv-ref/%s.riscv", elf_prog);
-            other = tk_test_data_path(rel);
+            snprintf(rel[0], sizeof(rel[0]), "riscv-ref/%.64s.riscv", elf_prog);
+            other = tk_test_data_path(rel[0]);
         }
         if (tk_image_open_elf(other ? other : elf, &v->img, &diag) != TK_OK)
             fail_msg("%s", diag.message);

@@ -148,7 +148,7 @@ static void save_failure(const char *prog, const char *setting, unsigned m, cons
                          size_t len)
 {
     char path[256];
-    snprintf(path, sizeof(path), "corrupt-%s-%s-%u.te_inst_raw", prog, setting, m);
+    snprintf(path, sizeof(path), "corrupt-%.64s-%.64s-%u.te_inst_raw", prog, setting, m);
     FILE *f = fopen(path, "wb");
     if (f) {
         fwrite(buf, 1, len, f);

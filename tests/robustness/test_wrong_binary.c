@@ -22,9 +22,11 @@ static void collect(const char *prog, const char *setting, void *ctx)
     if (p->n && !strcmp(p->name[p->n - 1], prog))
         return;
     assert_true(p->n < MAX_PROGS);
-    snprintf(p->name[p->n], sizeof(p->name[0]), "%s", prog);
-    snprintf(p->setting[p->n], sizeof(p->setting[0]), "%s", setting);
-    p->n++;
+    /* a name that does not fit is not one of the test data's programs */
+    if (snprintf(p->name[p->n], sizeof(p->name[0]), "%s", prog) < (int)sizeof(p->name[0]) &&
+        snprintf(p->setting[p->n], sizeof(p->setting[0]), "%s", setting) <
+            (int)sizeof(p->setting[0]))
+        p->n++;
 }
 
 static void test_wrong_elf_is_reported(void **state)
