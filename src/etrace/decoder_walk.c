@@ -585,10 +585,20 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
                 return r;
             x.done = b;
             tight_sync(d, &x, b, next, map, avail, e);
-            if ((r = tk_dec_block(d, next, &nb)) != TK_OK)
+            /* tk_dec_block's front probe, inline: the targets of returns repeat */
+            nb = d->near[(next >> 1) & (TK_DEC_NEAR_BLOCKS - 1)];
+            if ((!nb || nb->start != next) && (r = tk_dec_block(d, next, &nb)) != TK_OK)
                 return r;
             const bool br = nb->ninsn == 1 && nb->term.cf == TK_RV_CF_BRANCH;
-            r = arrive(d, w, next, br, *last, true);
+            /* arrive() with stop_here, inline for its common outcome: no map without address
+             * here (uninf_ok), so the walk stops unless branches are left over (an error
+             * arrive() reports). */
+            if (avail <= (unsigned)br) {
+                d->walk_uninf = true;
+                r = ARRIVE_STOP;
+            } else {
+                r = arrive(d, w, next, br, *last, true);
+            }
             if (r == ARRIVE_STOP) {
                 d->last_insn = **last;
                 d->stop_block = nb;
