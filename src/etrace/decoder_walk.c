@@ -786,7 +786,8 @@ static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bbloc
     }
 }
 
-int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+/* tk_dec_follow() in general. */
+static TK_DEC_NOINLINE int follow_any(tk_te_decoder *d, const tk_dec_walk *w)
 {
     /* While inferred_address is set, uninferable jumps go back to the address the previous
      * packet reported (the "looplabel" case of payload.adoc). */
@@ -826,5 +827,30 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
         if (r != TK_OK)
             return r;
     }
+    return follow_general(d, w, b, last, &cyc, idle, previous_address);
+}
+
+int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+{
+    /* The common walk, with block events: from the block the last one stopped at the start
+     * of, nothing but the map to resolve, and the batch open for this privilege and context
+     * (what follow_any checks first, in the order it does). Straight into the tight loop,
+     * without the general path's frame. */
+    const tk_bblock *b = d->stop_block;
+    if (!(d->blocks && b && b->start == d->pc && d->range_first == d->pc && !d->inferred_address &&
+          !d->p.o.branch_prediction && !d->pred_pending && !d->fail_pending &&
+          (!d->nblk || (d->blk_ev.priv == d->privilege && d->blk_ev.context == d->context))))
+        return follow_any(d, w);
+    const uint64_t previous_address = d->pc;
+    const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
+    cycle cyc;
+    uint64_t idle = 0;
+    d->walk_uninf = false;
+    cycle_reset(&cyc, d->pc);
+    int r = tight_blocks(d, w, &b, &last, &cyc, &idle);
+    if (r == ARRIVE_STOP)
+        return TK_OK;
+    if (r != TK_OK)
+        return r;
     return follow_general(d, w, b, last, &cyc, idle, previous_address);
 }
