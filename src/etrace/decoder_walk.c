@@ -495,9 +495,11 @@ static void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock *b, uin
 
 #if defined(__GNUC__)
 #define TK_DEC_INLINE static inline __attribute__((always_inline))
+#define TK_DEC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TK_DEC_NOINLINE __attribute__((noinline))
 #else
 #define TK_DEC_INLINE static inline
+#define TK_DEC_UNLIKELY(x) (x)
 #define TK_DEC_NOINLINE
 #endif
 
@@ -532,9 +534,12 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
 
     if (short_of) /* fewer branches than the map's last: the general path reports it */
         goto leave;
+    /* b is always the block starting at next: the address checks use next, not b->start.
+     * The walk began at the block's start (already reached): only an address inside it,
+     * after its start, matters here. */
+    if (addr - next - 1 < b->last - next)
+        goto leave;
     for (;;) {
-        if (addr - b->start - 1 < b->last - b->start)
-            break;
         const unsigned cf = b->term.cf;
         const tk_bblock *nb;
         if (cf == TK_RV_CF_BRANCH) {
@@ -552,8 +557,10 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             if (!nb) {
                 /* first time through this edge: the lookup may report an error */
                 tight_sync(d, &x, b, next, map, avail, e);
-                if ((r = linked_block(d, x.done, taken, next, &nb)) != TK_OK)
+                const tk_bblock *lb;
+                if ((r = linked_block(d, x.done, taken, next, &lb)) != TK_OK)
                     return r;
+                nb = lb;
             }
         } else if (cf == TK_RV_CF_JAL && b->target != b->last &&
                    !(d->p.o.implicit_return &&
@@ -573,8 +580,10 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             x.done = b;
             if (!nb) {
                 tight_sync(d, &x, b, next, map, avail, e);
-                if ((r = linked_block(d, x.done, 1, next, &nb)) != TK_OK)
+                const tk_bblock *lb;
+                if ((r = linked_block(d, x.done, 1, next, &lb)) != TK_OK)
                     return r;
+                nb = lb;
             }
         } else if (uninf_ok && cf == TK_RV_CF_JALR && b->term.rs1 != 0) {
             /* An uninferable jump (usually a return) ends the walk at its target, the
@@ -608,20 +617,27 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             break;
         }
         b = nb;
-        /* arrive() stops only at the address, or with a map without address at its last
-         * branch */
-        if (next == addr ||
-            (avail == 0 && x.extra && b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH)) {
-            tight_sync(d, &x, b, next, map, avail, e);
-            const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
-            r = arrive(d, w, next, br, *last, false);
-            if (r == ARRIVE_STOP) {
-                d->last_insn = **last;
-                d->stop_block = b;
-                return ARRIVE_STOP;
+        /* One comparison in the common case: the address is neither the block's start nor
+         * inside it, and no map without address is at its end. */
+        const uint64_t t = addr - next;
+        if (TK_DEC_UNLIKELY(t <= b->last - next || (avail == 0 && x.extra))) {
+            /* arrive() stops only at the address, or with a map without address at its
+             * last branch */
+            if (t == 0 ||
+                (avail == 0 && x.extra && b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH)) {
+                tight_sync(d, &x, b, next, map, avail, e);
+                const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
+                r = arrive(d, w, next, br, *last, false);
+                if (r == ARRIVE_STOP) {
+                    d->last_insn = **last;
+                    d->stop_block = b;
+                    return ARRIVE_STOP;
+                }
+                if (r != ARRIVE_GO_ON)
+                    return r;
             }
-            if (r != ARRIVE_GO_ON)
-                return r;
+            if (t - 1 < b->last - next)
+                break; /* the address is inside the block */
         }
     }
 leave:
