@@ -549,13 +549,18 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             map >>= 1;
             avail--;
             x.idle = 0;
-            next = taken ? b->target : b->fall;
-            if ((r = tight_emit(d, blocks, &e, b, next, taken, 0)) != TK_OK)
-                return r;
-            nb = b->link[taken];
             x.done = b;
-            if (!nb) {
-                /* first time through this edge: the lookup may report an error */
+            nb = b->link[taken];
+            if (nb) {
+                next = nb->start; /* the successor, without choosing between target and fall */
+                if ((r = tight_emit(d, blocks, &e, b, next, taken, 0)) != TK_OK)
+                    return r;
+            } else {
+                /* first time through this edge: the lookup may report an error (after the
+                 * block, as the general path does) */
+                next = taken ? b->target : b->fall;
+                if ((r = tight_emit(d, blocks, &e, b, next, taken, 0)) != TK_OK)
+                    return r;
                 tight_sync(d, &x, b, next, map, avail, e);
                 const tk_bblock *lb;
                 if ((r = linked_block(d, x.done, taken, next, &lb)) != TK_OK)
