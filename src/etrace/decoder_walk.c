@@ -436,7 +436,8 @@ static inline void batch_header(tk_te_decoder *d)
 
 /* A whole block into the batch at *e (block events) or as a TK_EV_RANGE. */
 static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec **e,
-                             const tk_bblock *b, uint64_t next, unsigned taken, unsigned indirect)
+                             tk_block_exec *const e_end, const tk_bblock *b, uint64_t next,
+                             unsigned taken, unsigned indirect)
 {
     d->stats.instructions += b->ninsn;
     if (blocks) {
@@ -446,7 +447,7 @@ static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec 
         x->end = b->end;
         x->taken = (uint8_t)taken;
         x->indirect = (uint8_t)indirect;
-        if (++*e == d->blk + TK_BLOCK_BATCH) {
+        if (++*e == e_end) {
             d->nblk = TK_BLOCK_BATCH;
             *e = d->blk;
             int r = tk_dec_flush_blocks_now(d);
@@ -518,6 +519,7 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
     /* uninferable jumps go to the reported address (see below) */
     const bool uninf_ok = !d->stop_at_last_branch && !d->p.o.implicit_return && !d->p.o.sijump;
     tk_block_exec *e = NULL; /* next batch entry (block events) */
+    tk_block_exec *const e_end = blocks ? d->blk + TK_BLOCK_BATCH : NULL;
     if (blocks) {
         e = d->blk + d->nblk;
         if (d->nblk == 0)
@@ -553,13 +555,13 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             nb = b->link[taken];
             if (nb) {
                 next = nb->start; /* the successor, without choosing between target and fall */
-                if ((r = tight_emit(d, blocks, &e, b, next, taken, 0)) != TK_OK)
+                if ((r = tight_emit(d, blocks, &e, e_end, b, next, taken, 0)) != TK_OK)
                     return r;
             } else {
                 /* first time through this edge: the lookup may report an error (after the
                  * block, as the general path does) */
                 next = taken ? b->target : b->fall;
-                if ((r = tight_emit(d, blocks, &e, b, next, taken, 0)) != TK_OK)
+                if ((r = tight_emit(d, blocks, &e, e_end, b, next, taken, 0)) != TK_OK)
                     return r;
                 tight_sync(d, &x, b, next, map, avail, e);
                 const tk_bblock *lb;
@@ -579,7 +581,7 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
                 break; /* the general path reports it */
             }
             next = b->target;
-            if ((r = tight_emit(d, blocks, &e, b, next, 0, 0)) != TK_OK)
+            if ((r = tight_emit(d, blocks, &e, e_end, b, next, 0, 0)) != TK_OK)
                 return r;
             nb = b->link[1];
             x.done = b;
@@ -595,7 +597,7 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
              * reported address (next_pc() without sijump or implicit return, and outside a
              * map without address, where it is an error). */
             next = addr & d->addr_mask;
-            if ((r = tight_emit(d, blocks, &e, b, next, 0, 1)) != TK_OK)
+            if ((r = tight_emit(d, blocks, &e, e_end, b, next, 0, 1)) != TK_OK)
                 return r;
             x.done = b;
             tight_sync(d, &x, b, next, map, avail, e);
