@@ -626,8 +626,15 @@ tk_status tk_te_decoder_packet(tk_te_decoder *d, const tk_te_packet *pkt, uint64
     return result(d, r);
 }
 
-tk_status tk_dec_packet_rec(tk_te_decoder *d, const tk_te_rec *rec, uint64_t byte_offset,
-                            uint64_t index)
+#if defined(__GNUC__)
+#define TK_DEC_NOINLINE __attribute__((noinline))
+#else
+#define TK_DEC_NOINLINE
+#endif
+
+/* tk_dec_packet_rec() in general (a frame of its own, apart from the common packet's). */
+static TK_DEC_NOINLINE tk_status packet_rec_any(tk_te_decoder *d, const tk_te_rec *rec,
+                                                uint64_t byte_offset, uint64_t index)
 {
     if (d->p.spec != TK_TE_SPEC_2_0 || (rec->format != TK_TE_F1 && rec->format != TK_TE_F2)) {
         tk_te_packet pkt;
@@ -647,6 +654,38 @@ tk_status tk_dec_packet_rec(tk_te_decoder *d, const tk_te_rec *rec, uint64_t byt
                              .updiscon = (rec->flags & TK_TE_REC_UPDISCON) != 0,
                              .irreport = (rec->flags & TK_TE_REC_IRREPORT) != 0};
     return result(d, process_branch_address(d, &f, d->p.o.full_address));
+}
+
+tk_status tk_dec_packet_rec(tk_te_decoder *d, const tk_te_rec *rec, uint64_t byte_offset,
+                            uint64_t index)
+{
+    const unsigned f = rec->format;
+    const unsigned n = f == TK_TE_F1 ? (rec->branches ? rec->branches : 31u) : 0u;
+    if (!((f == TK_TE_F1 || f == TK_TE_F2) && d->p.spec == TK_TE_SPEC_2_0 && d->have_pc &&
+          !d->start_of_trace && !d->pred_pending && !d->fail_pending && !d->p.o.jump_target_cache &&
+          !(rec->flags & TK_TE_REC_IRREPORT) && d->branches + n <= 63))
+        return packet_rec_any(d, rec, byte_offset, index);
+    /* The common packet, in the middle of a flow: what process_branch_address() does for it
+     * (nothing predicted or failed to settle, no cache to fill, no implicit-return report to
+     * look up, a map that fits), without its general cases. */
+    d->byte_offset = byte_offset;
+    d->packet_index = index;
+    d->stats.packets++;
+    if (f == TK_TE_F2 || rec->branches) {
+        d->stop_at_last_branch = false;
+        const uint64_t a = field_address(d, rec->address);
+        d->address = (d->p.o.full_address ? a : d->address + a) & d->addr_mask;
+    }
+    if (n) {
+        if (!rec->branches)
+            d->stop_at_last_branch = true; /* a full map without address */
+        d->branch_map |= (rec->branch_map & ((1ull << n) - 1)) << d->branches;
+        d->branches += n;
+    }
+    const tk_dec_walk w = {.address = d->address,
+                           .notify = (rec->flags & TK_TE_REC_NOTIFY) != 0,
+                           .updiscon = (rec->flags & TK_TE_REC_UPDISCON) != 0};
+    return result(d, tk_dec_follow(d, &w));
 }
 
 tk_status tk_te_decoder_lost(tk_te_decoder *d, uint64_t byte_offset, uint64_t index)

@@ -436,7 +436,8 @@ static inline void batch_header(tk_te_decoder *d)
 
 /* A whole block into the batch at *e (block events) or as a TK_EV_RANGE. */
 static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec **e,
-                             const tk_bblock *b, uint64_t next, unsigned taken, unsigned indirect)
+                             tk_block_exec *const e_end, const tk_bblock *b, uint64_t next,
+                             unsigned taken, unsigned indirect)
 {
     d->stats.instructions += b->ninsn;
     if (blocks) {
@@ -446,7 +447,7 @@ static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec 
         x->end = b->end;
         x->taken = (uint8_t)taken;
         x->indirect = (uint8_t)indirect;
-        if (++*e == d->blk + TK_BLOCK_BATCH) {
+        if (++*e == e_end) {
             d->nblk = TK_BLOCK_BATCH;
             *e = d->blk;
             int r = tk_dec_flush_blocks_now(d);
@@ -495,9 +496,11 @@ static void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock *b, uin
 
 #if defined(__GNUC__)
 #define TK_DEC_INLINE static inline __attribute__((always_inline))
+#define TK_DEC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TK_DEC_NOINLINE __attribute__((noinline))
 #else
 #define TK_DEC_INLINE static inline
+#define TK_DEC_UNLIKELY(x) (x)
 #define TK_DEC_NOINLINE
 #endif
 
@@ -516,6 +519,7 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
     /* uninferable jumps go to the reported address (see below) */
     const bool uninf_ok = !d->stop_at_last_branch && !d->p.o.implicit_return && !d->p.o.sijump;
     tk_block_exec *e = NULL; /* next batch entry (block events) */
+    tk_block_exec *const e_end = blocks ? d->blk + TK_BLOCK_BATCH : NULL;
     if (blocks) {
         e = d->blk + d->nblk;
         if (d->nblk == 0)
@@ -532,9 +536,12 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
 
     if (short_of) /* fewer branches than the map's last: the general path reports it */
         goto leave;
+    /* b is always the block starting at next: the address checks use next, not b->start.
+     * The walk began at the block's start (already reached): only an address inside it,
+     * after its start, matters here. */
+    if (addr - next - 1 < b->last - next)
+        goto leave;
     for (;;) {
-        if (addr - b->start - 1 < b->last - b->start)
-            break;
         const unsigned cf = b->term.cf;
         const tk_bblock *nb;
         if (cf == TK_RV_CF_BRANCH) {
@@ -544,16 +551,23 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             map >>= 1;
             avail--;
             x.idle = 0;
-            next = taken ? b->target : b->fall;
-            if ((r = tight_emit(d, blocks, &e, b, next, taken, 0)) != TK_OK)
-                return r;
-            nb = b->link[taken];
             x.done = b;
-            if (!nb) {
-                /* first time through this edge: the lookup may report an error */
-                tight_sync(d, &x, b, next, map, avail, e);
-                if ((r = linked_block(d, x.done, taken, next, &nb)) != TK_OK)
+            nb = b->link[taken];
+            if (nb) {
+                next = nb->start; /* the successor, without choosing between target and fall */
+                if ((r = tight_emit(d, blocks, &e, e_end, b, next, taken, 0)) != TK_OK)
                     return r;
+            } else {
+                /* first time through this edge: the lookup may report an error (after the
+                 * block, as the general path does) */
+                next = taken ? b->target : b->fall;
+                if ((r = tight_emit(d, blocks, &e, e_end, b, next, taken, 0)) != TK_OK)
+                    return r;
+                tight_sync(d, &x, b, next, map, avail, e);
+                const tk_bblock *lb;
+                if ((r = linked_block(d, x.done, taken, next, &lb)) != TK_OK)
+                    return r;
+                nb = lb;
             }
         } else if (cf == TK_RV_CF_JAL && b->target != b->last &&
                    !(d->p.o.implicit_return &&
@@ -567,28 +581,40 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
                 break; /* the general path reports it */
             }
             next = b->target;
-            if ((r = tight_emit(d, blocks, &e, b, next, 0, 0)) != TK_OK)
+            if ((r = tight_emit(d, blocks, &e, e_end, b, next, 0, 0)) != TK_OK)
                 return r;
             nb = b->link[1];
             x.done = b;
             if (!nb) {
                 tight_sync(d, &x, b, next, map, avail, e);
-                if ((r = linked_block(d, x.done, 1, next, &nb)) != TK_OK)
+                const tk_bblock *lb;
+                if ((r = linked_block(d, x.done, 1, next, &lb)) != TK_OK)
                     return r;
+                nb = lb;
             }
         } else if (uninf_ok && cf == TK_RV_CF_JALR && b->term.rs1 != 0) {
             /* An uninferable jump (usually a return) ends the walk at its target, the
              * reported address (next_pc() without sijump or implicit return, and outside a
              * map without address, where it is an error). */
             next = addr & d->addr_mask;
-            if ((r = tight_emit(d, blocks, &e, b, next, 0, 1)) != TK_OK)
+            if ((r = tight_emit(d, blocks, &e, e_end, b, next, 0, 1)) != TK_OK)
                 return r;
             x.done = b;
             tight_sync(d, &x, b, next, map, avail, e);
-            if ((r = tk_dec_block(d, next, &nb)) != TK_OK)
+            /* tk_dec_block's front probe, inline: the targets of returns repeat */
+            nb = d->near[(next >> 1) & (TK_DEC_NEAR_BLOCKS - 1)];
+            if ((!nb || nb->start != next) && (r = tk_dec_block(d, next, &nb)) != TK_OK)
                 return r;
             const bool br = nb->ninsn == 1 && nb->term.cf == TK_RV_CF_BRANCH;
-            r = arrive(d, w, next, br, *last, true);
+            /* arrive() with stop_here, inline for its common outcome: no map without address
+             * here (uninf_ok), so the walk stops unless branches are left over (an error
+             * arrive() reports). */
+            if (avail <= (unsigned)br) {
+                d->walk_uninf = true;
+                r = ARRIVE_STOP;
+            } else {
+                r = arrive(d, w, next, br, *last, true);
+            }
             if (r == ARRIVE_STOP) {
                 d->last_insn = **last;
                 d->stop_block = nb;
@@ -598,20 +624,27 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             break;
         }
         b = nb;
-        /* arrive() stops only at the address, or with a map without address at its last
-         * branch */
-        if (next == addr ||
-            (avail == 0 && x.extra && b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH)) {
-            tight_sync(d, &x, b, next, map, avail, e);
-            const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
-            r = arrive(d, w, next, br, *last, false);
-            if (r == ARRIVE_STOP) {
-                d->last_insn = **last;
-                d->stop_block = b;
-                return ARRIVE_STOP;
+        /* One comparison in the common case: the address is neither the block's start nor
+         * inside it, and no map without address is at its end. */
+        const uint64_t t = addr - next;
+        if (TK_DEC_UNLIKELY(t <= b->last - next || (avail == 0 && x.extra))) {
+            /* arrive() stops only at the address, or with a map without address at its
+             * last branch */
+            if (t == 0 ||
+                (avail == 0 && x.extra && b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH)) {
+                tight_sync(d, &x, b, next, map, avail, e);
+                const bool br = b->ninsn == 1 && b->term.cf == TK_RV_CF_BRANCH;
+                r = arrive(d, w, next, br, *last, false);
+                if (r == ARRIVE_STOP) {
+                    d->last_insn = **last;
+                    d->stop_block = b;
+                    return ARRIVE_STOP;
+                }
+                if (r != ARRIVE_GO_ON)
+                    return r;
             }
-            if (r != ARRIVE_GO_ON)
-                return r;
+            if (t - 1 < b->last - next)
+                break; /* the address is inside the block */
         }
     }
 leave:
@@ -776,7 +809,8 @@ static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bbloc
     }
 }
 
-int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+/* tk_dec_follow() in general. */
+static TK_DEC_NOINLINE int follow_any(tk_te_decoder *d, const tk_dec_walk *w)
 {
     /* While inferred_address is set, uninferable jumps go back to the address the previous
      * packet reported (the "looplabel" case of payload.adoc). */
@@ -816,5 +850,30 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
         if (r != TK_OK)
             return r;
     }
+    return follow_general(d, w, b, last, &cyc, idle, previous_address);
+}
+
+int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+{
+    /* The common walk, with block events: from the block the last one stopped at the start
+     * of, nothing but the map to resolve, and the batch open for this privilege and context
+     * (what follow_any checks first, in the order it does). Straight into the tight loop,
+     * without the general path's frame. */
+    const tk_bblock *b = d->stop_block;
+    if (!(d->blocks && b && b->start == d->pc && d->range_first == d->pc && !d->inferred_address &&
+          !d->p.o.branch_prediction && !d->pred_pending && !d->fail_pending &&
+          (!d->nblk || (d->blk_ev.priv == d->privilege && d->blk_ev.context == d->context))))
+        return follow_any(d, w);
+    const uint64_t previous_address = d->pc;
+    const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
+    cycle cyc;
+    uint64_t idle = 0;
+    d->walk_uninf = false;
+    cycle_reset(&cyc, d->pc);
+    int r = tight_blocks(d, w, &b, &last, &cyc, &idle);
+    if (r == ARRIVE_STOP)
+        return TK_OK;
+    if (r != TK_OK)
+        return r;
     return follow_general(d, w, b, last, &cyc, idle, previous_address);
 }
