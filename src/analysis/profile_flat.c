@@ -66,39 +66,16 @@ static tk_status flat_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
     flat_enter(p, act, ri);
     /* A walked range's ninsn is the sum of its pieces', an opaque one's is its one piece's. */
     p->cs_total += r->ninsn;
-    if (end == TK_END_BRANCH && r->last_cond) {
-        if (taken)
-            r->taken++;
-        else
-            r->not_taken++;
-    }
-    p->action = action_after(end);
-    p->prev_end = end;
-    if (bad) {
-        p->have_prev = false;
-        p->prev_last_opaque = r->last;
-    } else {
-        p->have_prev = true;
-        p->prev_range = ri;
-    }
+    range_done(p, r, ri, end, taken, bad);
     return TK_OK;
 }
 
 tk_status tk_prof_flat_range(tk_profile *p, const tk_event *ev)
 {
-    uint32_t ri = TK_PAIR_NONE;
-    if (p->have_prev) {
-        const uint32_t h = p->ranges[p->prev_range].succ;
-        if (h != TK_PAIR_NONE && p->ranges[h].first == ev->first && p->ranges[h].last == ev->last)
-            ri = h;
-    }
-    if (ri == TK_PAIR_NONE) {
-        tk_status st = tk_prof_range_of(p, ev->first, ev->last, ev->ninsn, &ri);
-        if (st != TK_OK)
-            return st;
-        if (p->have_prev)
-            p->ranges[p->prev_range].succ = ri;
-    }
+    uint32_t ri;
+    tk_status st = range_for_event(p, ev, &ri);
+    if (st != TK_OK)
+        return st;
     return flat_step(p, ri, ev->end, ev->taken);
 }
 

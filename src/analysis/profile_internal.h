@@ -297,4 +297,45 @@ static inline void resolve_branch(tk_profile *p, uint64_t next)
     }
 }
 
+/* The range record for a range event: the previous record's successor when it matches (a
+ * range usually follows the one it followed last time), else a lookup, remembered as that
+ * successor. */
+static inline tk_status range_for_event(tk_profile *p, const tk_event *ev, uint32_t *out)
+{
+    if (p->have_prev) {
+        const uint32_t h = p->ranges[p->prev_range].succ;
+        if (h != TK_PAIR_NONE && p->ranges[h].first == ev->first && p->ranges[h].last == ev->last) {
+            *out = h;
+            return TK_OK;
+        }
+    }
+    tk_status st = tk_prof_range_of(p, ev->first, ev->last, ev->ninsn, out);
+    if (st == TK_OK && p->have_prev)
+        p->ranges[p->prev_range].succ = *out;
+    return st;
+}
+
+/* After range record ri (r) was counted: its branch outcome, what the next range's start
+ * means (action), and whether the flow goes on from it (bad: a range that did not fit the
+ * code breaks the flow). */
+static inline void range_done(tk_profile *p, prof_range *r, uint32_t ri, uint8_t end, bool taken,
+                              bool bad)
+{
+    if (end == TK_END_BRANCH && r->last_cond) {
+        if (taken)
+            r->taken++;
+        else
+            r->not_taken++;
+    }
+    p->action = action_after(end);
+    p->prev_end = end;
+    if (bad) {
+        p->have_prev = false;
+        p->prev_last_opaque = r->last;
+    } else {
+        p->have_prev = true;
+        p->prev_range = ri;
+    }
+}
+
 #endif
