@@ -12,6 +12,7 @@
 
 #include <sys/stat.h>
 
+#include "profile_compare.h"
 #include "testutil.h"
 #include "tracekit/analysis.h"
 #include "tracekit/blocks.h"
@@ -135,34 +136,7 @@ static void same_flat(const tk_profile *full, const tk_profile *flat)
         assert_int_equal(a->entries, b->entries);
         assert_int_equal(b->inclusive, 0);
     }
-    assert_int_equal(tk_profile_insn_count(full), tk_profile_insn_count(flat));
-    for (size_t i = 0; i < tk_profile_insn_count(full); i++) {
-        const tk_prof_insn *a = tk_profile_insn(full, i), *b = tk_profile_insn(flat, i);
-        assert_int_equal(a->addr, b->addr);
-        assert_int_equal(a->count, b->count);
-        assert_int_equal(a->func, b->func);
-        assert_int_equal(a->len, b->len);
-        assert_int_equal(a->cond_branch, b->cond_branch);
-        assert_int_equal(tk_profile_find_insn(flat, a->addr), i);
-    }
-    assert_int_equal(tk_profile_block_count(full), tk_profile_block_count(flat));
-    for (size_t i = 0; i < tk_profile_block_count(full); i++) {
-        const tk_prof_block *a = tk_profile_block(full, i), *b = tk_profile_block(flat, i);
-        assert_int_equal(a->start, b->start);
-        assert_int_equal(a->last, b->last);
-        assert_int_equal(a->ninsn, b->ninsn);
-        assert_int_equal(a->func, b->func);
-        assert_int_equal(a->count, b->count);
-    }
-    assert_int_equal(tk_profile_branch_count(full), tk_profile_branch_count(flat));
-    for (size_t i = 0; i < tk_profile_branch_count(full); i++) {
-        const tk_prof_branch *a = tk_profile_branch(full, i), *b = tk_profile_branch(flat, i);
-        assert_int_equal(a->addr, b->addr);
-        assert_int_equal(a->taken, b->taken);
-        assert_int_equal(a->not_taken, b->not_taken);
-        assert_int_equal(a->target, b->target);
-        assert_int_equal(a->func, b->func);
-    }
+    same_code_tables(full, flat);
     assert_true(tk_profile_call_count(full) > 0 && tk_profile_edge_count(full) > 0);
     assert_int_equal(tk_profile_call_count(flat), 0);
     assert_int_equal(tk_profile_edge_count(flat), 0);
