@@ -7,22 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bit_model.h"
 #include "codec_gen.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
-
-/* ---- an independent, deliberately naive model: one char per bit ------------------------ */
-
-typedef struct bitstr {
-    char b[1024]; /* b[i] = packet bit i, '0' or '1' */
-    unsigned n;
-} bitstr;
-
-static void bs_add(bitstr *s, uint64_t v, unsigned width)
-{
-    for (unsigned i = 0; i < width; i++)
-        s->b[s->n++] = (char)('0' + (i < 64 ? (v >> i) & 1 : 0));
-}
 
 /* Sign compression as payload.adoc describes it, one bit at a time. */
 static size_t bs_compress(const bitstr *s, uint8_t *out)
@@ -47,23 +35,11 @@ static size_t bs_compress(const bitstr *s, uint8_t *out)
 static void expect_bits(const tk_te_params *p, const tk_te_packet *k, const bitstr *want)
 {
     uint8_t got[TK_TE_MAX_PAYLOAD], exp[TK_TE_MAX_PAYLOAD];
-    size_t nbits = 0, len = 0;
-    memset(got, 0, sizeof(got));
-    assert_int_equal(tk_te_packet_encode_bits(p, k, got, sizeof(got), &nbits), TK_OK);
-    assert_int_equal(nbits, want->n);
-    for (unsigned i = 0; i < nbits; i++)
-        if (((got[i / 8] >> (i % 8)) & 1) != (unsigned)(want->b[i] - '0'))
-            fail_msg("bit %u differs", i);
+    size_t len = 0;
+    bs_expect_encoding(p, k, want, got, &len);
     size_t elen = bs_compress(want, exp);
-    assert_int_equal(tk_te_packet_encode(p, k, got, sizeof(got), &len), TK_OK);
     assert_int_equal(len, elen);
     assert_memory_equal(got, exp, len);
-    tk_te_packet back;
-    tk_diag d;
-    tk_diag_clear(&d);
-    if (tk_te_packet_decode(p, got, len, &back, &d) != TK_OK)
-        fail_msg("%s", d.message);
-    assert_memory_equal(&back, k, sizeof(back));
 }
 
 static void base_params(tk_te_params *p)
@@ -100,13 +76,7 @@ static void test_f3_sync_and_trap(void **state)
     k.address = 0x40001234; /* 31-bit field */
     k.has_address = true;
     bitstr s = {.n = 0};
-    bs_add(&s, 3, 2);
-    bs_add(&s, 0, 2);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 3, 2);
-    bs_add(&s, 0x15, 5);
-    bs_add(&s, 0x42, 7);
-    bs_add(&s, 0x40001234, 31);
+    BS_FIELDS(&s, 3, 2, 0, 2, 1, 1, 3, 2, 0x15, 5, 0x42, 7, 0x40001234, 31);
     expect_bits(&p, &k, &s);
 
     /* trap, exception: ecause, interrupt, thaddr, address, tval[iaddress_width] */
@@ -116,17 +86,8 @@ static void test_f3_sync_and_trap(void **state)
     k.thaddr = 1;
     k.tval = 0xdeadbeef;
     s.n = 0;
-    bs_add(&s, 3, 2);
-    bs_add(&s, 1, 2);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 3, 2);
-    bs_add(&s, 0x15, 5);
-    bs_add(&s, 0x42, 7);
-    bs_add(&s, 0x1b, 5);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0x40001234, 31);
-    bs_add(&s, 0xdeadbeef, 32);
+    BS_FIELDS(&s, 3, 2, 1, 2, 1, 1, 3, 2, 0x15, 5, 0x42, 7, 0x1b, 5, 0, 1, 1, 1, 0x40001234, 31,
+              0xdeadbeef, 32);
     expect_bits(&p, &k, &s);
 
     /* interrupt: tval omitted */
@@ -164,11 +125,7 @@ static void test_f3_context_and_support(void **state)
     k.time = 0x1f;
     k.context = 0x3;
     bitstr s = {.n = 0};
-    bs_add(&s, 3, 2);
-    bs_add(&s, 2, 2);
-    bs_add(&s, 1, 2);
-    bs_add(&s, 0x1f, 5);
-    bs_add(&s, 3, 7);
+    BS_FIELDS(&s, 3, 2, 2, 2, 1, 2, 0x1f, 5, 3, 7);
     expect_bits(&p, &k, &s);
 
     memset(&k, 0, sizeof(k));
@@ -182,14 +139,11 @@ static void test_f3_context_and_support(void **state)
     k.dloss = 0;
     k.doptions = 0x9;
     s.n = 0;
-    bs_add(&s, 3, 2);
-    bs_add(&s, 3, 2);
-    bs_add(&s, 1, 1);
+    BS_FIELDS(&s, 3, 2, 3, 2, 1, 1);
     bs_add(&s, 0, 1); /* encoder_mode width 1 */
     bs_add(&s, 1, 2);
     bs_add(&s, 4, 5); /* ioptions width 5 */
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0, 1);
+    BS_FIELDS(&s, 1, 1, 0, 1);
     bs_add(&s, 9, 4); /* doptions width 4 */
     expect_bits(&p, &k, &s);
 }
@@ -209,12 +163,7 @@ static void test_f2_and_f1(void **state)
     k.irreport = true;      /* wire irreport = 1 */
     k.irdepth = 0x5;
     bitstr s = {.n = 0};
-    bs_add(&s, 2, 2);
-    bs_add(&s, 0x7ffffffc, 31);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 5, 4);
+    BS_FIELDS(&s, 2, 2, 0x7ffffffc, 31, 1, 1, 0, 1, 1, 1, 5, 4);
     expect_bits(&p, &k, &s);
 
     /* F1 with 5 branches: a 7-bit map */
@@ -229,14 +178,7 @@ static void test_f2_and_f1(void **state)
     k.irreport = false;
     k.irdepth = 0xf; /* all ones, like encoder_model.py when not reporting */
     s.n = 0;
-    bs_add(&s, 1, 2);
-    bs_add(&s, 5, 5);
-    bs_add(&s, 0x13, 7);
-    bs_add(&s, 0x10, 31);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0xf, 4);
+    BS_FIELDS(&s, 1, 2, 5, 5, 0x13, 7, 0x10, 31, 1, 1, 1, 1, 1, 1, 0xf, 4);
     expect_bits(&p, &k, &s);
 
     /* every map length of the table: 1, 3, 7, 15, 31 */
@@ -247,14 +189,7 @@ static void test_f2_and_f1(void **state)
         k.branches = (uint8_t)b;
         k.branch_map = (uint32_t)((1ull << lens[b]) - 1) & 0x2aaaaaaa;
         s.n = 0;
-        bs_add(&s, 1, 2);
-        bs_add(&s, b, 5);
-        bs_add(&s, k.branch_map, lens[b]);
-        bs_add(&s, 0x10, 31);
-        bs_add(&s, 1, 1);
-        bs_add(&s, 1, 1);
-        bs_add(&s, 1, 1);
-        bs_add(&s, 0xf, 4);
+        BS_FIELDS(&s, 1, 2, b, 5, k.branch_map, lens[b], 0x10, 31, 1, 1, 1, 1, 1, 1, 0xf, 4);
         expect_bits(&p, &k, &s);
     }
 
@@ -264,9 +199,7 @@ static void test_f2_and_f1(void **state)
     k.branches = 0;
     k.branch_map = 0x5a5a5a5a & 0x7fffffff;
     s.n = 0;
-    bs_add(&s, 1, 2);
-    bs_add(&s, 0, 5);
-    bs_add(&s, k.branch_map, 31);
+    BS_FIELDS(&s, 1, 2, 0, 5, k.branch_map, 31);
     expect_bits(&p, &k, &s);
     /* 31 branches without address are accepted and sent as 0 */
     k.branches = 31;
@@ -294,8 +227,7 @@ static void test_f0(void **state)
     bitstr s = {.n = 0};
     bs_add(&s, 0, 2);
     bs_add(&s, 0, 1); /* f0s_width 1 */
-    bs_add(&s, 0x12345, 32);
-    bs_add(&s, 0, 2);
+    BS_FIELDS(&s, 0x12345, 32, 0, 2);
     expect_bits(&p, &k, &s);
     /* SF0 with address (branch_fmt 11 = address of a branch that failed prediction) */
     k.branch_fmt = 3;
@@ -322,13 +254,7 @@ static void test_f0(void **state)
     k.irreport = false;
     k.irdepth = 0xf;
     s.n = 0;
-    bs_add(&s, 0, 2);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 5, 3);
-    bs_add(&s, 2, 5);
-    bs_add(&s, 4, 3);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0xf, 4);
+    BS_FIELDS(&s, 0, 2, 1, 1, 5, 3, 2, 5, 4, 3, 1, 1, 0xf, 4);
     expect_bits(&p, &k, &s);
     /* SF1 without a map: irreport relative to branches[MSB] (0) */
     k.branches = 0;
@@ -336,23 +262,14 @@ static void test_f0(void **state)
     k.irreport = true;
     k.irdepth = 3;
     s.n = 0;
-    bs_add(&s, 0, 2);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 5, 3);
-    bs_add(&s, 0, 5);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 3, 4);
+    BS_FIELDS(&s, 0, 2, 1, 1, 5, 3, 0, 5, 1, 1, 3, 4);
     expect_bits(&p, &k, &s);
 
     /* f0s_width_p = 0: the subformat is absent and inferred from the options */
     p.s.f0s_width = 0;
     p.o.jump_target_cache = true;
     s.n = 0;
-    bs_add(&s, 0, 2);
-    bs_add(&s, 5, 3);
-    bs_add(&s, 0, 5);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 3, 4);
+    BS_FIELDS(&s, 0, 2, 5, 3, 0, 5, 1, 1, 3, 4);
     expect_bits(&p, &k, &s);
     /* ... and a subformat the options do not imply cannot be sent */
     memset(&k, 0, sizeof(k));
@@ -365,9 +282,7 @@ static void test_f0(void **state)
     p.o.branch_prediction = true;
     k.branch_count = 7;
     s.n = 0;
-    bs_add(&s, 0, 2);
-    bs_add(&s, 7, 32);
-    bs_add(&s, 0, 2);
+    BS_FIELDS(&s, 0, 2, 7, 32, 0, 2);
     expect_bits(&p, &k, &s);
 }
 

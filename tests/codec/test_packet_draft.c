@@ -6,38 +6,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bit_model.h"
 #include "codec_gen.h"
 #include "tracekit/te_packet.h"
-
-typedef struct bitstr {
-    char b[1024];
-    unsigned n;
-} bitstr;
-
-static void bs_add(bitstr *s, uint64_t v, unsigned width)
-{
-    for (unsigned i = 0; i < width; i++)
-        s->b[s->n++] = (char)('0' + ((v >> i) & 1));
-}
 
 static void expect_bits(const tk_te_params *p, const tk_te_packet *k, const bitstr *want)
 {
     uint8_t got[TK_TE_MAX_PAYLOAD];
-    size_t nbits = 0, len = 0;
-    memset(got, 0, sizeof(got));
-    if (tk_te_packet_encode_bits(p, k, got, sizeof(got), &nbits) != TK_OK)
-        fail_msg("encode: %s", tk_te_packet_encode_error(p, k));
-    assert_int_equal(nbits, want->n);
-    for (unsigned i = 0; i < nbits; i++)
-        if (((got[i / 8] >> (i % 8)) & 1) != (unsigned)(want->b[i] - '0'))
-            fail_msg("bit %u differs", i);
-    assert_int_equal(tk_te_packet_encode(p, k, got, sizeof(got), &len), TK_OK);
-    tk_te_packet back;
-    tk_diag d;
-    tk_diag_clear(&d);
-    if (tk_te_packet_decode(p, got, len, &back, &d) != TK_OK)
-        fail_msg("%s", d.message);
-    assert_memory_equal(&back, k, sizeof(back));
+    size_t len = 0;
+    bs_expect_encoding(p, k, want, got, &len);
 }
 
 static void params(tk_te_params *p, tk_te_spec spec)
@@ -73,12 +50,7 @@ static void test_029(void **state)
     k.has_address = true;
     k.address = 0x4321;
     s.n = 0;
-    bs_add(&s, 3, 2);
-    bs_add(&s, 0, 2);
-    bs_add(&s, 0x9, 4);
-    bs_add(&s, 1, 2);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0x4321, 15);
+    BS_FIELDS(&s, 3, 2, 0, 2, 0x9, 4, 1, 2, 1, 1, 0x4321, 15);
     expect_bits(&p, &k, &s);
     /* F3 SF1: ..., address, ecause, interrupt, tvalepc[16] even for interrupts */
     k.subformat = 1;
@@ -86,15 +58,7 @@ static void test_029(void **state)
     k.interrupt = 1;
     k.tval = 0xbeef;
     s.n = 0;
-    bs_add(&s, 3, 2);
-    bs_add(&s, 1, 2);
-    bs_add(&s, 0x9, 4);
-    bs_add(&s, 1, 2);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0x4321, 15);
-    bs_add(&s, 0xb, 4);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0xbeef, 16);
+    BS_FIELDS(&s, 3, 2, 1, 2, 0x9, 4, 1, 2, 1, 1, 0x4321, 15, 0xb, 4, 1, 1, 0xbeef, 16);
     expect_bits(&p, &k, &s);
     /* F3 SF2: context then privilege */
     memset(&k, 0, sizeof(k));
@@ -103,10 +67,7 @@ static void test_029(void **state)
     k.context = 0x5;
     k.privilege = 3;
     s.n = 0;
-    bs_add(&s, 3, 2);
-    bs_add(&s, 2, 2);
-    bs_add(&s, 0x5, 4);
-    bs_add(&s, 3, 2);
+    BS_FIELDS(&s, 3, 2, 2, 2, 0x5, 4, 3, 2);
     expect_bits(&p, &k, &s);
     /* F3 SF3: enable, encoder_mode, qual_status, options: no data trace fields */
     memset(&k, 0, sizeof(k));
@@ -116,22 +77,14 @@ static void test_029(void **state)
     k.qual_status = 3;
     k.ioptions = 0x11;
     s.n = 0;
-    bs_add(&s, 3, 2);
-    bs_add(&s, 3, 2);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 3, 2);
-    bs_add(&s, 0x11, 5);
+    BS_FIELDS(&s, 3, 2, 3, 2, 1, 1, 0, 1, 3, 2, 0x11, 5);
     expect_bits(&p, &k, &s);
     /* F1 branches=0 map: branch_fmt = two copies of map[30] */
     memset(&k, 0, sizeof(k));
     k.format = 1;
     k.branch_map = 0x40000001;
     s.n = 0;
-    bs_add(&s, 1, 2);
-    bs_add(&s, 0, 5);
-    bs_add(&s, 0x40000001, 31);
-    bs_add(&s, 3, 2);
+    BS_FIELDS(&s, 1, 2, 0, 5, 0x40000001, 31, 3, 2);
     expect_bits(&p, &k, &s);
     /* F1 count with address: count[31], fmt 10, bpsuccess, address, flags, irdepth[3] */
     memset(&k, 0, sizeof(k));
@@ -144,16 +97,7 @@ static void test_029(void **state)
     k.irreport = true; /* irfail */
     k.irdepth = 2;
     s.n = 0;
-    bs_add(&s, 1, 2);
-    bs_add(&s, 0, 5);
-    bs_add(&s, 100, 31);
-    bs_add(&s, 2, 2);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 0x10, 15);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 1, 1);
-    bs_add(&s, 2, 3);
+    BS_FIELDS(&s, 1, 2, 0, 5, 100, 31, 2, 2, 1, 1, 0x10, 15, 0, 1, 0, 1, 1, 1, 2, 3);
     expect_bits(&p, &k, &s);
     /* F1 count without address: fmt 01 */
     memset(&k, 0, sizeof(k));
@@ -161,10 +105,7 @@ static void test_029(void **state)
     k.branch_fmt = 1;
     k.branch_count = 5;
     s.n = 0;
-    bs_add(&s, 1, 2);
-    bs_add(&s, 0, 5);
-    bs_add(&s, 5, 31);
-    bs_add(&s, 1, 2);
+    BS_FIELDS(&s, 1, 2, 0, 5, 5, 31, 1, 2);
     expect_bits(&p, &k, &s);
     /* F0: jump target cache, subformat field 0 bits wide by default */
     memset(&k, 0, sizeof(k));
@@ -176,22 +117,11 @@ static void test_029(void **state)
     k.irreport = false;
     k.irdepth = 0;
     s.n = 0;
-    bs_add(&s, 0, 2);
-    bs_add(&s, 2, 2);
-    bs_add(&s, 3, 5);
-    bs_add(&s, 1, 3);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 0, 3);
+    BS_FIELDS(&s, 0, 2, 2, 2, 3, 5, 1, 3, 0, 1, 0, 3);
     expect_bits(&p, &k, &s);
     p.s.f0s_width = 1; /* explicit 0-valued subformat */
     s.n = 0;
-    bs_add(&s, 0, 2);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 2, 2);
-    bs_add(&s, 3, 5);
-    bs_add(&s, 1, 3);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 0, 3);
+    BS_FIELDS(&s, 0, 2, 0, 1, 2, 2, 3, 5, 1, 3, 0, 1, 0, 3);
     expect_bits(&p, &k, &s);
 }
 
@@ -210,10 +140,7 @@ static void test_026(void **state)
     k.has_address = true;
     k.address = 0x1234;
     s.n = 0;
-    bs_add(&s, 0, 2);
-    bs_add(&s, 5, 5);
-    bs_add(&s, k.branch_map, 9);
-    bs_add(&s, 0x1234, 15);
+    BS_FIELDS(&s, 0, 2, 5, 5, k.branch_map, 9, 0x1234, 15);
     expect_bits(&p, &k, &s);
     /* diff-delta, every map length: 1, 9, 17, 25, 31 */
     static const unsigned lens[] = {31, 1,  9,  9,  9,  9,  9,  9,  9,  9,  17, 17, 17, 17, 17, 17,
@@ -223,10 +150,7 @@ static void test_026(void **state)
         k.branches = (uint8_t)b;
         k.branch_map = (uint32_t)(((1ull << lens[b]) - 1) & 0x55555555u);
         s.n = 0;
-        bs_add(&s, 1, 2);
-        bs_add(&s, b, 5);
-        bs_add(&s, k.branch_map, lens[b]);
-        bs_add(&s, 0x1234, 15);
+        BS_FIELDS(&s, 1, 2, b, 5, k.branch_map, lens[b], 0x1234, 15);
         expect_bits(&p, &k, &s);
     }
     /* branches 0: 31-bit map, no address */
@@ -234,9 +158,7 @@ static void test_026(void **state)
     k.format = 1;
     k.branch_map = 0x2aaaaaaa;
     s.n = 0;
-    bs_add(&s, 1, 2);
-    bs_add(&s, 0, 5);
-    bs_add(&s, 0x2aaaaaaa, 31);
+    BS_FIELDS(&s, 1, 2, 0, 5, 0x2aaaaaaa, 31);
     expect_bits(&p, &k, &s);
     /* address only */
     memset(&k, 0, sizeof(k));
@@ -244,8 +166,7 @@ static void test_026(void **state)
     k.has_address = true;
     k.address = 0x7ff0;
     s.n = 0;
-    bs_add(&s, 2, 2);
-    bs_add(&s, 0x7ff0, 15);
+    BS_FIELDS(&s, 2, 2, 0x7ff0, 15);
     expect_bits(&p, &k, &s);
     /* sync exception: context, privilege, branch, address, ecause, interrupt, tval */
     memset(&k, 0, sizeof(k));
@@ -259,15 +180,7 @@ static void test_026(void **state)
     k.ecause = 2;
     k.tval = 0xffff;
     s.n = 0;
-    bs_add(&s, 3, 2);
-    bs_add(&s, 1, 2);
-    bs_add(&s, 1, 4);
-    bs_add(&s, 2, 2);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 0x100, 15);
-    bs_add(&s, 2, 4);
-    bs_add(&s, 0, 1);
-    bs_add(&s, 0xffff, 16);
+    BS_FIELDS(&s, 3, 2, 1, 2, 1, 4, 2, 2, 0, 1, 0x100, 15, 2, 4, 0, 1, 0xffff, 16);
     expect_bits(&p, &k, &s);
     /* sync context: no branch, no address */
     memset(&k, 0, sizeof(k));
@@ -276,10 +189,7 @@ static void test_026(void **state)
     k.context = 7;
     k.privilege = 1;
     s.n = 0;
-    bs_add(&s, 3, 2);
-    bs_add(&s, 2, 2);
-    bs_add(&s, 7, 4);
-    bs_add(&s, 1, 2);
+    BS_FIELDS(&s, 3, 2, 2, 2, 7, 4, 1, 2);
     expect_bits(&p, &k, &s);
     /* subformat 3 is reserved; no support te_inst */
     k.subformat = 3;
