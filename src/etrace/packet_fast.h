@@ -127,6 +127,26 @@ static const uint8_t tk_te_fast_map_bits[32] = {31, 1,  3,  3,  7,  7,  7,  7,  
                                                 15, 15, 15, 15, 15, 31, 31, 31, 31, 31, 31,
                                                 31, 31, 31, 31, 31, 31, 31, 31, 31, 31};
 
+/* The packet struct of a format 1 or 2 payload, from the fields the callers extracted
+ * (flags already made logical; without an address, only format and map count). */
+TK_TE_FAST_INLINE void tk_te_fast_f12_store(uint64_t w0, unsigned br, unsigned mb, bool has,
+                                            uint64_t addr, unsigned flags, uint64_t irdepth,
+                                            tk_te_packet *out)
+{
+    const unsigned f1 = (unsigned)w0 & 1u;
+    tk_te_fast_clear(out);
+    out->format = (uint8_t)(w0 & 3u);
+    out->branches = (uint8_t)br;
+    out->branch_map = f1 ? (uint32_t)((w0 >> 7) & tk_te_fast_mask(mb)) : 0u;
+    out->has_address = has;
+    const uint64_t keep = has ? ~0ull : 0;
+    out->address = addr & keep;
+    out->notify = has && (flags & 1u);
+    out->updiscon = has && (flags & 2u);
+    out->irreport = has && (flags & 4u);
+    out->irdepth = irdepth & keep;
+}
+
 /* Formats 1 and 2 without branches on the data: F2 is address + tail; F1 is branches, map
  * and, when branches != 0, the tail. */
 TK_TE_FAST_INLINE int tk_te_fast_f12(const tk_te_layout *l, tk_te_fast_word w, unsigned len,
@@ -152,17 +172,7 @@ TK_TE_FAST_INLINE int tk_te_fast_f12(const tk_te_layout *l, tk_te_fast_word w, u
     if (8 * len >= total + 8)
         return TK_TE_FAST_GENERIC;
 
-    tk_te_fast_clear(out);
-    out->format = (uint8_t)(w0 & 3u);
-    out->branches = (uint8_t)br;
-    out->branch_map = f1 ? (uint32_t)((w0 >> 7) & tk_te_fast_mask(mb)) : 0u;
-    out->has_address = has;
-    const uint64_t keep = has ? ~0ull : 0;
-    out->address = addr & keep;
-    out->notify = has && (flags & 1u);
-    out->updiscon = has && (flags & 2u);
-    out->irreport = has && (flags & 4u);
-    out->irdepth = irdepth & keep;
+    tk_te_fast_f12_store(w0, br, mb, has, addr, flags, irdepth, out);
     return TK_TE_FAST_OK;
 }
 
@@ -193,14 +203,8 @@ TK_TE_FAST_INLINE int tk_te_fast_f12_64(const tk_te_layout *l, int64_t w, unsign
         /* Usual for a compressed packet: the address field reaches past the payload, so its
          * MSB and the whole tail are sign copies. Then the three flags, each relative to the
          * bit before it, are 0, and irdepth is all sign bits. */
-        tk_te_fast_clear(out);
-        out->format = (uint8_t)(w0 & 3u);
-        out->branches = (uint8_t)br;
-        out->branch_map = f1 ? (uint32_t)((w0 >> 7) & tk_te_fast_mask(mb)) : 0u;
-        out->has_address = has;
-        const uint64_t keep = has ? ~0ull : 0;
-        out->address = addr & keep;
-        out->irdepth = (uint64_t)(w >> 63) & tk_te_fast_mask(d) & keep;
+        tk_te_fast_f12_store(w0, br, mb, has, addr, 0, (uint64_t)(w >> 63) & tk_te_fast_mask(d),
+                             out);
         return TK_TE_FAST_OK;
     }
     const unsigned bits = (unsigned)tk_te_fast_get64(w, tp, 3);
@@ -213,17 +217,7 @@ TK_TE_FAST_INLINE int tk_te_fast_f12_64(const tk_te_layout *l, int64_t w, unsign
     if (8 * len >= total + 8)
         return TK_TE_FAST_GENERIC;
 
-    tk_te_fast_clear(out);
-    out->format = (uint8_t)(w0 & 3u);
-    out->branches = (uint8_t)br;
-    out->branch_map = f1 ? (uint32_t)((w0 >> 7) & tk_te_fast_mask(mb)) : 0u;
-    out->has_address = has;
-    const uint64_t keep = has ? ~0ull : 0;
-    out->address = addr & keep;
-    out->notify = has && (flags & 1u);
-    out->updiscon = has && (flags & 2u);
-    out->irreport = has && (flags & 4u);
-    out->irdepth = irdepth & keep;
+    tk_te_fast_f12_store(w0, br, mb, has, addr, flags, irdepth, out);
     return TK_TE_FAST_OK;
 }
 
