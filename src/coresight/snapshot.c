@@ -98,14 +98,21 @@ static tk_status grow(void **arr, size_t n, size_t elem)
     return TK_OK;
 }
 
-static tk_status load_device(tk_cs_snapshot *ss, const char *dir, const char *file, tk_diag *diag)
+/* The .ini file of a snapshot, named relative to the snapshot's directory. */
+static tk_status load_ini(const char *dir, const char *file, tk_ini *ini, tk_diag *diag)
 {
     char *path = join(dir, file);
     if (!path)
         return TK_ERR_NOMEM;
-    tk_ini ini;
-    tk_status st = tk_ini_load(path, &ini, diag);
+    tk_status st = tk_ini_load(path, ini, diag);
     free(path);
+    return st;
+}
+
+static tk_status load_device(tk_cs_snapshot *ss, const char *dir, const char *file, tk_diag *diag)
+{
+    tk_ini ini;
+    tk_status st = load_ini(dir, file, &ini, diag);
     if (st)
         return st;
     const char *name = tk_ini_get(&ini, "device", "name");
@@ -201,12 +208,8 @@ static unsigned buffer_line(const tk_ini *ini, const tk_cs_buffer *b)
 
 static tk_status load_trace(tk_cs_snapshot *ss, const char *dir, const char *file, tk_diag *diag)
 {
-    char *path = join(dir, file);
-    if (!path)
-        return TK_ERR_NOMEM;
     tk_ini ini;
-    tk_status st = tk_ini_load(path, &ini, diag);
-    free(path);
+    tk_status st = load_ini(dir, file, &ini, diag);
     if (st)
         return st;
     const char *list = tk_ini_get(&ini, "trace_buffers", "buffers");
