@@ -152,17 +152,19 @@ else
 fi
 
 # ---- encoder ------------------------------------------------------------------------------
-declare -a enc enc1 encg
+declare -a enc enc1 encg encr
 for i in $(seq "$RUNS"); do
     "$TKB" gen "$SCF" "$V/dhrystone.encoder.ucf" "$V/dhrystone.encoder_input.gz" 10 \
         "$CACHE/enc.tmp" > "$CACHE/enc.txt" && enc+=($(field encoder_Minstr_per_s "$CACHE/enc.txt")) &&
         enc1+=($(field encoder_push1_Minstr_per_s "$CACHE/enc.txt")) &&
-        encg+=($(field encoder_grouped_Minstr_per_s "$CACHE/enc.txt"))
+        encg+=($(field encoder_grouped_Minstr_per_s "$CACHE/enc.txt")) &&
+        encr+=($(field encoder_grouped_run_Minstr_per_s "$CACHE/enc.txt"))
 done
 rm -f "$CACHE/enc.tmp"
 row "encoder, M instr/s (CPU), runs of rows" "$(echo "${enc[*]}" | median)" "" "" ""
 row "  one push per row" "$(echo "${enc1[*]}" | median)" "" "" ""
 row "  grouped ingress (8-wide, 2 blocks/cycle)" "$(echo "${encg[*]}" | median)" "" "" ""
+row "  grouped ingress, blocks as runs" "$(echo "${encr[*]}" | median)" "" "" ""
 
 # ---- hart model ---------------------------------------------------------------------------
 if "$TK" sim --help > /dev/null 2>&1 && [ -f "$DATA/riscv-ref/coremark.riscv" ]; then

@@ -19,12 +19,14 @@
  *       Encode the ingress (read into memory once; the read's rows/s is reported) COPIES
  *       times with a fresh encoder each time (each copy is a complete trace: start packet ...
  *       support packet with ended_rep) and write the concatenated raw stream; reports the
- *       encoder's speed and whether the first copy is byte-identical to GOLDEN. Three ways
+ *       encoder's speed and whether the first copy is byte-identical to GOLDEN. Four ways
  *       in, timed separately, each checked to give the same bytes: encoder_Minstr_per_s
  *       with tk_te_encoder_push_run over the rows (one instruction per row),
  *       encoder_push1_Minstr_per_s with one tk_te_encoder_push per row, and
  *       encoder_grouped_Minstr_per_s over grouped ingress (tk_te_grouper: up to 8
- *       instructions per block, 2 blocks per cycle), one push per cycle. Every packet is
+ *       instructions per block, 2 blocks per cycle), one push per cycle, and
+ *       encoder_grouped_run_Minstr_per_s with the same blocks through tk_te_encoder_push_run
+ *       (cycle boundaries do not change the packets). Every packet is
  *       serialised in the timed part (tk_te_packet_encode_layout, as a sink would).
  *
  * Output: one "key value" per line, for run.sh. Times are the thread's CPU time (the
@@ -477,9 +479,10 @@ static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
 
 /* How the ingress reaches the encoder. */
 enum gen_mode {
-    GEN_RUN,     /* tk_te_encoder_push_run over all rows (cycles of one instruction) */
-    GEN_PUSH1,   /* tk_te_encoder_push once per row */
-    GEN_GROUPED, /* grouped ingress (several instructions per block), one push per cycle */
+    GEN_RUN,         /* tk_te_encoder_push_run over all rows (cycles of one instruction) */
+    GEN_PUSH1,       /* tk_te_encoder_push once per row */
+    GEN_GROUPED,     /* grouped ingress (several instructions per block), one push per cycle */
+    GEN_GROUPED_RUN, /* the same blocks through tk_te_encoder_push_run, cycles ignored */
     GEN_MODES
 };
 
@@ -529,6 +532,8 @@ static tk_status encode_once(const tk_te_params *p, enum gen_mode mode, const tk
         st = tk_te_encoder_push(e, b, cy->ncycle[k]);
         b += cy->ncycle[k];
     }
+    if (st == TK_OK && mode == GEN_GROUPED_RUN)
+        st = tk_te_encoder_push_run(e, cy->blocks, cy->nblocks);
     if (st == TK_OK)
         st = tk_te_encoder_finish(e);
     tk_te_encoder_free(e);
@@ -649,6 +654,7 @@ static int cmd_gen(int argc, char **argv)
     printf("encoder_push1_Minstr_per_s %.1f\n", total / cpu[GEN_PUSH1] / 1e6);
     printf("grouped_blocks %zu\ngrouped_cycles %zu\nencoder_grouped_Minstr_per_s %.1f\n",
            cy.nblocks, cy.ncycles, total / cpu[GEN_GROUPED] / 1e6);
+    printf("encoder_grouped_run_Minstr_per_s %.1f\n", total / cpu[GEN_GROUPED_RUN] / 1e6);
     printf("modes_identical %s\n", same ? "yes" : "NO");
     if (identical >= 0)
         printf("identical_to_golden %s\n", identical ? "yes" : "NO");

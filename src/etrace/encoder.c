@@ -954,8 +954,8 @@ static TE_NOINLINE tk_status report_full(tk_te_encoder *e, uint32_t bits)
  * the packet). */
 enum { X_UPD = 1, X_TARGET = 2 };
 
-/* The innermost loop of run_fast(), while the resync timer is below its maximum: blocks of
- * one instruction without trap (same privilege and context, no trigger, halted or reset;
+/* The innermost loop of run_fast(), while the resync timer is below its maximum: blocks
+ * without trap (same privilege and context, no trigger, halted or reset;
  * about 15 instructions for a block that leaves the branch map as it is),
  * each completing the cycle of the step before it: quiet, or the packet of an updiscon's
  * target. *bits and *count hold the branch map including the newest step's branch, *state
@@ -980,7 +980,10 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
             break;
         /* itype | ilastsize << 8, with ilastsize <= 3 (checked by the mask) */
         const uint64_t t = ct[b->itype | (unsigned)b->ilastsize << 8];
-        if ((uint32_t)t != b->iretire)
+        /* A block of several instructions (a wide core's grouped ingress) is one cycle like
+         * a block of one, unless it follows an updiscon: its first instruction is then the
+         * target, whose packet run_fast() sends. (t: 0 for a block that is not plain.) */
+        if ((uint32_t)t != b->iretire && (x != 0 || (uint32_t)t == 0 || b->iretire < (uint32_t)t))
             break;
         if (!(t & (uint64_t)(IT_BRANCH | IT_SLOW) << 32))
             continue; /* a quiet cycle that leaves the map as it is */
