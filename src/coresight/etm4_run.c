@@ -18,11 +18,10 @@
 #include "coresight/frame_align.h"
 #include "tracekit/etm4.h"
 
-/* Bytes of frames the alignment search judges at each candidate position (1024 frames: the
- * size measured in tests/robustness/test_frame_alignment.c), and the least it judges near the
- * end of a buffer. */
-#define ALIGN_WINDOW 16384
-#define ALIGN_WINDOW_MIN 1024
+/* Bytes of frames the alignment search judges at each candidate position, and the least it
+ * judges near the end of a buffer or before a second damage (frame_align.h). */
+#define ALIGN_WINDOW TK_CS_ALIGN_WINDOW
+#define ALIGN_WINDOW_MIN TK_CS_ALIGN_WINDOW_MIN
 /* Bytes between the first sign of lost alignment and where the search starts. */
 #define ALIGN_MARGIN 64
 
@@ -43,14 +42,16 @@ typedef struct runner {
     int buffer;
     const uint8_t *data;
     size_t len;
-    bool deformatting;    /* errors may start a search (not while the parsers end) */
-    bool known[128];      /* trace IDs of the buffer's sources, and IDs already searched at */
-    uint64_t base;        /* frames are read at base + 16n */
-    uint64_t next_search; /* no search for a sign before this offset */
-    bool realign;         /* set with the two below when the deformatter must restart */
-    uint64_t lost_at;     /* the first sign of trouble at the old alignment */
-    int lost_id;          /* that sign: -1 an ETMv4 error packet, else data of this trace ID */
-    uint64_t found_at;    /* where frames start again */
+    bool deformatting;       /* errors may start a search (not while the parsers end) */
+    bool known[128];         /* trace IDs of the buffer's sources, and IDs already searched at */
+    bool ids[128];           /* trace IDs of the buffer's sources (set with probe) */
+    tk_cs_etm4_probe *probe; /* the search's content check, made at the first search */
+    uint64_t base;           /* frames are read at base + 16n */
+    uint64_t next_search;    /* no search for a sign before this offset */
+    bool realign;            /* set with the two below when the deformatter must restart */
+    uint64_t lost_at;        /* the first sign of trouble at the old alignment */
+    int lost_id;             /* that sign: -1 an ETMv4 error packet, else data of this trace ID */
+    uint64_t found_at;       /* where frames start again */
 } runner;
 
 static tk_status unparsed(runner *r, uint8_t id, uint64_t index);
@@ -84,94 +85,40 @@ static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, u
 
 /* ---- frame realignment ------------------------------------------------------------------ */
 
-/* The content check of the search: fresh parsers of every ETMv4 source of the buffer find an
- * A-Sync in the window's frames and no error after it (a cut last packet aside). */
-typedef struct probe {
-    tk_etm4_parser *p[128];
-    tk_cs_deformatter *d;
-    unsigned long asyncs, errors;
-} probe;
-
-static tk_status probe_packet(void *ctx, const tk_etm4_packet *pkt)
-{
-    probe *x = ctx;
-    if (pkt->type == TK_ETM4_ASYNC)
-        x->asyncs++;
-    else if (tk_etm4_pkt_is_error(pkt) && pkt->type != TK_ETM4_INCOMPLETE_EOT)
-        x->errors++;
-    return TK_OK;
-}
-
-static tk_status probe_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
-{
-    probe *x = ctx;
-    return id < 128 && x->p[id] ? tk_etm4_parser_data(x->p[id], data, n, index) : TK_OK;
-}
-
-static bool probe_check(void *ctx, const uint8_t *frames, size_t len)
-{
-    probe *x = ctx;
-    x->asyncs = x->errors = 0;
-    for (int id = 0; id < 128; id++)
-        if (x->p[id])
-            tk_etm4_parser_reset(x->p[id]);
-    tk_cs_deformatter_restart(x->d, 0);
-    if (tk_cs_deformat(x->d, frames, len) || tk_cs_deformat_end(x->d))
-        return false;
-    for (int id = 0; id < 128; id++)
-        if (x->p[id] && tk_etm4_parser_end(x->p[id]))
-            return false;
-    return x->asyncs > 0 && x->errors == 0;
-}
-
-/* Search the frame alignment after the first sign of trouble at offset symptom (at most once
- * per window); *found is the alignment when exactly one candidate passes and it is not the
- * current one. The search starts ALIGN_MARGIN bytes later: the sign may come before the
- * damage (a packet that began before it, the frame the damage is in), and frames that hold
- * damaged bytes would make the right alignment fail its check. */
+/* Search the frame alignment after the first sign of trouble at offset symptom; *found is the
+ * alignment when exactly one candidate passes and it is not the current one. The search starts
+ * ALIGN_MARGIN bytes later: the sign may come before the damage (a packet that began before
+ * it, the frame the damage is in), and frames that hold damaged bytes would make the right
+ * alignment fail its check. Its window shrinks to what the buffer still holds, and when no
+ * alignment passes, to shorter windows that may end before a second damage
+ * (tk_cs_frame_search). Cost: a failed search (at most about 2 x 8 window parses) lets no
+ * other start within its first window; a successful one covers the window it judged, and
+ * signs after that window may start the next (a second damage), so each search is paid for by
+ * at least ALIGN_WINDOW_MIN bytes of trace. */
 static tk_status search_alignment(runner *r, uint64_t symptom, bool *found)
 {
     *found = false;
     const uint64_t from = symptom + ALIGN_MARGIN;
-    if (symptom < r->next_search || from >= r->len)
+    if (symptom < r->next_search || from + 15 + ALIGN_WINDOW_MIN > r->len)
         return TK_OK;
-    /* tk_cs_frame_align judges window bytes from each of from .. from + 15 */
-    const size_t avail = r->len - (size_t)from;
-    size_t window = avail >= 15 + ALIGN_WINDOW ? ALIGN_WINDOW : avail > 15 ? avail - 15 : 0;
-    window -= window % 16;
-    if (window < ALIGN_WINDOW_MIN)
+    tk_status st;
+    if (!r->probe && (st = tk_cs_etm4_probe_new(r->ss, r->buffer, r->ids, &r->probe)))
+        return st;
+    const size_t avail = r->len - (size_t)from - 15;
+    size_t at = 0, window = avail < ALIGN_WINDOW ? avail - avail % 16 : ALIGN_WINDOW;
+    r->next_search = from + window;
+    if (tk_cs_frame_search(r->data, r->len, (size_t)from, ALIGN_WINDOW, ALIGN_WINDOW_MIN, r->ids,
+                           tk_cs_etm4_probe_check, r->probe, &at, &window) != TK_OK)
         return TK_OK;
     r->next_search = from + window;
-    probe *x = calloc(1, sizeof(*x));
-    if (!x)
-        return TK_ERR_NOMEM;
-    bool ids[128] = {false};
-    tk_status st = tk_cs_deformatter_new(0, probe_data, NULL, x, &x->d);
-    for (size_t i = 0; i < r->ss->nsources && !st; i++) {
-        const tk_cs_source *src = &r->ss->sources[i];
-        if (src->buffer != r->buffer)
-            continue;
-        ids[src->trace_id & 0x7f] = true;
-        if (!tk_cs_protocol_is_etm4(src->protocol) || x->p[src->trace_id & 0x7f])
-            continue;
-        tk_etm4_config cfg;
-        tk_etm4_config_from_source(&cfg, r->ss, src);
-        st = tk_etm4_parser_new(&cfg, probe_packet, x, &x->p[src->trace_id & 0x7f]);
-    }
-    size_t at = 0;
-    if (!st &&
-        tk_cs_frame_align(r->data, r->len, (size_t)from, window, ids, probe_check, x, &at) ==
-            TK_OK &&
-        (at - r->base) % 16) {
-        *found = true;
-        r->lost_at = symptom;
-        r->found_at = at;
-    }
-    for (int id = 0; id < 128; id++)
-        tk_etm4_parser_free(x->p[id]);
-    tk_cs_deformatter_free(x->d);
-    free(x);
-    return st;
+    if ((at - r->base) % 16 == 0)
+        return TK_OK; /* damage in place: frames are read at the right alignment */
+    *found = true;
+    r->lost_at = symptom;
+    r->found_at = at;
+    /* after the restart, unknown IDs are signs of a new damage again */
+    memcpy(r->known, r->ids, sizeof(r->known));
+    return TK_OK;
 }
 
 /* Was the frame alignment lost before offset? TK_ERR_STATE with r->realign set when it was
@@ -460,6 +407,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         tk_etm4_parser_free(s->parser);
         tk_etm4_decoder_free(s->decoder);
     }
+    tk_cs_etm4_probe_free(r->probe);
     free(file);
     free(r);
     return st;
