@@ -24,6 +24,9 @@
 #define ALIGN_WINDOW_MIN TK_CS_ALIGN_WINDOW_MIN
 /* Bytes between the first sign of lost alignment and where the search starts. */
 #define ALIGN_MARGIN 64
+/* After a search that decided nothing, the deformatter is given the buffer in pieces of this
+ * size, so that the search can be tried again where it is due. */
+#define RETRY_PIECE 4096
 
 struct runner;
 
@@ -48,6 +51,9 @@ typedef struct runner {
     tk_cs_etm4_probe *probe; /* the search's content check, made at the first search */
     uint64_t base;           /* frames are read at base + 16n */
     uint64_t next_search;    /* no search for a sign before this offset */
+    uint64_t retry_at;       /* search again there (0: no), the last search decided nothing */
+    uint64_t first_sign;     /* the first sign of the trouble searches are about */
+    int first_id;            /* its kind, as lost_id */
     bool realign;            /* set with the two below when the deformatter must restart */
     uint64_t lost_at;        /* the first sign of trouble at the old alignment */
     int lost_id;             /* that sign: -1 an ETMv4 error packet, else data of this trace ID */
@@ -95,10 +101,9 @@ static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, u
  * other start within its first window; a successful one covers the window it judged, and
  * signs after that window may start the next (a second damage), so each search is paid for by
  * at least ALIGN_WINDOW_MIN bytes of trace. */
-static tk_status search_alignment(runner *r, uint64_t symptom, bool *found)
+static tk_status search_alignment(runner *r, uint64_t symptom, uint64_t from, int id, bool *found)
 {
     *found = false;
-    const uint64_t from = symptom + ALIGN_MARGIN;
     if (symptom < r->next_search || from + 15 + ALIGN_WINDOW_MIN > r->len)
         return TK_OK;
     tk_status st;
@@ -107,14 +112,25 @@ static tk_status search_alignment(runner *r, uint64_t symptom, bool *found)
     const size_t avail = r->len - (size_t)from - 15;
     size_t at = 0, window = avail < ALIGN_WINDOW ? avail - avail % 16 : ALIGN_WINDOW;
     r->next_search = from + window;
+    if (!r->retry_at) {
+        r->first_sign = symptom;
+        r->first_id = id;
+    }
+    r->retry_at = 0;
     if (tk_cs_frame_search(r->data, r->len, (size_t)from, ALIGN_WINDOW, ALIGN_WINDOW_MIN, r->ids,
-                           tk_cs_etm4_probe_check, r->probe, &at, &window) != TK_OK)
+                           tk_cs_etm4_probe_check, r->probe, &at, &window) != TK_OK) {
+        /* Nothing decided. The parsers' errors stop once they hunt for an A-Sync (frames read
+         * off never give one), and an even shift leaves no unknown ID: there may be no
+         * other sign. So the search is tried again at the window's end. */
+        r->retry_at = r->next_search;
         return TK_OK;
+    }
     r->next_search = from + window;
     if ((at - r->base) % 16 == 0)
         return TK_OK; /* damage in place: frames are read at the right alignment */
     *found = true;
-    r->lost_at = symptom;
+    r->lost_at = r->first_sign;
+    r->lost_id = r->first_id;
     r->found_at = at;
     /* after the restart, unknown IDs are signs of a new damage again */
     memcpy(r->known, r->ids, sizeof(r->known));
@@ -126,11 +142,10 @@ static tk_status search_alignment(runner *r, uint64_t symptom, bool *found)
 static tk_status realign_from(runner *r, uint64_t offset, int id)
 {
     bool found;
-    tk_status st = search_alignment(r, offset, &found);
+    tk_status st = search_alignment(r, offset, offset + ALIGN_MARGIN, id, &found);
     if (st || !found)
         return st;
     r->realign = true;
-    r->lost_id = id;
     return TK_ERR_STATE;
 }
 
@@ -366,12 +381,26 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
             }
             uint64_t pos = 0;
             for (;;) {
+                /* A search that decided nothing is tried again at retry_at: a buffer without
+                 * FSYNC goes to the deformatter in pieces so that the loop sees when it is
+                 * reached (a call per RETRY_PIECE bytes, nothing per frame). */
+                size_t end = len;
+                if (r->data && len - (size_t)pos > RETRY_PIECE)
+                    end = (size_t)pos + RETRY_PIECE;
                 r->deformatting = true;
-                st = tk_cs_deformat(d, data + pos, len - (size_t)pos);
-                if (!st)
+                st = tk_cs_deformat(d, data + pos, end - (size_t)pos);
+                if (!st && end == len)
                     st = tk_cs_deformat_end(d);
                 r->deformatting = false;
-                if (st != TK_ERR_STATE || !r->realign)
+                if (!st && end < len) {
+                    bool found = false;
+                    pos = end;
+                    if (r->retry_at && pos >= r->retry_at &&
+                        (st = search_alignment(r, pos, pos, -1, &found)))
+                        break;
+                    if (!found)
+                        continue;
+                } else if (st != TK_ERR_STATE || !r->realign)
                     break;
                 /* The alignment was lost: report it, every source hunts for its next A-Sync
                  * (as after a framing error) and frames are read from the alignment found. */
