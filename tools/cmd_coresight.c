@@ -48,8 +48,8 @@ static void usage(FILE *f, const char *cmd)
         fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
                    "  --format events every event (default)\n");
     fprintf(f,
-            "exit status: 0, or 1 when the trace has errors (%s; the last line on stderr\n"
-            "counts them and gives the first one's byte offset)\n",
+            "exit status: 0, or 1 when the trace has errors (%s);\n"
+            "  the last line on stderr counts them and gives the first one's byte offset\n",
             strcmp(cmd, "decode") ? "bad packets, framing errors" : "decode errors");
     fprintf(f, "example: tracekit %s --snapshot testdata/opencsd/snapshots/juno_r1_1 --id 0x10\n",
             cmd);
