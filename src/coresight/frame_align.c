@@ -84,26 +84,33 @@ tk_status tk_cs_frame_search(const uint8_t *buf, size_t len, size_t from, size_t
 
 /* ---- the ETMv4 content check --------------------------------------------------------------- */
 
+/* Packets after an A-Sync not followed by its Trace Info before it counts. */
+#define PROBE_LENIENT 64
+
 struct tk_cs_etm4_probe {
     tk_etm4_parser *p[128];
     tk_cs_deformatter *d;
     unsigned long asyncs, errors, checks;
-    bool pending[128]; /* an A-Sync of this source, its Trace Info not seen yet */
+    uint8_t pending[128]; /* after an A-Sync of this source: 1, then packets since + 1 */
 };
 
 static tk_status probe_packet(void *ctx, const tk_etm4_packet *pkt)
 {
     tk_cs_etm4_probe *x = ctx;
-    bool *pending = &x->pending[pkt->trace_id & 0x7f];
-    /* an A-Sync counts when a Trace Info follows it, as every A-Sync of a trace stream is
+    uint8_t *pending = &x->pending[pkt->trace_id & 0x7f];
+    /* An A-Sync counts when a Trace Info follows it, as every A-Sync of a trace stream is
      * (IHI0064 §6.4.2): a window read at a wrong alignment can show an A-Sync (a run of zeros
-     * of one source reads as zeros at every even shift), hardly one with its Trace Info */
+     * of one source reads as zeros at every even shift), hardly one with its Trace Info. One
+     * followed by something else (juno_r1_1 has an atom in between once) counts after
+     * PROBE_LENIENT more packets of its source (an error anywhere fails the window). */
     if (*pending && pkt->type != TK_ETM4_ASYNC) {
-        x->asyncs += pkt->type == TK_ETM4_TRACE_INFO;
-        *pending = false;
+        if (*pending == 1 && pkt->type == TK_ETM4_TRACE_INFO)
+            x->asyncs++, *pending = 0;
+        else if (++*pending > PROBE_LENIENT + 1)
+            x->asyncs++, *pending = 0;
     }
     if (pkt->type == TK_ETM4_ASYNC)
-        *pending = true;
+        *pending = 1;
     else if (tk_etm4_pkt_is_error(pkt) && pkt->type != TK_ETM4_INCOMPLETE_EOT)
         x->errors++;
     return TK_OK;

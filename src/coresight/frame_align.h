@@ -53,9 +53,11 @@ tk_status tk_cs_frame_search(const uint8_t *buf, size_t len, size_t from, size_t
 
 /* The ETMv4 content check: fresh parsers of every ETMv4 source of a snapshot's buffer (the
  * snapshot must outlive the probe) deformat the frames judged, and it passes when they find
- * an A-Sync followed by a Trace Info (IHI0064 §6.4.2) and no error packet (a cut last packet
- * aside: the window ends anywhere). ids (may be NULL) receives the trace IDs of every source of the
- * buffer, for tk_cs_frame_align. */
+ * an A-Sync (IHI0064 §6.4.2) followed by a Trace Info, or by 64 more packets of its source,
+ * and no error packet (a cut last packet aside: the window ends anywhere). The A-Sync alone
+ * let wrong alignments pass in 3 of 800 places at 1-4 KiB windows (a run of zeros reads as
+ * zeros at every even shift); with the Trace Info, none from 256 bytes on. ids (may be NULL)
+ * receives the trace IDs of every source of the buffer, for tk_cs_frame_align. */
 typedef struct tk_cs_etm4_probe tk_cs_etm4_probe;
 tk_status tk_cs_etm4_probe_new(const tk_cs_snapshot *ss, int buffer, bool ids[128],
                                tk_cs_etm4_probe **out);
