@@ -6,11 +6,12 @@
  * start: after a dropped or inserted byte every later frame is read off and the rest of the
  * buffer would be garbage. So on an ETMv4 error packet from such a buffer, or data of a trace
  * ID none of its sources has, the frame alignment is searched just after that offset
- * (tk_cs_frame_align with an A-Sync check, see frame_align.h and docs/robustness.md, "ETB
+ * (tk_cs_frame_search with an A-Sync check, see frame_align.h and docs/robustness.md, "ETB
  * frame alignment"); when it is found elsewhere than where the deformatter reads frames, the
  * loss is reported and the deformatter restarts at the alignment found. The search runs only
- * after such a sign, at most once per window of trace, so a clean buffer costs one test per
- * packet that is not an atom or address and a hopeless one stays linear. */
+ * after such a sign (and once more at its window's end when it decided nothing), at most once
+ * per window of trace it judged, so a clean buffer costs one test per packet that is not an
+ * atom or address (and a deformatter call per 16 KiB) and a hopeless one stays linear. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
