@@ -15,7 +15,15 @@ typedef struct cli {
     unsigned long mismatches; /* decode errors saying trace and memory images disagree */
     /* --stats: count instead of printing */
     unsigned long long packets, ranges, insns;
+    unsigned long long first_error; /* byte offset of the first error (valid when errors) */
 } cli;
+
+/* An error at byte offset off of the buffer: counted, the first one's offset kept. */
+static void note_error(cli *c, uint64_t off)
+{
+    if (!c->errors++ || off < c->first_error)
+        c->first_error = off;
+}
 
 static void usage(FILE *f, const char *cmd)
 {
@@ -39,6 +47,10 @@ static void usage(FILE *f, const char *cmd)
     if (!strcmp(cmd, "decode"))
         fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
                    "  --format events every event (default)\n");
+    fprintf(f,
+            "exit status: 0, or 1 when the trace has errors (%s);\n"
+            "  the last line on stderr counts them and gives the first one's byte offset\n",
+            strcmp(cmd, "decode") ? "bad packets, framing errors" : "decode errors");
     fprintf(f, "example: tracekit %s --snapshot testdata/opencsd/snapshots/juno_r1_1 --id 0x10\n",
             cmd);
 }
@@ -47,6 +59,8 @@ static tk_status print_packet(void *ctx, const tk_etm4_packet *p)
 {
     cli *c = ctx;
     char text[256];
+    if (tk_etm4_pkt_is_error(p))
+        note_error(c, p->index); /* listed as the parser gives it; the exit status says it */
     tk_etm4_pkt_format(p, text, sizeof(text));
     fprintf(c->out, "%llu\t0x%02x\t%s\n", (unsigned long long)p->index, p->trace_id, text);
     return TK_OK;
@@ -56,7 +70,7 @@ static tk_status print_event(void *ctx, const tk_event *ev)
 {
     cli *c = ctx;
     if (ev->kind == TK_EV_ERROR) {
-        c->errors++;
+        note_error(c, ev->byte_offset);
         c->mismatches += ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_BAD_INSN;
         fprintf(stderr, "[%llu, 0x%llx: %s: %s]\n", (unsigned long long)ev->byte_offset,
                 (unsigned long long)ev->first, tk_strerror(ev->status),
@@ -217,7 +231,7 @@ static int stats(const char *cmd, tk_cs_snapshot *ss, tk_etm4_run_opts *o, cli *
 static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
 {
     cli *c = ctx;
-    c->errors++;
+    note_error(c, offset);
     fprintf(stderr, "[%llu: %s: %s]\n", (unsigned long long)offset, tk_strerror(st), msg);
     return TK_OK;
 }
@@ -349,7 +363,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
             fprintf(stderr, "tracekit %s: skipping %s (trace ID 0x%x): %s is not decoded\n", cmd,
                     s->name, s->trace_id, tk_cs_protocol_name(s->protocol));
     }
-    cli c = {stdout, !strcmp(format, "ranges"), 0, 0, 0, 0, 0};
+    cli c = {stdout, !strcmp(format, "ranges"), 0, 0, 0, 0, 0, 0};
     tk_etm4_run_opts o;
     memset(&o, 0, sizeof(o));
     o.size = sizeof(o);
@@ -371,8 +385,17 @@ static int run(int argc, char **argv, const char *cmd, int decode)
         fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);
         return 1;
     }
-    if (!decode || !c.errors)
+    if (!c.errors)
         return 0;
+    if (!decode) {
+        /* The listing is complete; bad packets and framing errors make the exit status 1, as
+         * for `tracekit decode`, with a line that says so (the packets are in the listing). */
+        fprintf(stderr,
+                "tracekit dump: %lu bad packets or framing errors, the first at byte "
+                "offset %llu\n",
+                c.errors, c.first_error);
+        return 1;
+    }
     /* As `tracekit decode` of E-Trace: everything decodable was written, errors make the
      * exit status 1, and a trace that does not fit the code is named as such. */
     if (c.mismatches)
@@ -380,7 +403,8 @@ static int run(int argc, char **argv, const char *cmd, int decode)
                 "tracekit %s: %lu places where the trace does not fit the memory images: are "
                 "they the traced program's, loaded at the traced addresses?\n",
                 cmd, c.mismatches);
-    fprintf(stderr, "tracekit %s: %lu errors in all\n", cmd, c.errors);
+    fprintf(stderr, "tracekit %s: %lu errors in all, the first at byte offset %llu\n", cmd,
+            c.errors, c.first_error);
     return 1;
 }
 

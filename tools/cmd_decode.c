@@ -53,6 +53,10 @@ static void usage(FILE *out)
             "  --no-bootrom      do not add spike's reset code at 0x1000 (added by default,\n"
             "                    as the reference decoder does, when the ELF has no code there)\n"
             "  --ecall-sequential  ecall/ebreak are not uninferable discontinuities (2025 text)\n"
+            "  --fixed-options   the options of --ucf/--regs are the encoder's (the tool\n"
+            "                    programmed them): a support packet announcing others is\n"
+            "                    damaged, reported and not applied (without it, a trace's\n"
+            "                    first support packet may change them)\n"
             "  --stats           print packet and instruction counts to standard error\n"
             "\n"
             "Errors (bad packet, truncated file, trace not matching the program) are printed as\n"
@@ -317,6 +321,7 @@ int tk_cmd_decode(int argc, char **argv)
         OPT_STATS,
         OPT_PIECE,
         OPT_REGS,
+        OPT_FIXED,
     };
     static const struct option opts[] = {
         {"scf", required_argument, NULL, OPT_SCF},
@@ -331,6 +336,7 @@ int tk_cmd_decode(int argc, char **argv)
         {"jobs", required_argument, NULL, 'j'},
         {"piece-size", required_argument, NULL, OPT_PIECE},
         {"regs", required_argument, NULL, OPT_REGS},
+        {"fixed-options", no_argument, NULL, OPT_FIXED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -374,6 +380,9 @@ int tk_cmd_decode(int argc, char **argv)
         case OPT_REGS:
             regs = optarg;
             break;
+        case OPT_FIXED:
+            flags |= TK_TE_DEC_FIXED_OPTIONS;
+            break;
         case OPT_PIECE: {
             char *end = NULL;
             piece = strtoull(optarg, &end, 10);
@@ -399,6 +408,11 @@ int tk_cmd_decode(int argc, char **argv)
             usage(stderr);
             return 2;
         }
+    }
+    if ((flags & TK_TE_DEC_FIXED_OPTIONS) && !ucf && !regs) {
+        fprintf(stderr, "tracekit decode: --fixed-options needs the options, from --ucf or "
+                        "--regs\n");
+        return 2;
     }
     if (optind + 1 != argc || (!regs && !scf) || (ucf && !scf)) {
         fprintf(stderr, "tracekit decode: need --scf (and --ucf or --elf), or --regs, and one "

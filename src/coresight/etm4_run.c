@@ -6,11 +6,12 @@
  * start: after a dropped or inserted byte every later frame is read off and the rest of the
  * buffer would be garbage. So on an ETMv4 error packet from such a buffer, or data of a trace
  * ID none of its sources has, the frame alignment is searched just after that offset
- * (tk_cs_frame_align with an A-Sync check, see frame_align.h and docs/robustness.md, "ETB
+ * (tk_cs_frame_search with an A-Sync check, see frame_align.h and docs/robustness.md, "ETB
  * frame alignment"); when it is found elsewhere than where the deformatter reads frames, the
  * loss is reported and the deformatter restarts at the alignment found. The search runs only
- * after such a sign, at most once per window of trace, so a clean buffer costs one test per
- * packet that is not an atom or address and a hopeless one stays linear. */
+ * after such a sign (and once more at its window's end when it decided nothing), at most once
+ * per window of trace it judged, so a clean buffer costs one test per packet that is not an
+ * atom or address (and a deformatter call per 16 KiB) and a hopeless one stays linear. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +19,17 @@
 #include "coresight/frame_align.h"
 #include "tracekit/etm4.h"
 
-/* Bytes of frames the alignment search judges at each candidate position (1024 frames: the
- * size measured in tests/robustness/test_frame_alignment.c), and the least it judges near the
- * end of a buffer. */
-#define ALIGN_WINDOW 16384
-#define ALIGN_WINDOW_MIN 1024
+/* Bytes of frames the alignment search judges at each candidate position, and the least it
+ * judges near the end of a buffer or before a second damage (frame_align.h). */
+#define ALIGN_WINDOW TK_CS_ALIGN_WINDOW
+#define ALIGN_WINDOW_MIN TK_CS_ALIGN_WINDOW_MIN
 /* Bytes between the first sign of lost alignment and where the search starts. */
 #define ALIGN_MARGIN 64
+/* A buffer without FSYNC goes to the deformatter in pieces of at most this size, so that a
+ * search that decided nothing can be tried again where it is due (a search fails inside one
+ * piece and is due at least a window later: the next piece ends there). A piece boundary
+ * costs about 500 Ir (runs and batches cut in two): 64 per MiB. */
+#define RETRY_PIECE ALIGN_WINDOW
 
 struct runner;
 
@@ -43,14 +48,19 @@ typedef struct runner {
     int buffer;
     const uint8_t *data;
     size_t len;
-    bool deformatting;    /* errors may start a search (not while the parsers end) */
-    bool known[128];      /* trace IDs of the buffer's sources, and IDs already searched at */
-    uint64_t base;        /* frames are read at base + 16n */
-    uint64_t next_search; /* no search for a sign before this offset */
-    bool realign;         /* set with the two below when the deformatter must restart */
-    uint64_t lost_at;     /* the first sign of trouble at the old alignment */
-    int lost_id;          /* that sign: -1 an ETMv4 error packet, else data of this trace ID */
-    uint64_t found_at;    /* where frames start again */
+    bool deformatting;       /* errors may start a search (not while the parsers end) */
+    bool known[128];         /* trace IDs of the buffer's sources, and IDs already searched at */
+    bool ids[128];           /* trace IDs of the buffer's sources (set with probe) */
+    tk_cs_etm4_probe *probe; /* the search's content check, made at the first search */
+    uint64_t base;           /* frames are read at base + 16n */
+    uint64_t next_search;    /* no search for a sign before this offset */
+    uint64_t retry_at;       /* search again there (0: no), the last search decided nothing */
+    uint64_t first_sign;     /* the first sign of the trouble searches are about */
+    int first_id;            /* its kind, as lost_id */
+    bool realign;            /* set with the two below when the deformatter must restart */
+    uint64_t lost_at;        /* the first sign of trouble at the old alignment */
+    int lost_id;             /* that sign: -1 an ETMv4 error packet, else data of this trace ID */
+    uint64_t found_at;       /* where frames start again */
 } runner;
 
 static tk_status unparsed(runner *r, uint8_t id, uint64_t index);
@@ -84,94 +94,50 @@ static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, u
 
 /* ---- frame realignment ------------------------------------------------------------------ */
 
-/* The content check of the search: fresh parsers of every ETMv4 source of the buffer find an
- * A-Sync in the window's frames and no error after it (a cut last packet aside). */
-typedef struct probe {
-    tk_etm4_parser *p[128];
-    tk_cs_deformatter *d;
-    unsigned long asyncs, errors;
-} probe;
-
-static tk_status probe_packet(void *ctx, const tk_etm4_packet *pkt)
-{
-    probe *x = ctx;
-    if (pkt->type == TK_ETM4_ASYNC)
-        x->asyncs++;
-    else if (tk_etm4_pkt_is_error(pkt) && pkt->type != TK_ETM4_INCOMPLETE_EOT)
-        x->errors++;
-    return TK_OK;
-}
-
-static tk_status probe_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
-{
-    probe *x = ctx;
-    return id < 128 && x->p[id] ? tk_etm4_parser_data(x->p[id], data, n, index) : TK_OK;
-}
-
-static bool probe_check(void *ctx, const uint8_t *frames, size_t len)
-{
-    probe *x = ctx;
-    x->asyncs = x->errors = 0;
-    for (int id = 0; id < 128; id++)
-        if (x->p[id])
-            tk_etm4_parser_reset(x->p[id]);
-    tk_cs_deformatter_restart(x->d, 0);
-    if (tk_cs_deformat(x->d, frames, len) || tk_cs_deformat_end(x->d))
-        return false;
-    for (int id = 0; id < 128; id++)
-        if (x->p[id] && tk_etm4_parser_end(x->p[id]))
-            return false;
-    return x->asyncs > 0 && x->errors == 0;
-}
-
-/* Search the frame alignment after the first sign of trouble at offset symptom (at most once
- * per window); *found is the alignment when exactly one candidate passes and it is not the
- * current one. The search starts ALIGN_MARGIN bytes later: the sign may come before the
- * damage (a packet that began before it, the frame the damage is in), and frames that hold
- * damaged bytes would make the right alignment fail its check. */
-static tk_status search_alignment(runner *r, uint64_t symptom, bool *found)
+/* Search the frame alignment after the first sign of trouble at offset symptom; *found is the
+ * alignment when exactly one candidate passes and it is not the current one. The search starts
+ * ALIGN_MARGIN bytes later: the sign may come before the damage (a packet that began before
+ * it, the frame the damage is in), and frames that hold damaged bytes would make the right
+ * alignment fail its check. Its window shrinks to what the buffer still holds, and when no
+ * alignment passes, to shorter windows that may end before a second damage
+ * (tk_cs_frame_search). Cost: a failed search (at most about 2 x 8 window parses) lets no
+ * other start within its first window; a successful one covers the window it judged, and
+ * signs after that window may start the next (a second damage), so each search is paid for by
+ * at least ALIGN_WINDOW_MIN bytes of trace. */
+static tk_status search_alignment(runner *r, uint64_t symptom, uint64_t from, int id, bool *found)
 {
     *found = false;
-    const uint64_t from = symptom + ALIGN_MARGIN;
-    if (symptom < r->next_search || from >= r->len)
+    if (symptom < r->next_search || from + 15 + ALIGN_WINDOW_MIN > r->len)
         return TK_OK;
-    /* tk_cs_frame_align judges window bytes from each of from .. from + 15 */
-    const size_t avail = r->len - (size_t)from;
-    size_t window = avail >= 15 + ALIGN_WINDOW ? ALIGN_WINDOW : avail > 15 ? avail - 15 : 0;
-    window -= window % 16;
-    if (window < ALIGN_WINDOW_MIN)
-        return TK_OK;
+    tk_status st;
+    if (!r->probe && (st = tk_cs_etm4_probe_new(r->ss, r->buffer, r->ids, &r->probe)))
+        return st;
+    const size_t avail = r->len - (size_t)from - 15;
+    size_t at = 0, window = avail < ALIGN_WINDOW ? avail - avail % 16 : ALIGN_WINDOW;
     r->next_search = from + window;
-    probe *x = calloc(1, sizeof(*x));
-    if (!x)
-        return TK_ERR_NOMEM;
-    bool ids[128] = {false};
-    tk_status st = tk_cs_deformatter_new(0, probe_data, NULL, x, &x->d);
-    for (size_t i = 0; i < r->ss->nsources && !st; i++) {
-        const tk_cs_source *src = &r->ss->sources[i];
-        if (src->buffer != r->buffer)
-            continue;
-        ids[src->trace_id & 0x7f] = true;
-        if (!tk_cs_protocol_is_etm4(src->protocol) || x->p[src->trace_id & 0x7f])
-            continue;
-        tk_etm4_config cfg;
-        tk_etm4_config_from_source(&cfg, r->ss, src);
-        st = tk_etm4_parser_new(&cfg, probe_packet, x, &x->p[src->trace_id & 0x7f]);
+    if (!r->retry_at) {
+        r->first_sign = symptom;
+        r->first_id = id;
     }
-    size_t at = 0;
-    if (!st &&
-        tk_cs_frame_align(r->data, r->len, (size_t)from, window, ids, probe_check, x, &at) ==
-            TK_OK &&
-        (at - r->base) % 16) {
-        *found = true;
-        r->lost_at = symptom;
-        r->found_at = at;
+    r->retry_at = 0;
+    if (tk_cs_frame_search(r->data, r->len, (size_t)from, ALIGN_WINDOW, ALIGN_WINDOW_MIN, r->ids,
+                           tk_cs_etm4_probe_check, r->probe, &at, &window) != TK_OK) {
+        /* Nothing decided. The parsers' errors stop once they hunt for an A-Sync (frames read
+         * off never give one), and an even shift leaves no unknown ID: there may be no
+         * other sign. So the search is tried again at the window's end. */
+        r->retry_at = r->next_search;
+        return TK_OK;
     }
-    for (int id = 0; id < 128; id++)
-        tk_etm4_parser_free(x->p[id]);
-    tk_cs_deformatter_free(x->d);
-    free(x);
-    return st;
+    r->next_search = from + window;
+    if ((at - r->base) % 16 == 0)
+        return TK_OK; /* damage in place: frames are read at the right alignment */
+    *found = true;
+    r->lost_at = r->first_sign;
+    r->lost_id = r->first_id;
+    r->found_at = at;
+    /* after the restart, unknown IDs are signs of a new damage again */
+    memcpy(r->known, r->ids, sizeof(r->known));
+    return TK_OK;
 }
 
 /* Was the frame alignment lost before offset? TK_ERR_STATE with r->realign set when it was
@@ -179,11 +145,10 @@ static tk_status search_alignment(runner *r, uint64_t symptom, bool *found)
 static tk_status realign_from(runner *r, uint64_t offset, int id)
 {
     bool found;
-    tk_status st = search_alignment(r, offset, &found);
+    tk_status st = search_alignment(r, offset, offset + ALIGN_MARGIN, id, &found);
     if (st || !found)
         return st;
     r->realign = true;
-    r->lost_id = id;
     return TK_ERR_STATE;
 }
 
@@ -419,12 +384,28 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
             }
             uint64_t pos = 0;
             for (;;) {
+                /* A search that decided nothing is tried again at retry_at: a buffer without
+                 * FSYNC goes to the deformatter in pieces so that the loop sees when it is
+                 * reached (a call per RETRY_PIECE bytes, nothing per frame). */
+                size_t end = len;
+                if (r->data && len - (size_t)pos > RETRY_PIECE)
+                    end = (size_t)pos + RETRY_PIECE;
+                if (r->retry_at > pos && r->retry_at < end)
+                    end = (size_t)r->retry_at; /* exactly there */
                 r->deformatting = true;
-                st = tk_cs_deformat(d, data + pos, len - (size_t)pos);
-                if (!st)
+                st = tk_cs_deformat(d, data + pos, end - (size_t)pos);
+                if (!st && end == len)
                     st = tk_cs_deformat_end(d);
                 r->deformatting = false;
-                if (st != TK_ERR_STATE || !r->realign)
+                if (!st && end < len) {
+                    bool found = false;
+                    pos = end;
+                    if (r->retry_at && pos >= r->retry_at &&
+                        (st = search_alignment(r, pos, pos, -1, &found)))
+                        break;
+                    if (!found)
+                        continue;
+                } else if (st != TK_ERR_STATE || !r->realign)
                     break;
                 /* The alignment was lost: report it, every source hunts for its next A-Sync
                  * (as after a framing error) and frames are read from the alignment found. */
@@ -460,6 +441,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         tk_etm4_parser_free(s->parser);
         tk_etm4_decoder_free(s->decoder);
     }
+    tk_cs_etm4_probe_free(r->probe);
     free(file);
     free(r);
     return st;

@@ -10,6 +10,8 @@
  * packets go through tk_te_scan_next), damaged copies and the golden vectors. */
 #include "testutil.h"
 
+#include "scan_ref.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,57 +30,6 @@ static uint64_t rnd(void)
     return rng;
 }
 
-/* What the raw reader and the generic codec report for one packet. */
-typedef struct ref_packet {
-    tk_status st;
-    uint64_t offset, index;
-    tk_te_packet pkt;
-} ref_packet;
-
-static ref_packet *reference(const tk_te_params *p, const uint8_t *buf, size_t len, size_t *n)
-{
-    size_t cap = 256, k = 0;
-    ref_packet *v = malloc(cap * sizeof(*v));
-    assert_non_null(v);
-    tk_te_raw *r = NULL;
-    assert_int_equal(tk_te_raw_from_buffer(buf, len, &r), TK_OK);
-    tk_te_layout l;
-    tk_te_layout_init(&l, p);
-    l.fast = false; /* the bit-reader codec */
-    for (;;) {
-        tk_te_raw_packet rp;
-        tk_diag d;
-        tk_diag_clear(&d);
-        const tk_status st = tk_te_raw_next(r, &rp, &d);
-        if (st == TK_END)
-            break;
-        if (k == cap) {
-            v = realloc(v, (cap *= 2) * sizeof(*v));
-            assert_non_null(v);
-        }
-        ref_packet *const e = &v[k++];
-        memset(e, 0, sizeof(*e));
-        if (st != TK_OK) {
-            e->st = st;
-            e->offset = d.byte_offset;
-            e->index = d.packet_index;
-            if (st == TK_ERR_TRUNCATED)
-                break;
-            continue;
-        }
-        e->offset = rp.offset;
-        e->index = rp.index;
-        e->st = rp.msg_type != TK_ENCAP_FLOW_TE_INST
-                    ? TK_ERR_BAD_PACKET
-                    : tk_te_packet_decode_layout(&l, rp.payload, rp.len, &e->pkt, &d);
-        if (e->st != TK_OK)
-            memset(&e->pkt, 0, sizeof(e->pkt));
-    }
-    tk_te_raw_close(r);
-    *n = k;
-    return v;
-}
-
 /* The ways of scanning compared. */
 enum { WAY_PORTABLE, WAY_BMI2, WAY_STRUCT, WAYS };
 
@@ -87,26 +38,11 @@ typedef struct run_stats {
     size_t f3_start; /* of them, format 3 start packets */
 } run_stats;
 
-/* The packet of record i of a batch (format 3 from full[]). */
-static void rec_packet(const tk_te_rec *r, const tk_te_packet *full, tk_te_packet *out)
-{
-    if (r->format == TK_TE_F3) {
-        *out = *full;
-        assert_int_equal(r->subformat, full->subformat);
-        assert_int_equal(r->address, full->address);
-        assert_int_equal((r->flags & TK_TE_REC_ADDRESS) != 0, full->has_address);
-        assert_int_equal(r->irdepth, 0);
-        assert_int_equal(r->branch_map, 0);
-    } else {
-        tk_te_rec_to_packet(r, out);
-    }
-}
-
 /* All ways in lock step over buf with batches of 1..max_batch packets. */
 static run_stats lock_step(const tk_te_params *p, const uint8_t *buf, size_t len, size_t max_batch)
 {
     size_t nref = 0, k = 0;
-    ref_packet *want = reference(p, buf, len, &nref);
+    scan_ref *want = scan_reference(p, buf, len, &nref);
     tk_te_scan s[WAYS];
     for (int w = 0; w < WAYS; w++)
         tk_te_scan_init(&s[w], p, buf, len);
@@ -148,8 +84,8 @@ static run_stats lock_step(const tk_te_params *p, const uint8_t *buf, size_t len
             assert_true(k < nref);
             assert_int_equal(want[k].st, TK_OK);
             tk_te_packet pk[WAYS];
-            rec_packet(&rec[WAY_PORTABLE][i], &full[WAY_PORTABLE][i], &pk[WAY_PORTABLE]);
-            rec_packet(&rec[WAY_BMI2][i], &full[WAY_BMI2][i], &pk[WAY_BMI2]);
+            scan_rec_packet(&rec[WAY_PORTABLE][i], &full[WAY_PORTABLE][i], &pk[WAY_PORTABLE]);
+            scan_rec_packet(&rec[WAY_BMI2][i], &full[WAY_BMI2][i], &pk[WAY_BMI2]);
             pk[WAY_STRUCT] = full[WAY_STRUCT][i];
             /* the two record loops give the very same bytes */
             assert_memory_equal(&rec[WAY_PORTABLE][i], &rec[WAY_BMI2][i], sizeof(tk_te_rec));

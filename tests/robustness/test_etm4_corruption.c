@@ -28,17 +28,33 @@
 #include "tracekit/coresight.h"
 #include "tracekit/etm4.h"
 
-enum { K_FLIP, K_ZERO, K_RANDOM, K_TRUNC, K_DROP, K_DUP, NK };
-static const char *const knames[NK] = {"flipped bits", "zero run", "random",
-                                       "truncated",    "dropped",  "duplicated"};
+enum { K_FLIP, K_ZERO, K_RANDOM, K_TRUNC, K_DROP, K_DUP, K_TAIL, K_TWO, NK };
+static const char *const knames[NK] = {"flipped bits",  "zero run",    "random",
+                                       "truncated",     "dropped",     "duplicated",
+                                       "tail drop/dup", "two drop/dup"};
 /* mutations, spread over the kinds; fewer in the sanitizer build (about five times slower) */
 #if defined(__SANITIZE_ADDRESS__)
-#define MUTATIONS 24
+#define MUTATIONS 32
 #else
-#define MUTATIONS 60
+#define MUTATIONS 80
 #endif
 /* In-place damage: the flow must be the clean one again within this much trace after it. */
 #define RECOVERY_BYTES 16384
+/* Tail damage (dropped or duplicated bytes in the last 17 KiB): the search window shrinks to
+ * what is left, so the flow must be the clean one again sooner (measured: the column
+ * "distance"). */
+#define RECOVERY_TAIL 8192
+
+/* k bytes of buf (len bytes) dropped at pos, or repeated there (dup); the new length. */
+static size_t drop_or_dup(uint8_t *buf, size_t len, size_t pos, size_t k, bool dup)
+{
+    if (dup) {
+        memmove(buf + pos + k, buf + pos, len - pos);
+        return len + k;
+    }
+    memmove(buf + pos, buf + pos + k, len - pos - k);
+    return len - k;
+}
 
 static tk_status on_frame_error(void *c, tk_status st, uint64_t offset, const char *msg)
 {
@@ -195,6 +211,7 @@ static void test_etm4_corruption(void **state)
         const int kind = (int)(m % NK);
         memcpy(buf, clean_buf, len);
         size_t blen = len, pos = (size_t)rng_below(&rng, len), k = 1 + (size_t)rng_below(&rng, 16);
+        size_t pos2 = 0, k2 = 0;
         if (pos + k > len)
             k = len - pos;
         switch (kind) {
@@ -212,12 +229,20 @@ static void test_etm4_corruption(void **state)
             pos = blen;
             break;
         case K_DROP:
-            memmove(buf + pos, clean_buf + pos + k, len - pos - k);
-            blen = len - k;
-            break;
         case K_DUP:
-            memcpy(buf + pos + k, clean_buf + pos, len - pos);
-            blen = len + k;
+            blen = drop_or_dup(buf, len, pos, k, kind == K_DUP);
+            break;
+        case K_TAIL: /* the last 17 KiB, up to 64 bytes before the end */
+            pos = len - 64 - (size_t)rng_below(&rng, 17408 - 64);
+            blen = drop_or_dup(buf, len, pos, k, rng_next(&rng) & 1);
+            break;
+        case K_TWO: /* a second damage 512 B .. 16 KiB after the first */
+            pos = (size_t)rng_below(&rng, len - 40960);
+            pos2 = pos + 512 + (size_t)rng_below(&rng, 16384 - 512);
+            k2 = 1 + (size_t)rng_below(&rng, 16);
+            blen = drop_or_dup(buf, len, pos, k, rng_next(&rng) & 1);
+            /* pos2 in the copy: the bytes after the first damage moved by blen - len */
+            blen = drop_or_dup(buf, blen, pos2 + blen - len, k2, rng_next(&rng) & 1);
             break;
         }
         follow bad;
@@ -240,12 +265,22 @@ static void test_etm4_corruption(void **state)
          * and a formatter-frame error does not reset the ETMv4 decoder: the criterion is that
          * the flow is the clean one again from RECOVERY_BYTES of trace after the damage on
          * (the decoder resynchronises at A-Sync; this buffer interleaves six sources). */
-        const uint64_t need = insns_from(&clean, (uint64_t)pos + k + RECOVERY_BYTES);
+        const size_t last = kind == K_TWO ? pos2 + k2 : pos + k;
+        const unsigned recovery = kind == K_TAIL ? RECOVERY_TAIL : RECOVERY_BYTES;
+        const uint64_t need = insns_from(&clean, (uint64_t)last + recovery);
         if (in_place && suf < need)
-            fail_msg("mutation %u (%s, bytes %zu..+%zu): the flow from %d bytes after the "
+            fail_msg("mutation %u (%s, bytes %zu..+%zu): the flow from %u bytes after the "
                      "damage has %" PRIu64 " instructions, only the last %" PRIu64
                      " match the damaged decode's end",
-                     m, knames[kind], pos, k, RECOVERY_BYTES, need, suf);
+                     m, knames[kind], pos, k, recovery, need, suf);
+        /* and before the damage nothing is lost (its frame's auxiliary byte may have moved:
+         * from the frame before it) */
+        const uint64_t before = n - insns_from(&clean, pos >= 32 ? pos / 16 * 16 - 16 : 0);
+        if (in_place && pre < before)
+            fail_msg("mutation %u (%s, bytes %zu..+%zu): the damaged decode shares %" PRIu64
+                     " instructions with the clean one at its start, the clean one has %" PRIu64
+                     " before the damage",
+                     m, knames[kind], pos, k, pre, before);
         /* where in the trace the flows came together again */
         uint64_t conv = 0;
         if (suf < n) {

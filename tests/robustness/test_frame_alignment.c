@@ -37,68 +37,29 @@
 #define TRIALS 40
 #define FRAMES 1024
 
-typedef struct probe {
-    tk_etm4_parser *p[128];
-    unsigned long errors, asyncs;
-    bool synced[128];
-} probe;
-
-static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
+/* The content check on frames f[0 .. FRAMES*16): the library's (tk_cs_etm4_probe_check, the
+ * one tk_etm4_run_snapshot searches with). */
+static bool content_ok(tk_cs_etm4_probe *x, const uint8_t *f)
 {
-    probe *x = ctx;
-    if (pkt->type == TK_ETM4_ASYNC)
-        x->asyncs++;
-    /* a cut last packet is expected: the window ends anywhere */
-    else if (tk_etm4_pkt_is_error(pkt) && pkt->type != TK_ETM4_INCOMPLETE_EOT)
-        x->errors++;
-    return TK_OK;
-}
-
-static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
-{
-    probe *x = ctx;
-    return id < 128 && x->p[id] ? tk_etm4_parser_data(x->p[id], data, n, index) : TK_OK;
-}
-
-/* The content check on frames f[0 .. FRAMES*16). */
-static bool content_ok(const tk_cs_snapshot *ss, int buffer, const uint8_t *f)
-{
-    probe x;
-    memset(&x, 0, sizeof(x));
-    for (size_t i = 0; i < ss->nsources; i++) {
-        const tk_cs_source *src = &ss->sources[i];
-        if (src->buffer != buffer || !tk_cs_protocol_is_etm4(src->protocol) || x.p[src->trace_id])
-            continue;
-        tk_etm4_config cfg;
-        tk_etm4_config_from_source(&cfg, ss, src);
-        assert_int_equal(tk_etm4_parser_new(&cfg, on_packet, &x, &x.p[src->trace_id]), TK_OK);
-    }
-    tk_cs_deformatter *d;
-    assert_int_equal(tk_cs_deformatter_new(0, on_data, NULL, &x, &d), TK_OK);
-    assert_int_equal(tk_cs_deformat(d, f, FRAMES * 16), TK_OK);
-    assert_int_equal(tk_cs_deformat_end(d), TK_OK);
-    tk_cs_deformatter_free(d);
-    for (int i = 0; i < 128; i++)
-        if (x.p[i]) {
-            assert_int_equal(tk_etm4_parser_end(x.p[i]), TK_OK);
-            tk_etm4_parser_free(x.p[i]);
-        }
-    return x.asyncs > 0 && x.errors == 0;
+    return tk_cs_etm4_probe_check(x, f, FRAMES * 16);
 }
 
 typedef struct judge {
-    const tk_cs_snapshot *ss;
-    int buffer;
+    tk_cs_etm4_probe *x;
+    const uint8_t *base; /* where shift 0 starts, for the per-shift counts */
     unsigned calls;
+    unsigned pass[16];
 } judge;
 
-/* tk_cs_frames_check_fn: the content check on any window */
+/* tk_cs_frames_check_fn: the content check on any window, counted per shift from base */
 static bool content_check(void *ctx, const uint8_t *f, size_t n)
 {
     judge *j = ctx;
-    assert_int_equal(n, FRAMES * 16);
     j->calls++;
-    return content_ok(j->ss, j->buffer, f);
+    const bool ok = tk_cs_etm4_probe_check(j->x, f, n);
+    if (ok && j->base && f >= j->base && f - j->base < 16)
+        j->pass[f - j->base]++;
+    return ok;
 }
 
 static bool frames_ok(const bool known[128], const uint8_t *f)
@@ -129,10 +90,9 @@ static void measure(const char *name)
     uint8_t *buf = tk_test_read_file(ss->buffers[b].path, &len);
     assert_non_null(buf);
     assert_true(len > 4096 + 16 * FRAMES * 2 + 16);
-    bool known[128] = {false};
-    for (size_t i = 0; i < ss->nsources; i++)
-        if (ss->sources[i].buffer == b)
-            known[ss->sources[i].trace_id & 0x7f] = true;
+    bool known[128];
+    tk_cs_etm4_probe *x = NULL;
+    assert_int_equal(tk_cs_etm4_probe_new(ss, b, known, &x), TK_OK);
 
     uint8_t *f = malloc(FRAMES * 16);
     assert_non_null(f);
@@ -150,7 +110,7 @@ static void measure(const char *name)
             for (size_t j = 0; j < FRAMES * 16; j++)
                 f[j] = buf[at + s + j + k];
             frame_pass[s] += frames_ok(known, f);
-            content_pass[s] += content_ok(ss, b, f);
+            content_pass[s] += content_ok(x, f);
         }
     }
     print_message("%s, %d trials of 1-15 dropped bytes, %d frames per alignment:\n"
@@ -173,6 +133,7 @@ static void measure(const char *name)
     }
     free(f);
     free(buf);
+    tk_cs_etm4_probe_free(x);
     tk_cs_snapshot_free(ss);
     free(dir);
 }
@@ -194,13 +155,12 @@ static void realign(const char *name)
     size_t len = 0;
     uint8_t *buf = tk_test_read_file(ss->buffers[b].path, &len);
     assert_non_null(buf);
-    bool known[128] = {false};
-    for (size_t i = 0; i < ss->nsources; i++)
-        if (ss->sources[i].buffer == b)
-            known[ss->sources[i].trace_id & 0x7f] = true;
+    bool known[128];
+    judge j;
+    memset(&j, 0, sizeof(j));
+    assert_int_equal(tk_cs_etm4_probe_new(ss, b, known, &j.x), TK_OK);
     uint8_t *dmg = malloc(len + 16);
     assert_non_null(dmg);
-    judge j = {ss, b, 0};
     uint64_t rng = 0x2545f4914f6cdd1dull;
     unsigned found = 0;
     for (unsigned t = 0; t < TRIALS; t++) {
@@ -245,8 +205,94 @@ static void realign(const char *name)
                   name, found, j.calls);
     free(dmg);
     free(buf);
+    tk_cs_etm4_probe_free(j.x);
     tk_cs_snapshot_free(ss);
     free(dir);
+}
+
+/* How small can the window be? At frame-aligned places of the clean buffer, the 16 positions
+ * are judged as tk_cs_frame_align does (ID bytes, then the content check) over windows of
+ * 128 B .. 16 KiB: a pass at a wrong position is a false positive (the search would then give
+ * up, several passing, or worse pick it when the true one fails), a pass at the true one is a
+ * chance to recover (an A-Sync in the window). */
+#define WSIZES 8
+static void window_sizes(const char *name, unsigned trials, unsigned long wrong[WSIZES],
+                         unsigned long right[WSIZES], unsigned long *total)
+{
+    char rel[256];
+    snprintf(rel, sizeof(rel), "opencsd/snapshots/%s", name);
+    char *dir = tk_test_data_path(rel);
+    tk_cs_snapshot *ss = NULL;
+    tk_diag diag;
+    tk_diag_clear(&diag);
+    if (!dir || tk_cs_snapshot_load(dir, &ss, &diag) != TK_OK) {
+        free(dir);
+        return;
+    }
+    const int b = tk_cs_snapshot_default_buffer(ss);
+    size_t len = 0;
+    uint8_t *buf = tk_test_read_file(ss->buffers[b].path, &len);
+    assert_non_null(buf);
+    bool known[128];
+    judge j;
+    memset(&j, 0, sizeof(j));
+    assert_int_equal(tk_cs_etm4_probe_new(ss, b, known, &j.x), TK_OK);
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    print_message("%s, %u frame-aligned places, 16 positions each: window / true position "
+                  "passes / a wrong one passes\n",
+                  name, trials);
+    for (unsigned w = 0; w < WSIZES; w++) {
+        const size_t window = (size_t)128 << w;
+        unsigned long ok = 0, bad = 0;
+        for (unsigned t = 0; t < trials; t++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            const size_t p = (size_t)((rng >> 24) % (len - window - 16)) / 16 * 16;
+            memset(j.pass, 0, sizeof(j.pass));
+            j.base = buf + p;
+            size_t at;
+            unsigned passed;
+            (void)tk_cs_frame_align_n(buf, len, p, window, known, content_check, &j, &at, &passed);
+            ok += j.pass[0];
+            bool any = false;
+            for (unsigned s = 1; s < 16; s++)
+                any |= j.pass[s] != 0;
+            bad += any;
+        }
+        print_message("  %6zu: %4lu / %4lu\n", window, ok, bad);
+        /* no false positive from half the least window the pipeline searches with */
+        if (window >= TK_CS_ALIGN_WINDOW_MIN / 2)
+            assert_int_equal(bad, 0);
+        /* the full window always holds an A-Sync and its Trace Info on these buffers */
+        if (window == TK_CS_ALIGN_WINDOW)
+            assert_int_equal(ok, trials);
+        wrong[w] += bad;
+        right[w] += ok;
+    }
+    *total += trials;
+    free(buf);
+    tk_cs_etm4_probe_free(j.x);
+    tk_cs_snapshot_free(ss);
+    free(dir);
+}
+
+static void test_window_sizes(void **state)
+{
+    (void)state;
+    unsigned long wrong[WSIZES] = {0}, right[WSIZES] = {0}, total = 0;
+#if defined(__SANITIZE_ADDRESS__)
+    const unsigned trials = 50;
+#else
+    const unsigned trials = 400;
+#endif
+    window_sizes("bugfix-exact-match", trials, wrong, right, &total);
+    window_sizes("juno_r1_1", trials, wrong, right, &total);
+    if (!total)
+        skip();
+    print_message("both: window / places where the true position passes / where a wrong one "
+                  "does, of %lu\n",
+                  total);
+    for (unsigned w = 0; w < WSIZES; w++)
+        print_message("  %6u: %4lu / %lu\n", 128u << w, right[w], wrong[w]);
 }
 
 static void test_realign(void **state)
@@ -267,7 +313,8 @@ int main(void)
 {
     if (!tk_test_data_present())
         return TK_TEST_SKIP;
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_frame_alignment),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_window_sizes),
+                                       cmocka_unit_test(test_frame_alignment),
                                        cmocka_unit_test(test_realign)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
  * golden vector and on damaged copies of one. */
 #include "testutil.h"
 
+#include "scan_ref.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,53 +77,6 @@ static void test_fast_equals_generic(void **state)
     assert_true(fast_ok > compared / 4);
 }
 
-typedef struct seen {
-    tk_status st;
-    uint64_t offset, index;
-    tk_te_packet pkt;
-} seen;
-
-/* Everything the raw reader and generic codec report, in order. */
-static seen *reference_run(const tk_te_params *p, const uint8_t *buf, size_t len, size_t *n)
-{
-    size_t cap = 1024, k = 0;
-    seen *v = malloc(cap * sizeof(*v));
-    tk_te_raw *r = NULL;
-    assert_int_equal(tk_te_raw_from_buffer(buf, len, &r), TK_OK);
-    tk_te_layout l;
-    tk_te_layout_init(&l, p);
-    l.fast = false;
-    for (;;) {
-        tk_te_raw_packet rp;
-        tk_diag d;
-        tk_status st = tk_te_raw_next(r, &rp, &d);
-        if (st == TK_END)
-            break;
-        if (k == cap)
-            v = realloc(v, (cap *= 2) * sizeof(*v));
-        memset(&v[k], 0, sizeof(v[k]));
-        if (st != TK_OK) {
-            v[k].offset = d.byte_offset;
-            v[k].index = d.packet_index;
-        } else {
-            v[k].offset = rp.offset;
-            v[k].index = rp.index;
-            if (rp.msg_type != TK_ENCAP_FLOW_TE_INST)
-                st = TK_ERR_BAD_PACKET;
-            else
-                st = tk_te_packet_decode_layout(&l, rp.payload, rp.len, &v[k].pkt, &d);
-            if (st != TK_OK)
-                memset(&v[k].pkt, 0, sizeof(v[k].pkt));
-        }
-        v[k++].st = st;
-        if (st == TK_ERR_TRUNCATED)
-            break;
-    }
-    tk_te_raw_close(r);
-    *n = k;
-    return v;
-}
-
 /* How the scanner is driven: whole structs, or records with either implementation. */
 enum { VIA_STRUCT, VIA_RECORDS_PORTABLE, VIA_RECORDS_BMI2, VIA_COUNT };
 
@@ -133,17 +88,8 @@ static size_t records_batch(tk_te_scan *s, tk_te_packet *pk, uint64_t *off, size
     tk_te_packet full[64];
     size_t got = tk_te_scan_records(s, rec, full, with_offsets ? off : NULL, max);
     assert_true(got <= max);
-    for (size_t i = 0; i < got; i++) {
-        if (rec[i].format == TK_TE_F3) {
-            pk[i] = full[i];
-            /* the record agrees with the whole packet */
-            assert_int_equal(rec[i].subformat, full[i].subformat);
-            assert_int_equal(rec[i].address, full[i].address);
-            assert_int_equal((rec[i].flags & TK_TE_REC_ADDRESS) != 0, full[i].has_address);
-        } else {
-            tk_te_rec_to_packet(&rec[i], &pk[i]);
-        }
-    }
+    for (size_t i = 0; i < got; i++)
+        scan_rec_packet(&rec[i], &full[i], &pk[i]);
     return got;
 }
 
@@ -153,7 +99,7 @@ static size_t check_scan_via(const tk_te_params *p, const uint8_t *buf, size_t l
                              int via)
 {
     size_t n = 0, batched = 0;
-    seen *want = reference_run(p, buf, len, &n);
+    scan_ref *want = scan_reference(p, buf, len, &n);
     tk_te_scan s;
     tk_te_scan_init(&s, p, buf, len);
     if (via == VIA_RECORDS_PORTABLE)
@@ -221,7 +167,7 @@ static bool have_bmi2(const tk_te_params *p)
 static unsigned check_scan(const tk_te_params *p, const uint8_t *buf, size_t len, size_t batch)
 {
     size_t n = 0, least = SIZE_MAX;
-    free(reference_run(p, buf, len, &n));
+    free(scan_reference(p, buf, len, &n));
     for (int via = 0; via < VIA_COUNT; via++) {
         if (via == VIA_RECORDS_BMI2 && !have_bmi2(p))
             continue;
