@@ -63,8 +63,8 @@ struct sink {
     uint64_t packets, bytes;
     char buf[1 << 16];
     size_t blen;
-    /* single-block cycles waiting for the encoder, pushed as runs (tk_te_encoder_push_run:
-     * the packets of one push per cycle, at a fraction of the cost) */
+    /* blocks waiting for the encoder, pushed as runs (tk_te_encoder_push_run: the packets of
+     * one push per cycle, at a fraction of the cost) */
     tk_te_block run[1024];
     size_t nrun;
     tk_te_layout layout; /* field widths derived once (tk_te_packet_encode_layout) */
@@ -83,18 +83,16 @@ static tk_status run_flush(struct sink *k)
     return st;
 }
 
-/* One cycle's blocks to the encoder: a single block joins the run, several go after it. */
+/* One cycle's blocks to the encoder. The encoder takes a cycle's blocks one after the other,
+ * so cycles of several blocks join the run as well (same packets, tests/encoder/test_golden). */
 static tk_status encode_cycle(struct sink *k, const tk_te_block *b, size_t n)
 {
     tk_status st = TK_OK;
-    if (n == 1) {
-        k->run[k->nrun++] = *b;
+    for (size_t i = 0; i < n && st == TK_OK; i++) {
+        k->run[k->nrun++] = b[i];
         if (k->nrun == sizeof(k->run) / sizeof(k->run[0]))
             st = run_flush(k);
-        return st;
     }
-    if ((st = run_flush(k)) == TK_OK)
-        st = tk_te_encoder_push(k->enc, b, n);
     return st;
 }
 

@@ -114,8 +114,9 @@ static void push_runs(tk_te_encoder *e, const tk_te_block *b, size_t n)
     }
 }
 
-/* Encode, N-wide if width > 1 (two blocks per cycle, one push per cycle; with run, one
- * block per cycle through tk_te_encoder_push_run); returns the number of cycles pushed. */
+/* Encode, N-wide if width > 1 (two blocks per cycle, one push per cycle; with run, the
+ * cycles' blocks one after the other through tk_te_encoder_push_run, as tracekit sim does:
+ * cycle boundaries must not change the packets); returns the number of cycles made. */
 static size_t encode(const tk_te_params *p, const blocks *v, unsigned width, bool run, bytes *out)
 {
     tk_te_encoder *e = NULL;
@@ -133,7 +134,7 @@ static size_t encode(const tk_te_params *p, const blocks *v, unsigned width, boo
     } else {
         tk_te_grouper *g = NULL;
         tk_te_block cycle[2];
-        const unsigned per_cycle = run ? 1 : 2;
+        const unsigned per_cycle = 2;
         blocks grouped = {0};
         size_t n;
         assert_int_equal(tk_te_grouper_new(width, per_cycle, &g), TK_OK);
@@ -143,7 +144,8 @@ static size_t encode(const tk_te_params *p, const blocks *v, unsigned width, boo
             else
                 assert_int_equal(tk_te_grouper_finish(g, cycle, &n), TK_OK);
             if (n && run) {
-                add_block(&grouped, &cycle[0]);
+                for (size_t k = 0; k < n; k++)
+                    add_block(&grouped, &cycle[k]);
                 pushes++;
             } else if (n) {
                 assert_int_equal(tk_te_encoder_push(e, cycle, n), TK_OK);
