@@ -149,8 +149,8 @@ static tk_status on_retire(void *ctx, const tk_hart_retire *r, size_t n)
     return st;
 }
 
-/* The other cycles (several blocks, a full run, .encoder_input output, filters); not
- * inlined, so that the common case in on_blocks needs no stack frame. */
+/* Blocks for .encoder_input output or through filters; not inlined, so that the common
+ * case in on_blocks needs no stack frame. */
 SIM_NOINLINE static tk_status on_blocks_general(struct sink *k, const tk_te_block *b, size_t n)
 {
     tk_status st = TK_OK;
@@ -175,12 +175,11 @@ SIM_NOINLINE static tk_status on_blocks_general(struct sink *k, const tk_te_bloc
 static tk_status on_blocks(void *ctx, const tk_te_block *b, size_t n)
 {
     struct sink *k = ctx;
-    /* the common cycle, once per instruction: one block, straight to the run (the run is
-     * pushed when full, below, or at the end) */
-    if (n == 1 && k->enc && !k->ingress && !k->filter &&
-        k->nrun + 1 < sizeof(k->run) / sizeof(k->run[0])) {
-        k->run[k->nrun++] = *b;
-        return TK_OK;
+    /* the common case: the blocks of many cycles (tk_hart_blocks_options.batch), straight to
+     * the encoder as one run */
+    if (k->enc && !k->ingress && !k->filter) {
+        tk_status st = run_flush(k);
+        return st == TK_OK ? tk_te_encoder_push_run(k->enc, b, n) : st;
     }
     return on_blocks_general(k, b, n);
 }
@@ -395,6 +394,7 @@ int tk_cmd_sim(int argc, char **argv)
         bo.taken = (unsigned)taken;
         bo.hart = (int)hart;
         bo.xret_itype3 = faithful;
+        bo.batch = true; /* every consumer below takes blocks one after the other */
         if ((st = tk_hart_blocks_new(&bo, on_blocks, k, &k->blocks)) != TK_OK) {
             fprintf(stderr, "tracekit sim: bad retirement options: %s\n", tk_strerror(st));
             goto done;

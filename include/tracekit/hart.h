@@ -154,12 +154,17 @@ typedef struct tk_hart_blocks_options {
      * itypes), as the reference post-iss writes it and the reference encoder expects
      * (false, the default; VERSIONS.md C.9 quirks). */
     bool xret_itype3;
+    /* Hand over the blocks of many cycles per call, in order, instead of one call per cycle
+     * (the call comes when 256 blocks are gathered and at the end of every
+     * tk_hart_blocks_push): for consumers that take blocks one after the other, such as
+     * tk_te_encoder_push_run, the per-instruction call is most of the cost. */
+    bool batch;
 } tk_hart_blocks_options;
 
 void tk_hart_blocks_options_init(tk_hart_blocks_options *o);
 
-/* Called once per cycle with that cycle's blocks (n >= 1). context holds the hart id; time
- * is 0 (as post-iss writes it). */
+/* Called once per cycle with that cycle's blocks (n >= 1), or with the blocks of several
+ * cycles (options.batch). context holds the hart id; time is 0 (as post-iss writes it). */
 typedef tk_status (*tk_hart_blocks_fn)(void *ctx, const tk_te_block *blocks, size_t n);
 
 typedef struct tk_hart_blocks tk_hart_blocks;

@@ -9,6 +9,7 @@
 #include "hart_internal.h"
 
 #define MAX_BLOCKS 64
+#define BATCH 256 /* blocks gathered before a call in batch mode */
 
 struct tk_hart_blocks {
     tk_hart_blocks_options o;
@@ -16,11 +17,30 @@ struct tk_hart_blocks {
     void *ctx;
     tk_te_grouper *grouper; /* multiple retirement (NULL: one block per instruction) */
     tk_te_block cyc[MAX_BLOCKS];
+    tk_te_block out[BATCH + MAX_BLOCKS]; /* batch mode: blocks not handed over yet */
+    size_t nout;
+    uint8_t itype_map[16]; /* map_itype() of every 4-bit code */
     bool prev_upper;
     uint8_t prev_rd;
     uint64_t n;
     tk_status st;
 };
+
+static bool uninferable(uint8_t it)
+{
+    return it == TK_ITYPE_UNINF_CALL || it == TK_ITYPE_UNINF_JUMP || it == TK_ITYPE_SWAP ||
+           it == TK_ITYPE_RETURN || it == TK_ITYPE_UNINF_OTHER || it == TK_ITYPE_TRAP_RETURN;
+}
+
+/* 4-bit jump codes -> 3-bit ones: uninferable jumps become 6, inferable ones 0 (B.1). */
+static uint8_t map_itype(const tk_hart_blocks *b, uint8_t it)
+{
+    if (it == TK_ITYPE_TRAP_RETURN && !b->o.xret_itype3)
+        it = TK_ITYPE_UNINF_OTHER;
+    if (b->o.itype_width == 4 || it <= TK_ITYPE_TAKEN)
+        return it;
+    return uninferable(it) ? TK_ITYPE_UNINF_JUMP3 : TK_ITYPE_NONE;
+}
 
 void tk_hart_blocks_options_init(tk_hart_blocks_options *o)
 {
@@ -46,6 +66,8 @@ tk_status tk_hart_blocks_new(const tk_hart_blocks_options *o, tk_hart_blocks_fn 
     b->o = *o;
     b->fn = fn;
     b->ctx = ctx;
+    for (uint8_t i = 0; i < 16; i++)
+        b->itype_map[i] = map_itype(b, i);
     if (o->retires > 1 || o->taken > 1) {
         tk_status st = tk_te_grouper_new(o->retires, o->taken, &b->grouper);
         if (st != TK_OK) {
@@ -65,29 +87,14 @@ void tk_hart_blocks_free(tk_hart_blocks *b)
     free(b);
 }
 
-static bool uninferable(uint8_t it)
-{
-    return it == TK_ITYPE_UNINF_CALL || it == TK_ITYPE_UNINF_JUMP || it == TK_ITYPE_SWAP ||
-           it == TK_ITYPE_RETURN || it == TK_ITYPE_UNINF_OTHER || it == TK_ITYPE_TRAP_RETURN;
-}
-
-/* 4-bit jump codes -> 3-bit ones: uninferable jumps become 6, inferable ones 0 (B.1). */
-static uint8_t map_itype(const tk_hart_blocks *b, uint8_t it)
-{
-    if (it == TK_ITYPE_TRAP_RETURN && !b->o.xret_itype3)
-        it = TK_ITYPE_UNINF_OTHER;
-    if (b->o.itype_width == 4 || it <= TK_ITYPE_TAKEN)
-        return it;
-    return uninferable(it) ? TK_ITYPE_UNINF_JUMP3 : TK_ITYPE_NONE;
-}
-
 /* The single-retirement block of one record. A faulting instruction gives iretire = 0 with
  * iaddr the instruction's address (B.2); ecall/ebreak retire with itype 1; the instruction
  * after which an interrupt is taken carries itype 2, unless it has an itype of its own (a
  * branch whose outcome the decoder needs, a jump): then *split is set and the interrupt goes
  * in a second block that retires nothing (ingressPort.adoc: "the number of instructions
  * retired may be zero"), at the address where the flow resumes. */
-static void to_block(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k, bool *split)
+static void to_block_general(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k,
+                             bool *split)
 {
     uint8_t it = r->itype;
     bool retired = r->flags & TK_HART_F_RETIRED;
@@ -117,10 +124,48 @@ static void to_block(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k,
     k->context = r->hart;
 }
 
+/* to_block() for the common record: retired without trap
+ * (sijump aside), its itype mapped by table, in a few stores. */
+static inline void to_block(tk_hart_blocks *b, const tk_hart_retire *r, tk_te_block *k, bool *split)
+{
+    const uint8_t it = r->itype;
+    if (r->flags & ~(TK_HART_F_RETIRED | TK_HART_F_UPPER) || !(r->flags & TK_HART_F_RETIRED) ||
+        it > 15 || (b->o.sijump && b->prev_upper)) {
+        to_block_general(b, r, k, split);
+        return;
+    }
+    *k = (tk_te_block){.iaddr = r->pc,
+                       .context = r->hart,
+                       .iretire = r->len / 2u,
+                       .itype = b->itype_map[it],
+                       .ilastsize = r->len == 4,
+                       .priv = r->priv};
+    b->prev_upper = (r->flags & TK_HART_F_UPPER) != 0;
+    b->prev_rd = r->rd;
+    *split = false;
+}
+
+/* Batch mode: hand the gathered blocks over. */
+static tk_status flush_out(tk_hart_blocks *b)
+{
+    tk_status st = b->nout ? b->fn(b->ctx, b->out, b->nout) : TK_OK;
+    b->nout = 0;
+    return st;
+}
+
 static tk_status emit(tk_hart_blocks *b, const tk_te_block *k)
 {
     size_t nb = 0;
     tk_status st;
+    if (b->o.batch) {
+        /* (the grouper writes at most MAX_BLOCKS blocks: there is room after BATCH) */
+        if (!b->grouper)
+            b->out[b->nout++] = *k;
+        else if ((st = tk_te_grouper_push(b->grouper, k, b->out + b->nout, &nb)) != TK_OK)
+            return st;
+        b->nout += nb;
+        return b->nout >= BATCH ? flush_out(b) : TK_OK;
+    }
     if (!b->grouper)
         return b->fn(b->ctx, k, 1);
     st = tk_te_grouper_push(b->grouper, k, b->cyc, &nb);
@@ -129,9 +174,53 @@ static tk_status emit(tk_hart_blocks *b, const tk_te_block *k)
     return st;
 }
 
+/* The block of the interrupt taken after record r, whose own block is k (to_block's split). */
+static void interrupt_block(const tk_te_block *k, const tk_hart_retire *r, tk_te_block *t)
+{
+    *t = *k;
+    t->iaddr = r->epc;
+    t->iretire = 0;
+    t->ilastsize = 0;
+    t->itype = TK_ITYPE_INTERRUPT;
+    t->cause = (uint32_t)r->cause;
+    t->tval = 0;
+    t->sijump = 0;
+}
+
+/* Batch mode with one instruction per block: blocks made in place, handed over in batches
+ * (the per-instruction path's copy and call were most of the cost). */
+static tk_status push_batch_single(tk_hart_blocks *b, const tk_hart_retire *recs, size_t n)
+{
+    const int only = b->o.hart;
+    size_t nout = b->nout;
+    uint64_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (only >= 0 && recs[i].hart != (unsigned)only)
+            continue;
+        if (nout + 2 > BATCH) {
+            b->nout = nout;
+            tk_status st = flush_out(b);
+            if (st != TK_OK)
+                return st;
+            nout = 0;
+        }
+        tk_te_block *k = &b->out[nout++];
+        bool split;
+        to_block(b, &recs[i], k, &split);
+        count++;
+        if (split)
+            interrupt_block(k, &recs[i], &b->out[nout++]);
+    }
+    b->nout = nout;
+    b->n += count;
+    return flush_out(b);
+}
+
 tk_status tk_hart_blocks_push(void *ctx, const tk_hart_retire *recs, size_t n)
 {
     tk_hart_blocks *b = ctx;
+    if (b->o.batch && !b->grouper && b->st == TK_OK)
+        return b->st = push_batch_single(b, recs, n);
     for (size_t i = 0; i < n && b->st == TK_OK; i++) {
         tk_te_block k;
         bool split;
@@ -141,17 +230,13 @@ tk_status tk_hart_blocks_push(void *ctx, const tk_hart_retire *recs, size_t n)
         b->n++;
         b->st = emit(b, &k);
         if (split && b->st == TK_OK) {
-            tk_te_block t = k;
-            t.iaddr = recs[i].epc;
-            t.iretire = 0;
-            t.ilastsize = 0;
-            t.itype = TK_ITYPE_INTERRUPT;
-            t.cause = (uint32_t)recs[i].cause;
-            t.tval = 0;
-            t.sijump = 0;
+            tk_te_block t;
+            interrupt_block(&k, &recs[i], &t);
             b->st = emit(b, &t);
         }
     }
+    if (b->o.batch && b->st == TK_OK)
+        b->st = flush_out(b);
     return b->st;
 }
 
@@ -159,9 +244,9 @@ tk_status tk_hart_blocks_finish(tk_hart_blocks *b)
 {
     size_t nb = 0;
     if (b->st == TK_OK && b->grouper) {
-        b->st = tk_te_grouper_finish(b->grouper, b->cyc, &nb);
+        b->st = tk_te_grouper_finish(b->grouper, b->o.batch ? b->out : b->cyc, &nb);
         if (b->st == TK_OK && nb)
-            b->st = b->fn(b->ctx, b->cyc, nb);
+            b->st = b->fn(b->ctx, b->o.batch ? b->out : b->cyc, nb);
     }
     return b->st;
 }

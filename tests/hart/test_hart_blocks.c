@@ -180,29 +180,16 @@ static void test_interrupt_after_branch(void **state)
     assert_int_equal(r.r[8].pc, BASE + 64);
 }
 
+/* mtimecmp = mtime + 1 tick (100 instructions): the interrupt lands inside a loop of taken
+ * branches (at 36), so it follows a branch; the handler is at 64. */
+#define TIMER_SPIN_CODE                                                                            \
+    AUIPC(1, 0), ADDI(1, 1, 64), CSRRW(0, 0x305, 1), ADDI(4, 0, 128), CSRRS(0, 0x304, 4),          \
+        CSRRWI(0, 0x300, 8), LUI(2, 0x2004), ADDI(3, 0, 1), SD(3, 2, 0), BEQ(0, 0, 0), 0, 0, 0, 0, \
+        0, 0, ADDI(6, 0, 6)
+
 static void test_interrupt_split(void **state)
 {
-    /* mtimecmp = mtime + 1 tick (100 instructions): the interrupt lands inside a loop of
-     * taken branches, so it follows a branch */
-    const uint32_t code[] = {
-        AUIPC(1, 0),
-        ADDI(1, 1, 64),
-        CSRRW(0, 0x305, 1),
-        ADDI(4, 0, 128),
-        CSRRS(0, 0x304, 4),
-        CSRRWI(0, 0x300, 8),
-        LUI(2, 0x2004),
-        ADDI(3, 0, 1),
-        SD(3, 2, 0),  /* 24..32: mtimecmp = 1 */
-        BEQ(0, 0, 0), /* 36: spin (taken) */
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        ADDI(6, 0, 6), /* 64 */
-    };
+    const uint32_t code[] = {TIMER_SPIN_CODE};
     tk_hart_blocks_options o;
     struct rec r;
     size_t i;
@@ -245,12 +232,40 @@ static void test_multi_retire(void **state)
     assert_int_equal(r.b[0].iaddr, BASE);
 }
 
+/* Batch mode hands over the same blocks in the same order, in fewer calls, with single and
+ * multiple retirement, an interrupt split included. */
+static void test_batch(void **state)
+{
+    const uint32_t code[] = {TIMER_SPIN_CODE};
+    static const unsigned widths[][2] = {{1, 1}, {4, 2}, {8, 3}};
+    static struct rec each, batch;
+    (void)state;
+    for (size_t w = 0; w < 3; w++) {
+        tk_hart_blocks_options o;
+        tk_hart_blocks_options_init(&o);
+        o.retires = widths[w][0];
+        o.taken = widths[w][1];
+        run_code(code, sizeof(code) / sizeof(code[0]), 150, &o, &each);
+        o.batch = true;
+        run_code(code, sizeof(code) / sizeof(code[0]), 150, &o, &batch);
+        assert_true(each.nb > 50 && each.nb < MAXB);
+        assert_int_equal(batch.nb, each.nb);
+        assert_memory_equal(batch.b, each.b, each.nb * sizeof(each.b[0]));
+        assert_true(batch.ncycles < each.ncycles);
+        bool interrupt = false;
+        for (size_t i = 0; i < each.nb; i++)
+            interrupt |= each.b[i].itype == TK_ITYPE_INTERRUPT;
+        assert_true(interrupt);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_itypes),          cmocka_unit_test(test_itype3),
         cmocka_unit_test(test_sijump),          cmocka_unit_test(test_interrupt_after_branch),
         cmocka_unit_test(test_interrupt_split), cmocka_unit_test(test_multi_retire),
+        cmocka_unit_test(test_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
