@@ -23,6 +23,10 @@ struct tk_etm4_decoder {
     bool ctx_valid;
     uint8_t last_is;  /* IS bit of the last address: A32/T32 in AArch32 */
     bool exc_pending; /* an Exception packet waits for its return address */
+    /* pc as a Q element's address left it: a Q element does not say which of its
+     * instructions an exception interrupts (q_elem: an exception 4 bytes behind it) */
+    uint64_t q_pc;
+    bool q_pc_valid;
     /* A Trace Info came while pc was known and no P0 element since: the next address packet
      * states where execution is, which must be pc (else the memory images do not match). */
     bool sync_check;
@@ -173,6 +177,7 @@ static void set_pc(tk_etm4_decoder *d, const tk_etm4_packet *p)
 {
     d->pc = p->addr;
     d->pc_valid = true;
+    d->q_pc_valid = false;
     d->last_is = p->addr_is;
     if (d->ctx_valid && d->c.sf)
         d->isa = TK_ARM_A64;
@@ -509,12 +514,22 @@ static tk_status exception(tk_etm4_decoder *d, const tk_etm4_packet *p)
         tk_event ev;
         tk_arm_insn br;
         memset(&ev, 0, sizeof(ev));
+        /* nothing is known of where a Q element's instructions ended */
+        const bool after_q = d->q_pc_valid && d->q_pc == d->pc;
         /* Guard against walking forever when the return address is not ahead of pc. */
         st = p->addr > d->pc && p->addr - d->pc < (1u << 20) ? walk(d, p->addr, true, &ev, &br)
                                                              : TK_ERR_MISMATCH;
         if (st == TK_ERR_NO_CODE)
             return no_code(d);
-        if (st == TK_OK && ev.ninsn) {
+        /* The instructions up to the return address ran without a branch: if the walk from
+         * pc cannot get there, the memory image or the trace is wrong; said, not passed over
+         * (the flow goes on from the exception's address either way). */
+        if (st != TK_OK && !after_q) {
+            st = emit_error(d, TK_ERR_MISMATCH, p->addr,
+                            "exception return address not reached from the current address");
+            if (st != TK_OK)
+                return st;
+        } else if (st == TK_OK && ev.ninsn) {
             ev.kind = TK_EV_RANGE;
             ev.end = TK_END_TRAP;
             ev.next = p->addr;
@@ -645,9 +660,11 @@ static tk_status q_element(tk_etm4_decoder *d, const tk_etm4_packet *p)
         }
     }
     uint8_t t = p->q_type;
-    if (t <= 2 || t == 5 || t == 6 || t == 0xa || t == 0xb)
+    if (t <= 2 || t == 5 || t == 6 || t == 0xa || t == 0xb) {
         set_pc(d, p);
-    else
+        d->q_pc = d->pc;
+        d->q_pc_valid = true;
+    } else
         d->pc_valid = false;
     return TK_OK;
 }

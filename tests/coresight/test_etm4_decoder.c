@@ -56,7 +56,7 @@ static size_t addr64(uint8_t *b, uint8_t hdr, uint64_t a)
 }
 
 /* batch: atoms and addresses through the parser's batch mode and the decoder's fused loop. */
-static void run_mode(uint32_t configr, bool batch, evs *out)
+static void run_mode(uint32_t configr, uint64_t exc_ret, bool batch, evs *out)
 {
     tk_cs_mem *mem;
     assert_int_equal(tk_cs_mem_new(&mem), TK_OK);
@@ -79,7 +79,7 @@ static void run_mode(uint32_t configr, bool batch, evs *out)
     s[n++] = 0xdb;                /* atoms E E: bl taken, ret taken (no address follows) */
     s[n++] = 0xf6;                /* atom N: b.eq at 0x1008 not taken */
     s[n++] = 0x06, s[n++] = 0x1d; /* exception (IRQ), return address follows */
-    n += addr64(s + n, 0x9d, 0x1010);
+    n += addr64(s + n, 0x9d, exc_ret);
     n += addr64(s + n, 0x9d, 0x2000); /* handler */
     s[n++] = 0xf7;                    /* atom E: ret at 0x2004 */
     n += addr64(s + n, 0x9d, 0x9000); /* no code there */
@@ -107,12 +107,13 @@ static void run_mode(uint32_t configr, bool batch, evs *out)
     tk_cs_mem_free(mem);
 }
 
-/* Both decoder entries, which must give the same events (every field). */
-static void run(uint32_t configr, evs *out)
+/* Both decoder entries, which must give the same events (every field); the exception's
+ * preferred return address is exc_ret (0x1010 in the program's flow). */
+static void run_exc(uint32_t configr, uint64_t exc_ret, evs *out)
 {
     evs b = {.n = 0};
-    run_mode(configr, false, out);
-    run_mode(configr, true, &b);
+    run_mode(configr, exc_ret, false, out);
+    run_mode(configr, exc_ret, true, &b);
     assert_int_equal(out->n, b.n);
     for (size_t i = 0; i < b.n; i++) {
         const tk_event *x = &out->e[i], *y = &b.e[i];
@@ -129,6 +130,11 @@ static void run(uint32_t configr, evs *out)
         assert_int_equal(x->packet_index, y->packet_index);
         assert_int_equal(x->status, y->status);
     }
+}
+
+static void run(uint32_t configr, evs *out)
+{
+    run_exc(configr, 0x1010, out);
 }
 
 static const tk_event *next_kind(const evs *l, size_t *i, int kind)
@@ -192,11 +198,35 @@ static void test_no_return_stack(void **state)
     assert_int_equal(ranges, 3);
 }
 
+/* An exception whose return address lies behind the decoded pc cannot be reached by the
+ * instructions executed since: a mismatch is reported at it (the memory image or the trace
+ * is wrong), and the flow goes on from the exception as before. */
+static void test_exception_behind_pc(void **state)
+{
+    (void)state;
+    evs l = {.n = 0};
+    run_exc(0x10c1, 0x1004, &l);
+    size_t i = 0;
+    const tk_event *e = next_kind(&l, &i, TK_EV_ERROR);
+    assert_int_equal(e->status, TK_ERR_MISMATCH);
+    assert_int_equal(e->first, 0x1004);
+    e = next_kind(&l, &i, TK_EV_TRAP);
+    assert_int_equal(e->first, 0x1004);
+    e = next_kind(&l, &i, TK_EV_RANGE);
+    check_range(e, 0x2000, 0x2004, 2);
+    /* and none when it is where the flow got to */
+    l.n = 0;
+    run(0x10c1, &l);
+    for (size_t k = 0; k < l.n; k++)
+        assert_false(l.e[k].kind == TK_EV_ERROR && l.e[k].status == TK_ERR_MISMATCH);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_return_stack),
         cmocka_unit_test(test_no_return_stack),
+        cmocka_unit_test(test_exception_behind_pc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
