@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "te_ref.h"
 #include "testutil.h"
 #include "tracekit/blocks.h"
-#include "tracekit/encap.h"
 #include "tracekit/te_decoder.h"
-#include "tracekit/te_params.h"
 
 typedef struct recorder {
     tk_event *ev;
@@ -47,38 +46,14 @@ static tk_status expand(void *ctx, const tk_event *ev)
 static void decode(const char *prog, tk_event_fn fn, void *ctx, tk_block_batcher *flush_me,
                    tk_image **img_out)
 {
+    tk_image *img = *img_out ? *img_out : tk_test_ref_image(prog, true);
     char rel[512];
-    snprintf(rel, sizeof(rel), "riscv-ref/%s.riscv", prog);
-    char *elf = tk_test_data_path(rel);
-    tk_diag d;
-    tk_diag_clear(&d);
-    tk_image *img = *img_out;
-    if (!img) {
-        assert_int_equal(tk_image_open_elf(elf, &img, &d), TK_OK);
-        assert_int_equal(tk_te_add_spike_reset_code(img, false), TK_OK);
-    }
-    tk_te_params params;
-    tk_te_params_init(&params);
-    char path[1024];
-    snprintf(rel, sizeof(rel), "etrace-ref/%s/itype3_basic/%s", prog, prog);
-    char *base = tk_test_data_path(rel);
-    snprintf(path, sizeof(path), "%s.scf", base);
-    assert_int_equal(tk_te_params_read_scf(&params, path, &d), TK_OK);
-    snprintf(path, sizeof(path), "%s.decoder.ucf", base);
-    assert_int_equal(tk_te_params_read_ucf(&params, path, NULL, &d), TK_OK);
-    snprintf(path, sizeof(path), "%s.te_inst_raw", base);
-    tk_te_raw *raw = NULL;
-    assert_int_equal(tk_te_raw_open(path, &raw, &d), TK_OK);
-    tk_te_decoder *dec = NULL;
-    assert_int_equal(tk_te_decoder_new(&params, img, fn, ctx, &dec), TK_OK);
-    assert_int_equal(tk_te_decoder_run_raw(dec, raw), TK_OK);
-    assert_int_equal(tk_te_decoder_finish(dec), TK_OK);
+    snprintf(rel, sizeof(rel), "etrace-ref/%s/itype3_basic", prog);
+    char *dir = tk_test_data_path(rel);
+    tk_test_ref_decode(dir, prog, img, 0, fn, ctx);
     if (flush_me)
         assert_int_equal(tk_block_batcher_flush(flush_me), TK_OK);
-    tk_te_decoder_free(dec);
-    tk_te_raw_close(raw);
-    free(base);
-    free(elf);
+    free(dir);
     *img_out = img;
 }
 

@@ -8,15 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/stat.h>
-
 #include "profile_compare.h"
+#include "te_ref.h"
 #include "testutil.h"
 #include "tracekit/analysis.h"
 #include "tracekit/blocks.h"
-#include "tracekit/encap.h"
 #include "tracekit/te_decoder.h"
-#include "tracekit/te_params.h"
 
 /* Counts what reaches the profile, so the test knows the block path was really taken. */
 typedef struct tap {
@@ -62,22 +59,7 @@ static tk_profile *collect(tk_image *img, const char *dir, const char *prog, con
         assert_int_equal(tk_pc_flow_finish(flow), TK_OK);
         tk_pc_flow_free(flow);
     } else {
-        char path[1024];
-        tk_te_params params;
-        tk_te_params_init(&params);
-        snprintf(path, sizeof(path), "%s/%s.scf", dir, prog);
-        assert_int_equal(tk_te_params_read_scf(&params, path, &d), TK_OK);
-        snprintf(path, sizeof(path), "%s/%s.decoder.ucf", dir, prog);
-        assert_int_equal(tk_te_params_read_ucf(&params, path, NULL, &d), TK_OK);
-        snprintf(path, sizeof(path), "%s/%s.te_inst_raw", dir, prog);
-        tk_te_raw *raw = NULL;
-        assert_int_equal(tk_te_raw_open(path, &raw, &d), TK_OK);
-        tk_te_decoder *dec = NULL;
-        assert_int_equal(tk_te_decoder_new(&params, img, fn, ctx, &dec), TK_OK);
-        assert_int_equal(tk_te_decoder_run_raw(dec, raw), TK_OK);
-        assert_int_equal(tk_te_decoder_finish(dec), TK_OK);
-        tk_te_decoder_free(dec);
-        tk_te_raw_close(raw);
+        tk_test_ref_decode(dir, prog, img, 0, fn, ctx);
     }
     if (bb) {
         assert_int_equal(tk_block_batcher_flush(bb), TK_OK);
@@ -90,18 +72,11 @@ static tk_profile *collect(tk_image *img, const char *dir, const char *prog, con
 static void check(const char *prog, const char *setting, bool pc_list)
 {
     char rel[512];
-    snprintf(rel, sizeof(rel), "riscv-ref/%s.riscv", prog);
-    char *elf = tk_test_data_path(rel);
     snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", prog, setting);
     char *dir = tk_test_data_path(rel);
     snprintf(rel, sizeof(rel), "etrace-ref/%s/%s/%s.decoder.trace.gz", prog, setting, prog);
     char *pcs = pc_list ? tk_test_data_path(rel) : NULL;
-    tk_image *img = NULL;
-    tk_diag d;
-    tk_diag_clear(&d);
-    assert_int_equal(tk_image_open_elf(elf, &img, &d), TK_OK);
-    if (!pc_list) /* the reference traces start in spike's reset code at 0x1000 */
-        assert_int_equal(tk_te_add_spike_reset_code(img, false), TK_OK);
+    tk_image *img = tk_test_ref_image(prog, !pc_list);
 
     tap tr, tb;
     tk_profile *a = collect(img, dir, prog, pcs, false, &tr);
@@ -127,37 +102,21 @@ static void check(const char *prog, const char *setting, bool pc_list)
     tk_profile_free(a);
     tk_profile_free(b);
     tk_image_free(img);
-    free(elf);
     free(dir);
     free(pcs);
 }
 
-static const char *const progs[] = {
-    "median",    "multiply", "towers", "vvadd", "spmv",
-    "dhrystone", "qsort",    "mm",     "rsort", "test_discon_branch_exception"};
+static void check_decoded(const char *prog, const char *setting, void *ctx)
+{
+    (void)ctx;
+    check(prog, setting, false);
+}
 
 /* Every setting of every program, decoded from its packets. */
 static void test_decoded_traces(void **state)
 {
     (void)state;
-    static const char *settings[] = {"itype3_basic", "itype4_basic", "itype3_debug",
-                                     "itype4_debug"};
-    size_t checked = 0;
-    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-        for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
-            char rel[512];
-            snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", progs[i], settings[k]);
-            char *dir = tk_test_data_path(rel);
-            struct stat st;
-            bool present = stat(dir, &st) == 0;
-            free(dir);
-            if (present) {
-                check(progs[i], settings[k], false);
-                checked++;
-            }
-        }
-    }
-    assert_true(checked >= 20);
+    assert_true(tk_test_ref_each(check_decoded, NULL) >= 20);
 }
 
 /* Every program's executed-PC list (traps inferred from the PCs, the boot ROM's PCs an
@@ -165,8 +124,8 @@ static void test_decoded_traces(void **state)
 static void test_pc_lists(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-        check(progs[i], "itype3_basic", true);
+    for (size_t i = 0; i < tk_test_ref_nprogs; i++)
+        check(tk_test_ref_progs[i], "itype3_basic", true);
 }
 
 int main(void)

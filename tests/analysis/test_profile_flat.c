@@ -10,15 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/stat.h>
-
 #include "profile_compare.h"
+#include "te_ref.h"
 #include "testutil.h"
 #include "tracekit/analysis.h"
 #include "tracekit/blocks.h"
-#include "tracekit/encap.h"
 #include "tracekit/te_decoder.h"
-#include "tracekit/te_params.h"
 
 /* Counts the TK_EV_BLOCKS entries reaching the profile, so the test knows which path ran. */
 typedef struct tap {
@@ -42,25 +39,7 @@ static tk_profile *collect(tk_image *img, const char *dir, const char *prog, uns
     tk_code_view_from_image(img, &v);
     tap t = {.p = NULL, .entries = 0};
     assert_int_equal(tk_profile_new_flags(&v, flags, &t.p), TK_OK);
-    tk_diag d;
-    tk_diag_clear(&d);
-    char path[1024];
-    tk_te_params params;
-    tk_te_params_init(&params);
-    snprintf(path, sizeof(path), "%s/%s.scf", dir, prog);
-    assert_int_equal(tk_te_params_read_scf(&params, path, &d), TK_OK);
-    snprintf(path, sizeof(path), "%s/%s.decoder.ucf", dir, prog);
-    assert_int_equal(tk_te_params_read_ucf(&params, path, NULL, &d), TK_OK);
-    snprintf(path, sizeof(path), "%s/%s.te_inst_raw", dir, prog);
-    tk_te_raw *raw = NULL;
-    assert_int_equal(tk_te_raw_open(path, &raw, &d), TK_OK);
-    tk_te_decoder *dec = NULL;
-    assert_int_equal(tk_te_decoder_new(&params, img, tap_event, &t, &dec), TK_OK);
-    tk_te_decoder_set_flags(dec, dec_flags);
-    assert_int_equal(tk_te_decoder_run_raw(dec, raw), TK_OK);
-    assert_int_equal(tk_te_decoder_finish(dec), TK_OK);
-    tk_te_decoder_free(dec);
-    tk_te_raw_close(raw);
+    tk_test_ref_decode(dir, prog, img, dec_flags, tap_event, &t);
     /* The totals are right before finish too (the flat level keeps block counters). */
     tk_profile_totals before, after;
     tk_profile_get_totals(t.p, &before);
@@ -188,16 +167,9 @@ static char *write_lcov(const tk_profile *p, tk_line_table *lt, size_t *n)
 static bool check(const char *prog, const char *setting)
 {
     char rel[512];
-    snprintf(rel, sizeof(rel), "riscv-ref/%s.riscv", prog);
-    char *elf = tk_test_data_path(rel);
     snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", prog, setting);
     char *dir = tk_test_data_path(rel);
-    tk_image *img = NULL;
-    tk_diag d;
-    tk_diag_clear(&d);
-    assert_int_equal(tk_image_open_elf(elf, &img, &d), TK_OK);
-    /* the reference traces start in spike's reset code at 0x1000 */
-    assert_int_equal(tk_te_add_spike_reset_code(img, false), TK_OK);
+    tk_image *img = tk_test_ref_image(prog, true);
 
     uint64_t e_full, e_flat, e_ranges;
     tk_profile *full = collect(img, dir, prog, 0, TK_TE_DEC_BLOCK_EVENTS, &e_full);
@@ -227,35 +199,20 @@ static bool check(const char *prog, const char *setting)
     tk_profile_free(flat);
     tk_profile_free(flat_r);
     tk_image_free(img);
-    free(elf);
     free(dir);
     return written;
+}
+
+static void check_one(const char *prog, const char *setting, void *ctx)
+{
+    *(size_t *)ctx += check(prog, setting);
 }
 
 static void test_reference_traces(void **state)
 {
     (void)state;
-    static const char *const progs[] = {
-        "median",    "multiply", "towers", "vvadd", "spmv",
-        "dhrystone", "qsort",    "mm",     "rsort", "test_discon_branch_exception"};
-    static const char *const settings[] = {"itype3_basic", "itype4_basic", "itype3_debug",
-                                           "itype4_debug"};
-    size_t checked = 0, lcov = 0;
-    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-        for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
-            char rel[512];
-            snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", progs[i], settings[k]);
-            char *dir = tk_test_data_path(rel);
-            struct stat st;
-            const bool present = stat(dir, &st) == 0;
-            free(dir);
-            if (present) {
-                lcov += check(progs[i], settings[k]);
-                checked++;
-            }
-        }
-    }
-    assert_true(checked >= 20);
+    size_t lcov = 0;
+    assert_true(tk_test_ref_each(check_one, &lcov) >= 20);
     assert_true(lcov >= 18);
 }
 

@@ -9,13 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/stat.h>
-
 #include "ref_trace.h"
-#include "tracekit/encap.h"
+#include "te_ref.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_packet.h"
-#include "tracekit/te_params.h"
 
 typedef struct ref_counts {
     pcref_table insn;   /* pc -> executions */
@@ -77,41 +74,12 @@ static void count_direct(tk_image *img, const uint64_t *pcs, size_t n, ref_count
 }
 
 /* The packets of dir/prog.te_inst_raw through the decoder into the profile. */
-static void decode_into(tk_image *img, const char *dir, const char *prog, tk_profile *p)
-{
-    char path[1024];
-    tk_diag d;
-    tk_diag_clear(&d);
-    tk_te_params params;
-    tk_te_params_init(&params);
-    snprintf(path, sizeof(path), "%s/%s.scf", dir, prog);
-    assert_int_equal(tk_te_params_read_scf(&params, path, &d), TK_OK);
-    snprintf(path, sizeof(path), "%s/%s.decoder.ucf", dir, prog);
-    assert_int_equal(tk_te_params_read_ucf(&params, path, NULL, &d), TK_OK);
-    snprintf(path, sizeof(path), "%s/%s.te_inst_raw", dir, prog);
-    tk_te_raw *raw = NULL;
-    assert_int_equal(tk_te_raw_open(path, &raw, &d), TK_OK);
-    tk_te_decoder *dec = NULL;
-    assert_int_equal(tk_te_decoder_new(&params, img, tk_profile_event, p, &dec), TK_OK);
-    assert_int_equal(tk_te_decoder_run_raw(dec, raw), TK_OK);
-    assert_int_equal(tk_te_decoder_finish(dec), TK_OK);
-    tk_te_decoder_free(dec);
-    tk_te_raw_close(raw);
-}
-
 static void check_program(const char *prog, const char *setting, bool decode)
 {
     char rel[512];
-    snprintf(rel, sizeof(rel), "riscv-ref/%s.riscv", prog);
-    char *elf = tk_test_data_path(rel);
     snprintf(rel, sizeof(rel), "etrace-ref/%s/%s/%s.decoder.trace.gz", prog, setting, prog);
     char *trace = tk_test_data_path(rel);
-    tk_image *img = NULL;
-    tk_diag diag;
-    tk_diag_clear(&diag);
-    assert_int_equal(tk_image_open_elf(elf, &img, &diag), TK_OK);
-    if (decode) /* the reference traces start in spike's reset code at 0x1000 */
-        assert_int_equal(tk_te_add_spike_reset_code(img, false), TK_OK);
+    tk_image *img = tk_test_ref_image(prog, decode);
     size_t n = 0;
     uint64_t *pcs = ref_read_pcs(trace, &n);
     assert_non_null(pcs);
@@ -131,10 +99,12 @@ static void check_program(const char *prog, const char *setting, bool decode)
     if (decode) {
         snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", prog, setting);
         char *dir = tk_test_data_path(rel);
-        decode_into(img, dir, prog, p);
+        tk_test_ref_decode(dir, prog, img, 0, tk_profile_event, p);
         free(dir);
     } else {
         /* The profile reads the file itself, through the library's PC-list flow. */
+        tk_diag diag;
+        tk_diag_clear(&diag);
         tk_pc_flow *flow = NULL;
         assert_int_equal(tk_pc_flow_new(img, tk_profile_event, p, &flow), TK_OK);
         assert_int_equal(tk_pc_flow_read_file(flow, trace, &diag), TK_OK);
@@ -232,44 +202,28 @@ static void check_program(const char *prog, const char *setting, bool decode)
     free(pcs);
     tk_profile_free(p);
     tk_image_free(img);
-    free(elf);
     free(trace);
 }
 
 static void test_benchmarks(void **state)
 {
     (void)state;
-    static const char *progs[] = {"median",    "multiply", "towers", "vvadd", "spmv",
-                                  "dhrystone", "qsort",    "mm",     "rsort"};
-    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-        check_program(progs[i], "itype3_basic", false);
+    /* (the programs but the last, test_discon_branch_exception: test_discontinuities) */
+    for (size_t i = 0; i + 1 < tk_test_ref_nprogs; i++)
+        check_program(tk_test_ref_progs[i], "itype3_basic", false);
+}
+
+static void check_decoded(const char *prog, const char *setting, void *ctx)
+{
+    (void)ctx;
+    check_program(prog, setting, true);
 }
 
 /* The same counts from the decoded E-Trace packets, for every setting of every program. */
 static void test_decoded_traces(void **state)
 {
     (void)state;
-    static const char *progs[] = {
-        "median",    "multiply", "towers", "vvadd", "spmv",
-        "dhrystone", "qsort",    "mm",     "rsort", "test_discon_branch_exception"};
-    static const char *settings[] = {"itype3_basic", "itype4_basic", "itype3_debug",
-                                     "itype4_debug"};
-    size_t checked = 0;
-    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-        for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
-            char rel[512];
-            snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", progs[i], settings[k]);
-            char *dir = tk_test_data_path(rel);
-            struct stat st;
-            bool present = stat(dir, &st) == 0;
-            free(dir);
-            if (present) {
-                check_program(progs[i], settings[k], true);
-                checked++;
-            }
-        }
-    }
-    assert_true(checked >= 20);
+    assert_true(tk_test_ref_each(check_decoded, NULL) >= 20);
 }
 
 /* Exceptions and a hand-edited discontinuity (the reference flow's own test). */

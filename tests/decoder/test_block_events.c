@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "te_ref.h"
 #include "testutil.h"
 #include "tracekit/blocks.h"
 #include "tracekit/count.h"
@@ -135,16 +136,9 @@ typedef struct vector {
 
 static void vector_open(vector *v, const char *dir, const char *prog)
 {
-    char scf[2048], ucf[2048], path[2048];
-    snprintf(scf, sizeof(scf), "%s/%s.scf", dir, prog);
-    snprintf(ucf, sizeof(ucf), "%s/%s.decoder.ucf", dir, prog);
+    char path[2048];
     snprintf(path, sizeof(path), "%s/%s.te_inst_raw", dir, prog);
-    tk_diag diag;
-    tk_diag_clear(&diag);
-    tk_te_params_init(&v->p);
-    v->elf = NULL;
-    assert_int_equal(tk_te_params_read_scf(&v->p, scf, &diag), TK_OK);
-    assert_int_equal(tk_te_params_read_ucf(&v->p, ucf, &v->elf, &diag), TK_OK);
+    tk_test_ref_params(dir, prog, &v->p, &v->elf);
     assert_non_null(v->elf);
     v->raw = tk_test_read_file(path, &v->len);
     assert_non_null(v->raw);

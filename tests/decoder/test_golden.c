@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "te_ref.h"
 #include "testutil.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_decoder.h"
@@ -68,16 +69,13 @@ static tk_status on_event(void *ctx, const tk_event *ev)
 /* Decode one vector folder; returns the number of PCs compared. */
 static uint64_t check_vector(const char *dir, const char *prog)
 {
-    char path[2048], scf[2048], ucf[2048];
-    snprintf(scf, sizeof(scf), "%s/%s.scf", dir, prog);
-    snprintf(ucf, sizeof(ucf), "%s/%s.decoder.ucf", dir, prog);
+    char path[2048];
     tk_te_params p;
     tk_diag diag;
     tk_diag_clear(&diag);
-    tk_te_params_init(&p);
     char *elf = NULL;
-    assert_int_equal(tk_te_params_read_scf(&p, scf, &diag), TK_OK);
-    assert_int_equal(tk_te_params_read_ucf(&p, ucf, &elf, &diag), TK_OK);
+    /* the ELF as the .ucf names it (object-files) */
+    tk_test_ref_params(dir, prog, &p, &elf);
     assert_non_null(elf);
 
     golden g = {0};
