@@ -141,7 +141,9 @@ tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_
                                 tk_cs_deformatter **out);
 void tk_cs_deformatter_free(tk_cs_deformatter *d);
 /* Bytes of consecutive whole frames of one source, joined: each frame of the run holds 15 data
- * bytes of that source and no ID change, so byte k is at index + k + k / 15. */
+ * bytes of that source and no ID change, so byte k is at index + k + k / 15. The last frame
+ * may hold 14 (its one ID byte restates the source): n is then 14 more than a multiple of 15,
+ * and the mapping is the same. */
 typedef tk_status (*tk_cs_frames_fn)(void *ctx, uint8_t id, const uint8_t *data, size_t n,
                                      uint64_t index);
 /* Optional: deliver runs of such frames (the common case of a single active source) to fn in

@@ -154,6 +154,36 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
         store64(out + 8, hi);
         return d->data(d->ctx, d->cur_id, out, 15, sof);
     }
+    /* Second most common case: one ID byte that restates the current source (formatters
+     * repeat the ID every few frames). It changes nothing, its auxiliary bit included: the
+     * data is the 14 other bytes, even ones with their auxiliary bit, in one run at the frame
+     * start, exactly what the general loop below would give. In joined mode it can end the
+     * joined run (its bytes are still at index + k + k / 15 there). */
+    const uint64_t idm = (lo & 0x0001000100010001ull) | (hi & 0x0001000100010001ull) << 8;
+    if (!(idm & (idm - 1)) && d->cur_id != 0xff && valid_id(d->cur_id)) {
+        int j = 0;
+        while (!(f[j] & 1))
+            j += 2;
+        if (f[j] >> 1 == d->cur_id) {
+            uint8_t out[FRAME];
+            uint8_t aux = f[15];
+            store64(out, lo | spread_aux[aux & 0xf]);
+            store64(out + 8, hi | spread_aux[aux >> 4]);
+            memmove(out + j, out + j + 1, (size_t)(14 - j));
+            if (d->njoin && d->join_id == d->cur_id && d->njoin < JOIN_FRAMES * 15 &&
+                d->join_index + d->njoin / 15 * FRAME == sof) {
+                memcpy(d->join + d->njoin, out, 14);
+                d->njoin += 14;
+                return flush_join(d);
+            }
+            if (d->njoin) {
+                tk_status st = flush_join(d);
+                if (st)
+                    return st;
+            }
+            return d->data(d->ctx, d->cur_id, out, 14, sof);
+        }
+    }
     if (d->njoin) {
         tk_status st = flush_join(d);
         if (st)

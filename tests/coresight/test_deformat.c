@@ -155,6 +155,47 @@ static void test_id_change(void **state)
     free_sink(s);
 }
 
+/* A frame whose only ID byte restates the current source (formatters repeat it every few
+ * frames): the ID byte is dropped wherever it is, its auxiliary bit ignored, the 14 other
+ * bytes (even ones with their auxiliary bit) are one run at the frame start. */
+static void test_restated_id(void **state)
+{
+    (void)state;
+    enum { NF = 1 + 8 * 4 };
+    uint8_t *buf = calloc(NF, 16);
+    uint8_t want[NF][14];
+    uint32_t x = 777;
+    buf[0] = 0x21; /* ID 0x10 */
+    for (int j = 1; j < NF; j++) {
+        uint8_t *f = buf + 16 * j;
+        int idpos = 2 * ((j - 1) % 8);
+        x = x * 1103515245u + 12345u;
+        f[15] = (uint8_t)(x >> 16);
+        int n = 0;
+        for (int k = 0; k < 15; k++) {
+            x = x * 1103515245u + 12345u;
+            uint8_t v = (uint8_t)(x >> 16);
+            if (k == idpos) {
+                f[k] = 0x21;
+                continue;
+            }
+            f[k] = (k & 1) ? v : (uint8_t)(v & 0xfe);
+            want[j][n++] = (k & 1) ? f[k] : (uint8_t)(f[k] | ((f[15] >> (k / 2)) & 1));
+        }
+    }
+    sink *s = run_frames(0, buf, NF * 16, NF * 16);
+    assert_int_equal(s->nruns, NF);
+    for (int j = 1; j < NF; j++) {
+        const run *r = &s->runs[j];
+        assert_int_equal(r->id, 0x10);
+        assert_int_equal(r->index, 16 * j);
+        assert_int_equal(r->n, 14);
+        assert_memory_equal(r->data, want[j], 14);
+    }
+    free_sink(s);
+    free(buf);
+}
+
 static void test_truncated(void **state)
 {
     (void)state;
@@ -239,8 +280,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_id), cmocka_unit_test(test_data_frames_aux),
-        cmocka_unit_test(test_id_change), cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_fsync),     cmocka_unit_test(test_streaming),
+        cmocka_unit_test(test_id_change), cmocka_unit_test(test_restated_id),
+        cmocka_unit_test(test_truncated), cmocka_unit_test(test_fsync),
+        cmocka_unit_test(test_streaming),
     };
     if (!tk_test_data_present())
         return TK_TEST_SKIP;
