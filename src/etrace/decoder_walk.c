@@ -425,6 +425,16 @@ typedef struct tight_aside {
     unsigned extra; /* 1: a map without address, whose last branch the loop leaves alone */
 } tight_aside;
 
+#if defined(__GNUC__)
+#define TK_DEC_INLINE static inline __attribute__((always_inline))
+#define TK_DEC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TK_DEC_NOINLINE __attribute__((noinline))
+#else
+#define TK_DEC_INLINE static inline
+#define TK_DEC_UNLIKELY(x) (x)
+#define TK_DEC_NOINLINE
+#endif
+
 /* The batch header for the next entries (the batch is empty). */
 static inline void batch_header(tk_te_decoder *d)
 {
@@ -473,9 +483,10 @@ static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec 
 }
 
 /* The decoder state as the general path keeps it, at the start of block b (reached at next
- * from x->done). */
-static void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock *b, uint64_t next,
-                       uint64_t map, unsigned avail, tk_block_exec *e)
+ * from x->done). Inlined: an out-of-line call would take x's address and keep the loop's
+ * state (done, idle) in memory for every block. */
+TK_DEC_INLINE void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock *b, uint64_t next,
+                              uint64_t map, unsigned avail, tk_block_exec *e)
 {
     d->branch_map = map;
     d->branches = avail + x->extra;
@@ -493,16 +504,6 @@ static void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock *b, uin
         cycle_reset(x->cyc, next);
     *x->bp = b;
 }
-
-#if defined(__GNUC__)
-#define TK_DEC_INLINE static inline __attribute__((always_inline))
-#define TK_DEC_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define TK_DEC_NOINLINE __attribute__((noinline))
-#else
-#define TK_DEC_INLINE static inline
-#define TK_DEC_UNLIKELY(x) (x)
-#define TK_DEC_NOINLINE
-#endif
 
 /* blocks is a constant in each copy (below): the loop for block events has no callback in
  * it, and so more of its state in registers. */
