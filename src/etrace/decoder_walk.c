@@ -446,11 +446,13 @@ static inline void batch_header(tk_te_decoder *d)
 
 /* A whole block into the batch at *e (block events) or as a TK_EV_RANGE. */
 static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec **e,
-                             tk_block_exec *const e_end, const tk_bblock *b, uint64_t next,
-                             unsigned taken, unsigned indirect)
+                             tk_block_exec *const e_end, uint64_t *insns, const tk_bblock *b,
+                             uint64_t next, unsigned taken, unsigned indirect)
 {
-    d->stats.instructions += b->ninsn;
     if (blocks) {
+        /* counted in a register (tight_body writes it back): the stats are in memory the
+         * batch stores might alias; exact again before the batch goes out */
+        *insns += b->ninsn;
         tk_block_exec *const x = *e;
         x->block = b;
         x->next = next;
@@ -458,6 +460,8 @@ static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec 
         x->taken = (uint8_t)taken;
         x->indirect = (uint8_t)indirect;
         if (++*e == e_end) {
+            d->stats.instructions += *insns;
+            *insns = 0;
             d->nblk = TK_BLOCK_BATCH;
             *e = d->blk;
             int r = tk_dec_flush_blocks_now(d);
@@ -466,6 +470,7 @@ static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec 
         }
         return TK_OK;
     }
+    d->stats.instructions += b->ninsn;
     /* the callback cannot reach the decoder: the caller's locals stay valid across it */
     tk_event *const ev = &d->range_ev;
     ev->end = b->end;
@@ -507,8 +512,8 @@ TK_DEC_INLINE void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock 
 
 /* blocks is a constant in each copy (below): the loop for block events has no callback in
  * it, and so more of its state in registers. */
-TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
-                             const tk_rv_insn **last, cycle *cyc, uint64_t *idlep,
+TK_DEC_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
+                             const tk_rv_insn **last, cycle *cyc, uint64_t *idlep, uint64_t *insns,
                              const bool blocks)
 {
     tight_aside x = {.idle = *idlep,
@@ -556,13 +561,13 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             nb = b->link[taken];
             if (nb) {
                 next = nb->start; /* the successor, without choosing between target and fall */
-                if ((r = tight_emit(d, blocks, &e, e_end, b, next, taken, 0)) != TK_OK)
+                if ((r = tight_emit(d, blocks, &e, e_end, insns, b, next, taken, 0)) != TK_OK)
                     return r;
             } else {
                 /* first time through this edge: the lookup may report an error (after the
                  * block, as the general path does) */
                 next = taken ? b->target : b->fall;
-                if ((r = tight_emit(d, blocks, &e, e_end, b, next, taken, 0)) != TK_OK)
+                if ((r = tight_emit(d, blocks, &e, e_end, insns, b, next, taken, 0)) != TK_OK)
                     return r;
                 tight_sync(d, &x, b, next, map, avail, e);
                 const tk_bblock *lb;
@@ -582,7 +587,7 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
                 break; /* the general path reports it */
             }
             next = b->target;
-            if ((r = tight_emit(d, blocks, &e, e_end, b, next, 0, 0)) != TK_OK)
+            if ((r = tight_emit(d, blocks, &e, e_end, insns, b, next, 0, 0)) != TK_OK)
                 return r;
             nb = b->link[1];
             x.done = b;
@@ -598,7 +603,7 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
              * reported address (next_pc() without sijump or implicit return, and outside a
              * map without address, where it is an error). */
             next = addr & d->addr_mask;
-            if ((r = tight_emit(d, blocks, &e, e_end, b, next, 0, 1)) != TK_OK)
+            if ((r = tight_emit(d, blocks, &e, e_end, insns, b, next, 0, 1)) != TK_OK)
                 return r;
             x.done = b;
             tight_sync(d, &x, b, next, map, avail, e);
@@ -652,6 +657,18 @@ leave:
     tight_sync(d, &x, b, next, map, avail, e);
     *idlep = x.idle;
     return TK_OK;
+}
+
+/* tight_loop with its instruction count in a local (kept in a register: its address does not
+ * leave the inlined code), added to the stats once. */
+TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
+                             const tk_rv_insn **last, cycle *cyc, uint64_t *idlep,
+                             const bool blocks)
+{
+    uint64_t insns = 0;
+    const int r = tight_loop(d, w, bp, last, cyc, idlep, &insns, blocks);
+    d->stats.instructions += insns;
+    return r;
 }
 
 /* Their own copies, not inlined: the general path's state stays apart from their registers. */

@@ -30,6 +30,7 @@ typedef struct flow {
     size_t n, cap;
     uint64_t batches, batched;
     tk_count count;
+    uint64_t stat_insns; /* tk_te_decoder_get_stats after a serial decode (0: not taken) */
     /* set while a batch is being expanded */
     bool in_batch, first_of_batch;
 } flow;
@@ -125,6 +126,9 @@ static void compare(const char *what, const flow *want, const flow *got)
     }
     /* the count sink: batches count as the ranges they stand for */
     assert_memory_equal(&want->count, &got->count, sizeof(tk_count));
+    /* the decoder's own instruction count, kept apart in the block loop */
+    if (want->stat_insns && got->stat_insns)
+        assert_int_equal(want->stat_insns, got->stat_insns);
 }
 
 typedef struct vector {
@@ -164,6 +168,9 @@ static void decode_serial(const vector *v, unsigned flags, flow *f)
     tk_te_decoder_set_flags(d, flags);
     assert_int_equal(tk_te_decoder_run_raw(d, raw), TK_OK);
     assert_int_equal(tk_te_decoder_finish(d), TK_OK);
+    tk_te_decoder_stats st = {.size = sizeof(st)};
+    tk_te_decoder_get_stats(d, &st);
+    f->stat_insns = st.instructions;
     tk_te_decoder_free(d);
     tk_te_raw_close(raw);
     tk_image_free(img);
