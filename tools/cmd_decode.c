@@ -57,6 +57,10 @@ static void usage(FILE *out)
             "                    programmed them): a support packet announcing others is\n"
             "                    damaged, reported and not applied (without it, a trace's\n"
             "                    first support packet may change them)\n"
+            "  --max-predicted N a branch-count packet (branch prediction mode) claiming more\n"
+            "                    than N correctly predicted branches is an error, not followed\n"
+            "                    (default: no limit; the format allows 2^32 + 30, which takes\n"
+            "                    seconds to follow): bounds the work of untrusted trace\n"
             "  --stats           print packet and instruction counts to standard error\n"
             "\n"
             "Errors (bad packet, truncated file, trace not matching the program) are printed as\n"
@@ -322,6 +326,7 @@ int tk_cmd_decode(int argc, char **argv)
         OPT_PIECE,
         OPT_REGS,
         OPT_FIXED,
+        OPT_MAXPRED,
     };
     static const struct option opts[] = {
         {"scf", required_argument, NULL, OPT_SCF},
@@ -337,6 +342,7 @@ int tk_cmd_decode(int argc, char **argv)
         {"piece-size", required_argument, NULL, OPT_PIECE},
         {"regs", required_argument, NULL, OPT_REGS},
         {"fixed-options", no_argument, NULL, OPT_FIXED},
+        {"max-predicted", required_argument, NULL, OPT_MAXPRED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -345,7 +351,7 @@ int tk_cmd_decode(int argc, char **argv)
     bool bootrom = true, stats = false;
     unsigned flags = 0;
     unsigned long jobs = 1;
-    unsigned long long piece = 0;
+    unsigned long long piece = 0, max_predicted = 0;
     int ch;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "o:hj:", opts, NULL)) != -1) {
@@ -383,6 +389,15 @@ int tk_cmd_decode(int argc, char **argv)
         case OPT_FIXED:
             flags |= TK_TE_DEC_FIXED_OPTIONS;
             break;
+        case OPT_MAXPRED: {
+            char *end = NULL;
+            max_predicted = strtoull(optarg, &end, 10);
+            if (!end || *end || optarg[0] == '-' || max_predicted < 1) {
+                fprintf(stderr, "tracekit decode: --max-predicted wants a branch count\n");
+                return 2;
+            }
+            break;
+        }
         case OPT_PIECE: {
             char *end = NULL;
             piece = strtoull(optarg, &end, 10);
@@ -524,6 +539,7 @@ int tk_cmd_decode(int argc, char **argv)
                                                : want_pcs || want_listing ? 64u << 10
                                                                           : 1u << 20,
                                 .flags = flags,
+                                .max_predicted = max_predicted,
                                 .tvec_set = hw.tvec_set,
                                 .ctx = &c,
                                 .open_image = par_open_image,
@@ -549,6 +565,7 @@ int tk_cmd_decode(int argc, char **argv)
         if ((s = tk_te_decoder_new(&p, img, on_event, ps, &d)) != TK_OK)
             goto fail;
         tk_te_decoder_set_flags(d, flags);
+        tk_te_decoder_set_max_predicted(d, max_predicted);
         for (unsigned priv = 0; priv < 4; priv++)
             if ((hw.tvec_set >> priv) & 1u)
                 tk_te_decoder_set_trap_vector(d, priv, hw.tvec[priv]);

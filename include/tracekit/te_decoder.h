@@ -95,6 +95,14 @@ enum {
 };
 void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags);
 
+/* A limit on the work one packet may ask for. A branch-count packet (branch prediction mode)
+ * may claim up to 2^32 + 30 branches that went as predicted, and the decoder follows every
+ * one of them: legitimate for a hot loop, but 8 bytes of damaged or hostile trace can then
+ * cost minutes. With max > 0 a packet claiming more than max is a TK_ERR_OVERFLOW error
+ * event at its offset, and the decoder resynchronises at the next sync. 0 (the default):
+ * as many as the format allows. */
+void tk_te_decoder_set_max_predicted(tk_te_decoder *d, uint64_t max);
+
 /* Implicit exception mode: trap packets leave the handler address out and the decoder
  * infers it from the trap vector CSR (mtvec, stvec...) of the privilege level the handler
  * runs in (the packet's privilege: 0 U, 1 S, 3 M), value as the CSR holds it (MODE in bits

@@ -30,13 +30,14 @@ extern "C" {
 #endif
 
 typedef struct tk_te_par_config {
-    size_t size;        /* sizeof(tk_te_par_config) */
-    unsigned jobs;      /* threads (>= 1) */
-    size_t piece_bytes; /* trace bytes per piece (0: 1 MiB); cuts fall on the next sync */
-    unsigned flags;     /* tk_te_decoder_set_flags */
-    uint64_t tvec[4];   /* tk_te_decoder_set_trap_vector, for privileges whose bit ... */
-    uint8_t tvec_set;   /* ... is set here */
-    void *ctx;          /* passed to every callback */
+    size_t size;            /* sizeof(tk_te_par_config) */
+    unsigned jobs;          /* threads (>= 1) */
+    size_t piece_bytes;     /* trace bytes per piece (0: 1 MiB); cuts fall on the next sync */
+    unsigned flags;         /* tk_te_decoder_set_flags */
+    uint64_t tvec[4];       /* tk_te_decoder_set_trap_vector, for privileges whose bit ... */
+    uint8_t tvec_set;       /* ... is set here */
+    uint64_t max_predicted; /* tk_te_decoder_set_max_predicted (0: no limit) */
+    void *ctx;              /* passed to every callback */
     /* A program image for one thread's decoder (called on the calling thread, jobs + 1
      * times at most); freed with tk_image_free. */
     tk_status (*open_image)(void *ctx, tk_image **out);

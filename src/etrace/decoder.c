@@ -96,6 +96,12 @@ void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags)
     d->blocks = (flags & TK_TE_DEC_BLOCK_EVENTS) && d->img == d->own_img;
 }
 
+void tk_te_decoder_set_max_predicted(tk_te_decoder *d, uint64_t max)
+{
+    if (d)
+        d->max_predicted = max;
+}
+
 int tk_dec_flush_blocks_now(tk_te_decoder *d)
 {
     d->blk_ev.nblocks = d->nblk;
@@ -472,7 +478,13 @@ static int take_branch_count(tk_te_decoder *d, const tk_te_packet *pkt)
         return tk_dec_fail(d, TK_ERR_MISMATCH,
                            "branch count while %llu predicted branches are not reached yet",
                            (unsigned long long)(d->pred_pending + d->fail_pending));
-    d->pred_pending = pkt->branch_count + TK_TE_BCOUNT_MIN;
+    const uint64_t claimed = pkt->branch_count + TK_TE_BCOUNT_MIN;
+    if (d->max_predicted && claimed > d->max_predicted)
+        return tk_dec_fail(d, TK_ERR_OVERFLOW,
+                           "branch count packet claims %llu correctly predicted branches, more "
+                           "than the limit of %llu",
+                           (unsigned long long)claimed, (unsigned long long)d->max_predicted);
+    d->pred_pending = claimed;
     d->fail_pending = pkt->branch_fmt != 2;
     if (pkt->branch_fmt == 0)
         d->stop_at_last_branch = true;

@@ -66,9 +66,10 @@ struct tk_te_decoder {
     tk_te_jtc jtc;
     uint64_t pred_pending;
     bool fail_pending;
-    bool walk_uninf;  /* the last walk stopped on an uninferable discontinuity's target */
-    uint64_t tvec[4]; /* trap vector CSR per privilege, for implicit exceptions */
-    uint8_t tvec_set; /* bit per privilege */
+    uint64_t max_predicted; /* tk_te_decoder_set_max_predicted (0: no limit) */
+    bool walk_uninf;        /* the last walk stopped on an uninferable discontinuity's target */
+    uint64_t tvec[4];       /* trap vector CSR per privilege, for implicit exceptions */
+    uint8_t tvec_set;       /* bit per privilege */
 
     /* tracekit additions */
     bool have_pc;         /* pc holds a reported instruction */

@@ -95,3 +95,25 @@ if "$tk" decode --scf "$out/discovery.scf" "$out/all.te_inst_raw" 2> "$out/err.t
 fi
 grep -q 'give the program with --elf' "$out/err.txt" || { cat "$out/err.txt"; exit 1; }
 echo "ok   --scf alone: '$(cat "$out/err.txt")'"
+# --max-predicted bounds what one branch-count packet may claim: a limit above every claim of
+# this trace changes nothing; the smallest (31, what every such packet claims at least) makes
+# each one an error with its offset, and decoding goes on at the next sync.
+"$tk" decode --regs "$out/hw.regs" --elf "$elf" --max-predicted 100000000 "$out/all.te_inst_raw" \
+    -o "$out/got.pcs"
+cmp -s "$out/all.pcs" "$out/got.pcs" || { echo "FAIL: --max-predicted above every claim"; exit 1; }
+if "$tk" decode --regs "$out/hw.regs" --elf "$elf" --max-predicted 31 "$out/all.te_inst_raw" \
+    -o "$out/limited.pcs" 2> "$out/err.txt"; then
+    echo "FAIL: --max-predicted 31 gave no error"
+    exit 1
+fi
+grep -Eq 'offset [0-9]+ \(packet [0-9]+\): branch count packet claims [0-9]+ correctly predicted branches, more than the limit of 31' \
+    "$out/err.txt" || { head -3 "$out/err.txt"; exit 1; }
+[ -s "$out/limited.pcs" ] || { echo "FAIL: nothing decoded around the refused packets"; exit 1; }
+echo "ok   --max-predicted 31: $(grep -c 'more than the limit' "$out/err.txt") packets refused, $(wc -l < "$out/limited.pcs") PCs decoded around them"
+# the parallel decoder applies the limit in every piece: same PCs, same messages
+"$tk" decode --regs "$out/hw.regs" --elf "$elf" --max-predicted 31 -j 2 --piece-size 1000 \
+    "$out/all.te_inst_raw" -o "$out/limited-j2.pcs" 2> "$out/err-j2.txt" && exit 1
+cmp -s "$out/limited.pcs" "$out/limited-j2.pcs" || { echo "FAIL: -j 2 PCs differ"; exit 1; }
+cmp -s <(sed 's/^[^:]*: [^:]*: //' "$out/err.txt") <(sed 's/^[^:]*: [^:]*: //' "$out/err-j2.txt") ||
+    { echo "FAIL: -j 2 messages differ"; exit 1; }
+echo "ok   --max-predicted 31 -j 2: the same PCs and messages"

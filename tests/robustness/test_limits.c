@@ -152,6 +152,8 @@ static void test_zero_padding_coresight(void **state)
 
 typedef struct counts {
     uint64_t insns, ranges, errors, mismatches;
+    tk_status last_status; /* of the last error */
+    uint64_t last_offset;
 } counts;
 
 static tk_status on_event(void *ctx, const tk_event *ev)
@@ -162,6 +164,8 @@ static tk_status on_event(void *ctx, const tk_event *ev)
         c->ranges++;
     } else if (ev->kind == TK_EV_ERROR) {
         c->errors++;
+        c->last_status = ev->status;
+        c->last_offset = ev->byte_offset;
         if (ev->status == TK_ERR_MISMATCH)
             c->mismatches++;
     }
@@ -318,6 +322,53 @@ static void test_branch_map_flood_without_branches(void **state)
     tk_image_free(img);
 }
 
+/* A branch-count packet (branch prediction mode) claiming as many correctly predicted
+ * branches as its 32-bit field holds: the decoder follows each of them, which took 20
+ * minutes in the fuzzer (bug 7). With a limit the claim is refused at once, with the
+ * packet's offset, and the next sync decodes again; a claim within the limit is followed
+ * branch by branch. */
+static void test_predicted_branch_count_limit(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {
+        0x00000013, /* 0: nop */
+        0xfe000ee3, /* 4: beq x0, x0, 0 (back to the nop either way: ...) */
+        0xff9ff06f, /* 8: j 0 (... taken or not) */
+    };
+    tk_image *img = tiny_image(code, 3);
+    tk_te_params p;
+    tiny_params(&p);
+    p.s.bpred_size = 3;
+    p.o.branch_prediction = true;
+    counts c = {0};
+    tk_te_decoder *d = NULL;
+    assert_int_equal(tk_te_decoder_new(&p, img, on_event, &c, &d), TK_OK);
+    tk_te_decoder_set_max_predicted(d, 1000);
+    feed_start(d, &p, CODE_BASE);
+    tk_te_packet f0;
+    memset(&f0, 0, sizeof(f0));
+    f0.format = TK_TE_F0;
+    f0.subformat = 0;
+    f0.branch_fmt = 0;               /* count, then one branch that went against the predictor */
+    f0.branch_count = 0xffffffffull; /* 2^32 - 1 + 31 predicted branches */
+    feed(d, &p, &f0, 5);
+    assert_int_equal(c.errors, 1);
+    assert_int_equal(c.last_status, TK_ERR_OVERFLOW);
+    assert_int_equal(c.last_offset, 5 * 8);
+    assert_true(c.insns < 10);
+    /* after the next sync, a claim within the limit is followed: each predicted branch is
+     * two or three instructions of the loop */
+    feed_start(d, &p, CODE_BASE);
+    const uint64_t before = c.insns;
+    f0.branch_count = 1000 - 31 - 1; /* 999 predicted, below the limit */
+    feed(d, &p, &f0, 6);
+    assert_int_equal(tk_te_decoder_finish(d), TK_OK);
+    assert_int_equal(c.errors, 1);
+    assert_true(c.insns - before >= 2 * 999);
+    tk_te_decoder_free(d);
+    tk_image_free(img);
+}
+
 int main(void)
 {
     signal(SIGALRM, on_alarm);
@@ -329,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_unreachable_address_through_implicit_returns),
         cmocka_unit_test(test_deep_call_stack),
         cmocka_unit_test(test_branch_map_flood_without_branches),
+        cmocka_unit_test(test_predicted_branch_count_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
