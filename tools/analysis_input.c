@@ -26,7 +26,8 @@ const char tk_an_input_help[] =
     "                    decoded as `tracekit decode` does; the .ucf's object-files names\n"
     "                    the ELF unless --elf is given (without a .ucf the options come\n"
     "                    from the trace's support packets). Also: --spec VER (2.0, 0.29),\n"
-    "                    --no-bootrom, --ecall-sequential (see tracekit decode --help)\n"
+    "                    --no-bootrom, --ecall-sequential, --max-predicted N (see\n"
+    "                    tracekit decode --help)\n"
     "  --sim PROG.elf    run the program on tracekit's hart model (RV32/RV64 IMAFDC, HTIF\n"
     "                    exit, see tracekit sim) and profile every retired instruction;\n"
     "                    --max-insns N stops it (default 2000000000), --hart H picks the\n"
@@ -66,6 +67,16 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
             return -1;
         }
         *in->top = (unsigned)v;
+        ++*i;
+        return 1;
+    } else if (!strcmp(a, "--max-predicted")) {
+        char *end = NULL;
+        unsigned long long v = *i + 1 < argc ? strtoull(argv[*i + 1], &end, 10) : 0;
+        if (!end || *end || argv[*i + 1][0] == '-' || !v) {
+            fprintf(stderr, "tracekit %s: --max-predicted needs a branch count\n", in->cmd);
+            return -1;
+        }
+        in->max_predicted = v;
         ++*i;
         return 1;
     } else if (!strcmp(a, "--max-insns") || !strcmp(a, "--hart")) {
@@ -231,6 +242,7 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     }
     tk_te_decoder_set_flags(dec, (in->ecall_sequential ? TK_TE_DEC_ECALL_SEQUENTIAL : 0u) |
                                      (blocks ? TK_TE_DEC_BLOCK_EVENTS : 0u));
+    tk_te_decoder_set_max_predicted(dec, in->max_predicted);
     st = tk_te_decoder_run_raw(dec, raw);
     /* A damaged stream was reported packet by packet; only a stop of our own is fatal. */
     if (st != TK_ERR_NOMEM && st != TK_ERR_STATE)

@@ -22,6 +22,7 @@ typedef struct tk_an_input {
     int hart;                     /* --hart for --sim (-1: all) */
     bool no_bootrom;              /* --no-bootrom */
     bool ecall_sequential;
+    uint64_t max_predicted; /* --max-predicted (0: no limit) */
     bool quiet;             /* --quiet: no progress line */
     bool by_range;          /* --by-range: feed the profile range events, not block batches */
     unsigned profile_flags; /* tk_profile_new_flags: the level the command's output needs */

@@ -117,3 +117,10 @@ cmp -s "$out/limited.pcs" "$out/limited-j2.pcs" || { echo "FAIL: -j 2 PCs differ
 cmp -s <(sed 's/^[^:]*: [^:]*: //' "$out/err.txt") <(sed 's/^[^:]*: [^:]*: //' "$out/err-j2.txt") ||
     { echo "FAIL: -j 2 messages differ"; exit 1; }
 echo "ok   --max-predicted 31 -j 2: the same PCs and messages"
+# the analysis commands take it too
+"$tk" profile --scf "$out/discovery.scf" --elf "$elf" --max-predicted 31 --quiet \
+    "$out/all.te_inst_raw" -o "$out/limited.callgrind" 2> "$out/err-prof.txt"
+[ "$(grep -c 'more than the limit of 31' "$out/err-prof.txt")" = \
+    "$(grep -c 'more than the limit of 31' "$out/err.txt")" ] ||
+    { echo "FAIL: profile --max-predicted"; head -3 "$out/err-prof.txt"; exit 1; }
+echo "ok   profile --max-predicted 31: the same packets refused"
