@@ -43,36 +43,48 @@ field() { # field NAME LINE
     echo "$2" | awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}'
 }
 
-cpu_seconds() { # run a command, print its user+sys CPU seconds
+cpu_rss() { # run a command, print its user+sys CPU seconds and its peak RSS in KB
     local f
     f=$(mktemp)
-    /usr/bin/time -f "%U %S" -o "$f" "$@" >/dev/null 2>&1 || true
-    awk '{printf "%.3f", $1 + $2}' "$f"
+    /usr/bin/time -f "%U %S %M" -o "$f" "$@" >/dev/null 2>&1 || true
+    awk '{printf "%.3f %d\n", $1 + $2, $3}' "$f"
+    rm -f "$f"
+}
+
+# Peak resident set of a tracekit run (the whole process: snapshot, memory images, trace).
+peak_rss() { # peak_rss VAR command...: stdout into VAR's file, peak RSS KB printed
+    local f
+    f=$(mktemp)
+    /usr/bin/time -f "%M" -o "$f" "${@:2}" > "$1" || true
+    cat "$f"
     rm -f "$f"
 }
 
 BYTES=$(stat -c %s "$SS/cstrace.bin")
-P=$("${TK[@]}" dump --snapshot "$SS" --stats "$REPEAT")
-D=$("${TK[@]}" decode --snapshot "$SS" --stats "$REPEAT")
+OUTP=$(mktemp) OUTD=$(mktemp)
+RP=$(peak_rss "$OUTP" "${TK[@]}" dump --snapshot "$SS" --stats "$REPEAT")
+RD=$(peak_rss "$OUTD" "${TK[@]}" decode --snapshot "$SS" --stats "$REPEAT")
+P=$(cat "$OUTP") D=$(cat "$OUTD")
+rm -f "$OUTP" "$OUTD"
 
 echo "coresight: bugfix-exact-match, $BYTES bytes of trace ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
-printf "  %-8s %-12s %10s %12s %s\n" "" "tool" "MB/s" "CPU s" "items"
-printf "  %-8s %-12s %10s %12s %s packets\n" packets tracekit "$(field MB/s "$P")" \
-    "$(field seconds "$P")" "$(field packets "$P")"
-printf "  %-8s %-12s %10s %12s %s ranges, %s instructions (%s Minsn/s)\n" decode tracekit \
-    "$(field MB/s "$D")" "$(field seconds "$D")" "$(field ranges "$D")" \
+printf "  %-8s %-14s %8s %10s %9s %s\n" "" "tool" "MB/s" "CPU s" "peak RSS" "items"
+printf "  %-8s %-14s %8s %10s %6s KB %s packets\n" packets tracekit "$(field MB/s "$P")" \
+    "$(field seconds "$P")" "$RP" "$(field packets "$P")"
+printf "  %-8s %-14s %8s %10s %6s KB %s ranges, %s instructions (%s Minsn/s)\n" decode tracekit \
+    "$(field MB/s "$D")" "$(field seconds "$D")" "$RD" "$(field ranges "$D")" \
     "$(field instructions "$D")" "$(field Minsn/s "$D")"
 
 if [ -x "$LISTER" ] && [ -x /usr/bin/time ]; then
-    TP=$(cpu_seconds "$LISTER" -ss_dir "$SS" -logfilename /dev/null)
-    TD=$(cpu_seconds "$LISTER" -ss_dir "$SS" -decode_only -logfilename /dev/null)
+    read -r TP MP < <(cpu_rss "$LISTER" -ss_dir "$SS" -logfilename /dev/null)
+    read -r TD MD < <(cpu_rss "$LISTER" -ss_dir "$SS" -decode_only -logfilename /dev/null)
     INS=$(field instructions "$D")
     awk -v b="$BYTES" -v tp="$TP" -v td="$TD" -v tkp="$(field seconds "$P")" \
-        -v tkd="$(field seconds "$D")" -v ins="$INS" 'BEGIN {
-        printf "  %-8s %-12s %10.1f %12.3f (%.0fx slower than tracekit)\n", "packets",
-               "trc_pkt_lister", b / tp / 1e6, tp, tp / tkp;
-        printf "  %-8s %-12s %10.1f %12.3f %.1f Minsn/s (%.0fx slower than tracekit)\n",
-               "decode", "trc_pkt_lister", b / td / 1e6, td, ins / td / 1e6, td / tkd }'
+        -v tkd="$(field seconds "$D")" -v ins="$INS" -v mp="$MP" -v md="$MD" 'BEGIN {
+        printf "  %-8s %-14s %8.1f %10.3f %6d KB (%.0fx slower than tracekit)\n", "packets",
+               "trc_pkt_lister", b / tp / 1e6, tp, mp, tp / tkp;
+        printf "  %-8s %-14s %8.1f %10.3f %6d KB %.1f Minsn/s (%.0fx slower than tracekit)\n",
+               "decode", "trc_pkt_lister", b / td / 1e6, td, md, ins / td / 1e6, td / tkd }'
 else
     echo "  trc_pkt_lister (libopencsd-bin) or /usr/bin/time not installed: no comparison"
 fi

@@ -154,14 +154,17 @@ fi
 # ---- encoder ------------------------------------------------------------------------------
 declare -a enc enc1 encg encr
 for i in $(seq "$RUNS"); do
-    "$TKB" gen "$SCF" "$V/dhrystone.encoder.ucf" "$V/dhrystone.encoder_input.gz" 10 \
+    /usr/bin/time -f "%M" -o "$CACHE/enc.rss" \
+        "$TKB" gen "$SCF" "$V/dhrystone.encoder.ucf" "$V/dhrystone.encoder_input.gz" 10 \
         "$CACHE/enc.tmp" > "$CACHE/enc.txt" && enc+=($(field encoder_Minstr_per_s "$CACHE/enc.txt")) &&
         enc1+=($(field encoder_push1_Minstr_per_s "$CACHE/enc.txt")) &&
         encg+=($(field encoder_grouped_Minstr_per_s "$CACHE/enc.txt")) &&
         encr+=($(field encoder_grouped_run_Minstr_per_s "$CACHE/enc.txt"))
 done
 rm -f "$CACHE/enc.tmp"
-row "encoder, M instr/s (CPU), runs of rows" "$(echo "${enc[*]}" | median)" "" "" ""
+# peak RSS: the whole process of the last run (the ingress file inflated in memory, all four ways)
+row "encoder, M instr/s (CPU), runs of rows" "$(echo "${enc[*]}" | median)" "" "" \
+    "$(cat "$CACHE/enc.rss") KB"
 row "  one push per row" "$(echo "${enc1[*]}" | median)" "" "" ""
 row "  grouped ingress (8-wide, 2 blocks/cycle)" "$(echo "${encg[*]}" | median)" "" "" ""
 row "  grouped ingress, blocks as runs" "$(echo "${encr[*]}" | median)" "" "" ""
@@ -170,11 +173,13 @@ row "  grouped ingress, blocks as runs" "$(echo "${encr[*]}" | median)" "" "" ""
 if "$TK" sim --help > /dev/null 2>&1 && [ -f "$DATA/riscv-ref/coremark.riscv" ]; then
     declare -a mips
     for i in $(seq "$RUNS"); do
-        "$TK" sim "$DATA/riscv-ref/coremark.riscv" --quiet --max-insns 50000000 \
+        /usr/bin/time -f "%M" -o "$CACHE/sim.rss" \
+            "$TK" sim "$DATA/riscv-ref/coremark.riscv" --quiet --max-insns 50000000 \
             > /dev/null 2> "$CACHE/sim.txt"
         mips+=($(sed -n 's/.*(\([0-9.]*\) M instructions\/s).*/\1/p' "$CACHE/sim.txt"))
     done
-    row "hart model (coremark, 50M instr), MIPS" "$(echo "${mips[*]}" | median)" "" "" ""
+    row "hart model (coremark, 50M instr), MIPS" "$(echo "${mips[*]}" | median)" "" "" \
+        "$(cat "$CACHE/sim.rss") KB"
 else
     row "hart model" "not present" "" "" ""
 fi
