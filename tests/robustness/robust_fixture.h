@@ -33,6 +33,8 @@ typedef struct rb_vector {
      * for implicit exceptions; the golden vectors have none */
     uint64_t tvec[4];
     uint8_t tvec_set;
+    /* tk_te_decoder_set_max_predicted (0: the decoder's default, no limit) */
+    uint64_t max_predicted;
 } rb_vector;
 
 typedef struct rb_run {
@@ -186,6 +188,7 @@ static inline void rb_decode_flags(const rb_vector *v, const uint8_t *buf, size_
     for (unsigned priv = 0; priv < 4; priv++)
         if ((v->tvec_set >> priv) & 1u)
             tk_te_decoder_set_trap_vector(d, priv, v->tvec[priv]);
+    tk_te_decoder_set_max_predicted(d, v->max_predicted);
     tk_te_raw *r = NULL;
     assert_int_equal(tk_te_raw_from_buffer(buf, len, &r), TK_OK);
     size_t calls = 0;
@@ -378,7 +381,7 @@ typedef struct rb_kind_stats {
     unsigned long silent;        /* flow differs, nothing reported: the damage left valid packets */
     unsigned long harmless;      /* flow identical (e.g. a flipped sign-extension bit) */
     unsigned long options_refused;  /* the decoder refused a support packet's options */
-    unsigned long options_believed; /* it took them (trace start only; see rb_check_options) */
+    unsigned long options_believed; /* it took them (trace start only; see rb_decode_mutant) */
     uint64_t lost, lost_max;
     uint64_t clean_insns;
 } rb_kind_stats;
@@ -499,8 +502,10 @@ typedef struct rb_mutant {
  * only where a support packet may announce new options (decoder.c, support_refusal): before
  * the first sync or after a trace's clean end. In a trace of one run that is the first packet
  * (the closing support packet has nothing after it), so the damage must be before the first
- * sync; the flow is then decoded with the wrong options throughout, and no check can tell a
- * flipped full-address bit from a real announcement. A decoder told the options are fixed (as
+ * sync; the flow is then decoded with the wrong options throughout (or, where the flow does not
+ * depend on them, the trace's closing support packet with the real options is refused, after
+ * the last sync), and no check can tell a flipped full-address bit from a real announcement.
+ * A decoder told the options are fixed (as
  * a tool that programmed the encoder knows them) refuses the packet and recovers: that decode
  * is the one checked. */
 static inline void rb_decode_mutant(const rb_mutant *mu, rb_kind_stats *ks, rb_flow *bad)
@@ -509,8 +514,7 @@ static inline void rb_decode_mutant(const rb_mutant *mu, rb_kind_stats *ks, rb_f
     rb_decode(v, mu->buf, mu->len, bad);
     if (bad->options_refused)
         ks->options_refused++;
-    const uint64_t n = mu->clean->ninsn;
-    if (!bad->options_changed || (bad->ninsn == n && rb_common_prefix(mu->clean, bad) == n))
+    if (!bad->options_changed)
         return;
     ks->options_believed++;
     if (mu->dm.start >= mu->first_sync) {
