@@ -647,18 +647,35 @@ static inline void rb_print_stats_header(bool with_mode)
     printf(with_mode ? " %9s\n" : "\n", "mean");
 }
 
-static inline void rb_print_stats_row(const char *mode, int kind, const rb_kind_stats *ks)
+static inline void rb_print_stats_row(const char *mode, const char *damage, const rb_kind_stats *ks)
 {
     if (mode)
         printf("%-16s ", mode);
-    printf("%-14s %9lu %9lu %7lu %7lu %8lu %7lu %8lu %8lu %8lu %10.2f%% %9" PRIu64,
-           rb_kind_names[kind], ks->mutations, ks->with_error, ks->recovered_at[0],
-           ks->recovered_at[1], ks->no_sync_after, ks->silent, ks->harmless, ks->options_refused,
-           ks->options_believed, ks->clean_insns ? 100.0 * ks->lost / ks->clean_insns : 0.0,
-           ks->lost_max);
+    printf("%-14s %9lu %9lu %7lu %7lu %8lu %7lu %8lu %8lu %8lu %10.2f%% %9" PRIu64, damage,
+           ks->mutations, ks->with_error, ks->recovered_at[0], ks->recovered_at[1],
+           ks->no_sync_after, ks->silent, ks->harmless, ks->options_refused, ks->options_believed,
+           ks->clean_insns ? 100.0 * ks->lost / ks->clean_insns : 0.0, ks->lost_max);
     if (mode)
         printf(" %9.1f", ks->mutations ? (double)ks->lost / ks->mutations : 0.0);
     printf("\n");
+}
+
+/* Add src's counts to dst (totals over kinds or vectors). */
+static inline void rb_kind_stats_add(rb_kind_stats *dst, const rb_kind_stats *src)
+{
+    dst->mutations += src->mutations;
+    dst->with_error += src->with_error;
+    for (int i = 0; i <= RB_MAX_SYNC_SKIPPED; i++)
+        dst->recovered_at[i] += src->recovered_at[i];
+    dst->no_sync_after += src->no_sync_after;
+    dst->silent += src->silent;
+    dst->harmless += src->harmless;
+    dst->options_refused += src->options_refused;
+    dst->options_believed += src->options_believed;
+    dst->lost += src->lost;
+    if (src->lost_max > dst->lost_max)
+        dst->lost_max = src->lost_max;
+    dst->clean_insns += src->clean_insns;
 }
 
 #endif

@@ -60,7 +60,7 @@ static void test_corruption_golden(void **state)
     for (int k = 0; k < RB_NKINDS; k++) {
         const rb_kind_stats *ks = &rc.k[k];
         total += ks->mutations;
-        rb_print_stats_row(NULL, k, ks);
+        rb_print_stats_row(NULL, rb_kind_names[k], ks);
         /* a truncated final packet is always noticed by the reader */
         if (k == RB_TRUNC)
             assert_int_equal(ks->with_error, ks->mutations);
