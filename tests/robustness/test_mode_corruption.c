@@ -122,6 +122,7 @@ static tk_status raw_append(void *ctx, const tk_te_packet *pkt)
 typedef struct mode_stats {
     rb_kind_stats k[RB_NKINDS];
     uint64_t bytes, insns;
+    uint64_t max_count;     /* largest branch count claimed */
     uint64_t per_format[6]; /* as mp_result's: F0SF0, F0SF1, F1, F2, F3, support */
 } mode_stats;
 
@@ -149,6 +150,8 @@ static void make_vector(const mp_prog *g, const mode *md, rb_vector *v, mode_sta
     v->max_predicted = MAX_PREDICTED;
     ms->bytes += sink.len;
     ms->insns += g->npcs;
+    if (sink.max_count > ms->max_count)
+        ms->max_count = sink.max_count;
     for (size_t f = 0; f < 6; f++)
         ms->per_format[f] += sink.per_format[f];
 }
@@ -191,19 +194,20 @@ static void run_program(const char *name, mode_stats stats[NMODES])
     mp_free(&g);
 }
 
-/* The traces of each mode, and proof they use it: branch prediction sends branch counts
- * (F0SF0), the jump target cache cached targets (F0SF1). */
+/* The traces of each mode (bytes with the framing's header bytes; the largest branch count
+ * claimed), and proof they use it: branch prediction sends branch counts (F0SF0), the jump
+ * target cache cached targets (F0SF1). */
 static void print_traces(const mode_stats stats[NMODES])
 {
-    printf("%-16s %9s %9s %10s %9s %9s %9s %9s\n", "mode", "bytes", "insns", "bits/insn", "F0SF0",
-           "F0SF1", "F1+F2", "F3");
+    printf("%-16s %9s %9s %10s %9s %9s %9s %9s %9s\n", "mode", "bytes", "insns", "bits/insn",
+           "F0SF0", "F0SF1", "F1+F2", "F3", "max count");
     for (size_t i = 0; i < NMODES; i++) {
         const mode_stats *ms = &stats[i];
         printf("%-16s %9" PRIu64 " %9" PRIu64 " %10.3f %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-               " %9" PRIu64 "\n",
+               " %9" PRIu64 " %9" PRIu64 "\n",
                modes[i].name, ms->bytes, ms->insns, 8.0 * (double)ms->bytes / (double)ms->insns,
                ms->per_format[0], ms->per_format[1], ms->per_format[2] + ms->per_format[3],
-               ms->per_format[4] + ms->per_format[5]);
+               ms->per_format[4] + ms->per_format[5], ms->max_count);
         if (modes[i].c.bp)
             assert_true(ms->per_format[0] > 0);
         if (modes[i].c.jtc)
