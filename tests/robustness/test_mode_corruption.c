@@ -21,15 +21,16 @@
  *
  * Branch prediction brings one hazard the baseline has not: a branch-count packet claims up
  * to 2^32 + 30 correctly predicted branches and the decoder, by default, follows them all
- * (bug 7). Damage makes such claims: 19 of the 1152 mutations of the bp traces here claim
- * more than 4096, up to 4.29e9; median's mutation 26 (1.37e9) walks a loop at about 4 M
- * branches a second, some 5 minutes, and without a limit this test did not finish in 5
- * minutes. So it decodes as a tool should on untrusted trace, with a limit
+ * (bug 7). Damage makes such claims: 19 of the 1152 mutations of the shared programs' traces
+ * with branch prediction claim more than 4096, up to 4.29e9; median's mutation 26 (1.37e9) walks a
+ * loop at about 4 M branches a second, some 5 minutes, and without a limit this test did not finish
+ * in 5 minutes. So it decodes as a tool should on untrusted trace, with a limit
  * (tk_te_decoder_set_max_predicted) well above every count the clean traces hold (asserted,
  * so no clean decode is refused); the claim is then an error and the decoder resynchronises.
  *
- * Of the shared programs only test_discon_branch_exception traps, so implicit exceptions are
- * exercised by one trap packet (the other programs' iexc traces are baseline ones). */
+ * Of the shared programs only test_discon_branch_exception traps, once; so a second test does
+ * the same on example programs run by the hart model (traps, timer interrupts, U/S/M
+ * changes), when the RISC-V cross compiler built them. */
 #include "robust_fixture.h"
 
 #include "modes/hart_prog.h"
@@ -39,8 +40,9 @@
 #error "TK_EXAMPLE_DIR: the folder of the built examples (tests/robustness/CMakeLists.txt)"
 #endif
 
-/* Mutations per program x mode, split evenly over the kinds: 4 programs x 9 modes -> 3456;
- * fewer in the sanitizer build, which runs several times slower. */
+/* Mutations per program x mode, split evenly over the kinds: 4 programs x 9 modes -> 3456,
+ * and 3 examples x 9 modes -> 1296; fewer in the sanitizer build, which runs several times
+ * slower. */
 #if defined(__SANITIZE_ADDRESS__)
 #define MUTATIONS_PER_VECTOR 42
 #define EXAMPLE_MUTATIONS_PER_VECTOR 24
@@ -302,7 +304,7 @@ static void test_mode_corruption_examples(void **state)
     }
     if (!built)
         skip();
-    /* no uninferable jump of these small programs goes twice to one target: no cache hit */
+    /* the encoder sends no cached target (F0SF1) for these three programs */
     report("examples on the hart model", built, EXAMPLE_MUTATIONS_PER_VECTOR, stats, false);
 }
 
