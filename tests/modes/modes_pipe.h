@@ -241,19 +241,61 @@ static inline tk_status mp_to_filter(mp_stages *sg, const tk_te_block *b)
     return n ? mp_to_grouper(sg, &f) : TK_OK;
 }
 
-/* Run g through setting s. Fails the test on an API error; the caller checks r. */
-static inline void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result *r)
+/* A setting of the optional modes: which are on and the sizes of their hardware (2.0
+ * spec_params 64-bit addresses, itype 4, sync every 2^(2+4) packets, the spec's behaviour
+ * rather than the reference model's quirks). */
+typedef struct mp_combo {
+    tk_te_spec spec;
+    bool full, sijump, iexc, ir, bp, jtc;
+    unsigned rss, ccs, bpred, cache, group;
+} mp_combo;
+
+static inline void mp_make_setting(mp_setting *s, const mp_combo *c)
 {
-    memset(r, 0, sizeof(*r));
-    mp_run x = {.s = s, .img = g->img, .r = r};
-    x.want = s->want ? s->want : g->pcs;
-    x.nwant = s->want ? s->nwant : g->npcs;
-    assert_int_equal(tk_te_decoder_new(&s->p, g->img, mp_on_event, &x, &x.d), TK_OK);
-    for (unsigned priv = 0; priv < 4; priv++)
-        if ((g->tvec_set >> priv) & 1u)
-            tk_te_decoder_set_trap_vector(x.d, priv, g->tvec[priv]);
+    memset(s, 0, sizeof(*s));
+    tk_te_params_init(&s->p);
+    s->p.spec = c->spec;
+    s->p.s.iaddress_width = 64;
+    s->p.s.iaddress_lsb = 1;
+    s->p.s.itype_width = 4;
+    s->p.s.sijump = c->sijump;
+    s->p.s.return_stack_size = c->rss;
+    s->p.s.call_counter_size = c->ccs;
+    s->p.s.bpred_size = c->bpred;
+    s->p.s.cache_size = c->cache;
+    s->p.s.f0s_width = (c->bp && c->jtc) ? 1 : 0;
+    s->p.o.full_address = c->full;
+    s->p.o.sijump = c->sijump;
+    s->p.o.implicit_except = c->iexc;
+    s->p.o.implicit_return = c->ir;
+    s->p.o.branch_prediction = c->bp;
+    s->p.o.jump_target_cache = c->jtc;
+    s->p.o.resync_max = 2;
+    s->p.ioptions_width = 6;
+    tk_te_encoder_options_init(&s->eo);
+    s->eo.reference_quirks = false;
+    s->eo.irdepth_ones = false;
+    if (c->group) {
+        s->group_insns = c->group;
+        s->group_blocks = 2;
+    }
+}
+
+static inline void mp_combo_name(const mp_combo *c, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "spec %s%s%s%s%s%s%s ras%u cc%u bp%u jtc%u grp%u", tk_te_spec_name(c->spec),
+             c->full ? " full" : "", c->sijump ? " sijump" : "", c->iexc ? " iexc" : "",
+             c->ir ? " ir" : "", c->bp ? " bp" : "", c->jtc ? " jtc" : "", c->rss, c->ccs, c->bpred,
+             c->cache, c->group);
+}
+
+/* Encode g's execution under setting s: every packet goes to fn, in order. Fails the test
+ * on an API error; returns the encoder's status (fn's error stops it). */
+static inline tk_status mp_encode(const mp_prog *g, const mp_setting *s, tk_te_packet_fn fn,
+                                  void *ctx)
+{
     tk_te_encoder *e;
-    assert_int_equal(tk_te_encoder_new_opts(&s->p, &s->eo, mp_on_packet, &x, &e), TK_OK);
+    assert_int_equal(tk_te_encoder_new_opts(&s->p, &s->eo, fn, ctx, &e), TK_OK);
     tk_spike_conv_options co = {.reference_quirks = s->eo.reference_quirks};
     tk_spike_conv *conv;
     assert_int_equal(tk_spike_conv_new(&s->p, &co, &conv), TK_OK);
@@ -293,15 +335,30 @@ static inline void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result
     }
     if (st == TK_OK)
         st = tk_te_encoder_finish(e);
-    if (x.codec_error)
-        fail_msg("%s: packet could not be carried (%s)", g->name, tk_strerror(x.codec_error));
-    assert_int_equal(st, TK_OK);
-    assert_int_equal(tk_te_decoder_finish(x.d), TK_OK);
     free(sg.cyc);
     tk_te_grouper_free(grp);
     tk_te_filter_free(flt);
     tk_spike_conv_free(conv);
     tk_te_encoder_free(e);
+    return st;
+}
+
+/* Run g through setting s. Fails the test on an API error; the caller checks r. */
+static inline void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    mp_run x = {.s = s, .img = g->img, .r = r};
+    x.want = s->want ? s->want : g->pcs;
+    x.nwant = s->want ? s->nwant : g->npcs;
+    assert_int_equal(tk_te_decoder_new(&s->p, g->img, mp_on_event, &x, &x.d), TK_OK);
+    for (unsigned priv = 0; priv < 4; priv++)
+        if ((g->tvec_set >> priv) & 1u)
+            tk_te_decoder_set_trap_vector(x.d, priv, g->tvec[priv]);
+    const tk_status st = mp_encode(g, s, mp_on_packet, &x);
+    if (x.codec_error)
+        fail_msg("%s: packet could not be carried (%s)", g->name, tk_strerror(x.codec_error));
+    assert_int_equal(st, TK_OK);
+    assert_int_equal(tk_te_decoder_finish(x.d), TK_OK);
     tk_te_decoder_free(x.d);
 }
 

@@ -3,57 +3,12 @@
  * cache sizes and retirement widths: the decoded PCs must be exactly the executed ones. */
 #include "modes_pipe.h"
 
-typedef struct combo {
-    tk_te_spec spec;
-    bool full, sijump, iexc, ir, bp, jtc;
-    unsigned rss, ccs, bpred, cache, group;
-} combo;
-
-static void make_setting(mp_setting *s, const combo *c)
-{
-    memset(s, 0, sizeof(*s));
-    tk_te_params_init(&s->p);
-    s->p.spec = c->spec;
-    s->p.s.iaddress_width = 64;
-    s->p.s.iaddress_lsb = 1;
-    s->p.s.itype_width = 4;
-    s->p.s.sijump = c->sijump;
-    s->p.s.return_stack_size = c->rss;
-    s->p.s.call_counter_size = c->ccs;
-    s->p.s.bpred_size = c->bpred;
-    s->p.s.cache_size = c->cache;
-    s->p.s.f0s_width = (c->bp && c->jtc) ? 1 : 0;
-    s->p.o.full_address = c->full;
-    s->p.o.sijump = c->sijump;
-    s->p.o.implicit_except = c->iexc;
-    s->p.o.implicit_return = c->ir;
-    s->p.o.branch_prediction = c->bp;
-    s->p.o.jump_target_cache = c->jtc;
-    s->p.o.resync_max = 2;
-    s->p.ioptions_width = 6;
-    tk_te_encoder_options_init(&s->eo);
-    s->eo.reference_quirks = false;
-    s->eo.irdepth_ones = false;
-    if (c->group) {
-        s->group_insns = c->group;
-        s->group_blocks = 2;
-    }
-}
-
-static void name_of(const combo *c, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "spec %s%s%s%s%s%s%s ras%u cc%u bp%u jtc%u grp%u", tk_te_spec_name(c->spec),
-             c->full ? " full" : "", c->sijump ? " sijump" : "", c->iexc ? " iexc" : "",
-             c->ir ? " ir" : "", c->bp ? " bp" : "", c->jtc ? " jtc" : "", c->rss, c->ccs, c->bpred,
-             c->cache, c->group);
-}
-
-static void run_combo(const mp_prog *g, const combo *c)
+static void run_combo(const mp_prog *g, const mp_combo *c)
 {
     mp_setting s;
-    make_setting(&s, c);
+    mp_make_setting(&s, c);
     char name[160];
-    name_of(c, name, sizeof(name));
+    mp_combo_name(c, name, sizeof(name));
     mp_result r;
     mp_roundtrip(g, &s, &r);
     mp_expect_exact(g, name, &s, &r);
@@ -74,7 +29,7 @@ static void test_baseline_specs(void **state)
         for (int spec = 0; spec < 3; spec++)
             for (int full = 0; full < 2; full++)
                 for (unsigned grp = 0; grp <= 4; grp += 4) {
-                    combo c = {.spec = (tk_te_spec)spec, .full = full, .group = grp};
+                    mp_combo c = {.spec = (tk_te_spec)spec, .full = full, .group = grp};
                     run_combo(&g, &c);
                 }
         mp_free(&g);
@@ -100,18 +55,18 @@ static void test_modes_full_matrix(void **state)
                 for (size_t b = 0; b < 3; b++)
                     for (size_t j = 0; j < 3; j++)
                         for (unsigned grp = 0; grp <= 3; grp += 3) {
-                            combo c = {.spec = (tk_te_spec)spec,
-                                       .ir = irs[a][0] || irs[a][1],
-                                       .rss = irs[a][0],
-                                       .ccs = irs[a][1],
-                                       .bp = bps[b] != 0,
-                                       .bpred = bps[b],
-                                       .jtc = jtcs[j] != 0,
-                                       .cache = jtcs[j],
-                                       .sijump = (a + b + j) % 2 == 1,
-                                       .iexc = (a + j) % 2 == 0,
-                                       .full = (a + b) % 3 == 2,
-                                       .group = grp};
+                            mp_combo c = {.spec = (tk_te_spec)spec,
+                                          .ir = irs[a][0] || irs[a][1],
+                                          .rss = irs[a][0],
+                                          .ccs = irs[a][1],
+                                          .bp = bps[b] != 0,
+                                          .bpred = bps[b],
+                                          .jtc = jtcs[j] != 0,
+                                          .cache = jtcs[j],
+                                          .sijump = (a + b + j) % 2 == 1,
+                                          .iexc = (a + j) % 2 == 0,
+                                          .full = (a + b) % 3 == 2,
+                                          .group = grp};
                             run_combo(&g, &c);
                             n++;
                         }
@@ -125,7 +80,7 @@ static void test_modes_sampled(void **state)
 {
     (void)state;
     static const char *const progs[] = {"multiply", "spmv", "dhrystone", "qsort", "mm", "rsort"};
-    static const combo sample[] = {
+    static const mp_combo sample[] = {
         {.spec = TK_TE_SPEC_2_0,
          .ir = true,
          .rss = 3,
@@ -180,14 +135,14 @@ static void test_efficiency(void **state)
                                         "qsort",
                                         "mm",
                                         "rsort"};
-    const combo base = {.spec = TK_TE_SPEC_2_0};
-    const combo modes = {.spec = TK_TE_SPEC_2_0,
-                         .ir = true,
-                         .rss = 3,
-                         .bp = true,
-                         .bpred = 10,
-                         .jtc = true,
-                         .cache = 3};
+    const mp_combo base = {.spec = TK_TE_SPEC_2_0};
+    const mp_combo modes = {.spec = TK_TE_SPEC_2_0,
+                            .ir = true,
+                            .rss = 3,
+                            .bp = true,
+                            .bpred = 10,
+                            .jtc = true,
+                            .cache = 3};
     uint64_t bits[2] = {0, 0}, insns = 0;
     for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
         mp_prog g;
@@ -195,7 +150,7 @@ static void test_efficiency(void **state)
             fail_msg("%s: program or trace missing", progs[i]);
         for (int k = 0; k < 2; k++) {
             mp_setting s;
-            make_setting(&s, k ? &modes : &base);
+            mp_make_setting(&s, k ? &modes : &base);
             mp_result r;
             mp_roundtrip(&g, &s, &r);
             mp_expect_exact(&g, k ? "ir+bp+jtc" : "baseline", &s, &r);

@@ -12,6 +12,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,12 @@ typedef struct rb_vector {
     tk_image *img;
     uint8_t *raw;
     size_t raw_len;
+    /* trap vectors per privilege (bit p of tvec_set: tvec[p] is set), which the decoder needs
+     * for implicit exceptions; the golden vectors have none */
+    uint64_t tvec[4];
+    uint8_t tvec_set;
+    /* tk_te_decoder_set_max_predicted (0: the decoder's default, no limit) */
+    uint64_t max_predicted;
 } rb_vector;
 
 typedef struct rb_run {
@@ -178,6 +185,10 @@ static inline void rb_decode_flags(const rb_vector *v, const uint8_t *buf, size_
     tk_te_decoder *d = NULL;
     assert_int_equal(tk_te_decoder_new(&v->params, v->img, rb_on_event, f, &d), TK_OK);
     tk_te_decoder_set_flags(d, flags);
+    for (unsigned priv = 0; priv < 4; priv++)
+        if ((v->tvec_set >> priv) & 1u)
+            tk_te_decoder_set_trap_vector(d, priv, v->tvec[priv]);
+    tk_te_decoder_set_max_predicted(d, v->max_predicted);
     tk_te_raw *r = NULL;
     assert_int_equal(tk_te_raw_from_buffer(buf, len, &r), TK_OK);
     size_t calls = 0;
@@ -351,6 +362,320 @@ static inline void rb_for_each_vector(void (*fn)(const char *prog, const char *s
     }
     free(pl);
     free(root);
+}
+
+/* ---- seeded damage of a raw stream (test_corruption.c, test_mode_corruption.c) ---------- */
+
+enum { RB_TRUNC, RB_FLIP, RB_DROP, RB_DUP, RB_ZERO, RB_RANDOM, RB_NKINDS };
+static const char *const rb_kind_names[RB_NKINDS] = {
+    "truncated end", "flipped bits", "dropped bytes", "duplicated", "zero run", "random bytes"};
+
+/* Resynchronisation must happen at the first or second sync after the damage. */
+#define RB_MAX_SYNC_SKIPPED 1
+
+typedef struct rb_kind_stats {
+    unsigned long mutations;
+    unsigned long with_error; /* the damage was reported (error or loss event) */
+    unsigned long recovered_at[RB_MAX_SYNC_SKIPPED + 1];
+    unsigned long no_sync_after; /* reported, but no sync follows the damage */
+    unsigned long silent;        /* flow differs, nothing reported: the damage left valid packets */
+    unsigned long harmless;      /* flow identical (e.g. a flipped sign-extension bit) */
+    unsigned long options_refused;  /* the decoder refused a support packet's options */
+    unsigned long options_believed; /* it took them (trace start only; see rb_decode_mutant) */
+    uint64_t lost, lost_max;
+    uint64_t clean_insns;
+} rb_kind_stats;
+
+/* xorshift64*: a fixed, seeded generator so every run damages the same bytes. */
+static inline uint64_t rb_rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+static inline uint64_t rb_rng_below(uint64_t *s, uint64_t n)
+{
+    return n ? rb_rng_next(s) % n : 0;
+}
+
+static inline uint64_t rb_seed_of(const char *a, const char *b)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const char *p = a; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    for (const char *p = b; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* Where the damage is: [start, end) in the damaged copy's offsets, and the copy's length
+ * minus the clean length. */
+typedef struct rb_damage {
+    size_t start, end;
+    long delta;
+} rb_damage;
+
+/* The damaged copy: out (cap >= len + 64) gets the stream; returns its length. */
+static inline size_t rb_mutate(int kind, uint64_t *rng, const uint8_t *in, size_t len,
+                               size_t last_pkt, uint8_t *out, rb_damage *dm)
+{
+    size_t pos = rb_rng_below(rng, len), k;
+    memcpy(out, in, len);
+    switch (kind) {
+    case RB_TRUNC: /* cut inside the final packet, after its header */
+        k = 1 + rb_rng_below(rng, len - last_pkt - 1);
+        *dm = (rb_damage){len - k, len - k, -(long)k};
+        return len - k;
+    case RB_FLIP:
+        for (k = 1 + rb_rng_below(rng, 3); k; k--)
+            out[pos] ^= (uint8_t)(1u << rb_rng_below(rng, 8));
+        *dm = (rb_damage){pos, pos + 1, 0};
+        return len;
+    case RB_DROP:
+        k = 1 + rb_rng_below(rng, 8);
+        if (pos + k > len)
+            k = len - pos;
+        memmove(out + pos, in + pos + k, len - pos - k);
+        *dm = (rb_damage){pos, pos, -(long)k};
+        return len - k;
+    case RB_DUP:
+        k = 1 + rb_rng_below(rng, 8);
+        if (pos + k > len)
+            k = len - pos;
+        memcpy(out + pos + k, in + pos, len - pos);
+        *dm = (rb_damage){pos, pos + 2 * k, (long)k};
+        return len + k;
+    case RB_ZERO:
+    case RB_RANDOM:
+        k = 1 + rb_rng_below(rng, kind == RB_ZERO ? 64 : 16);
+        if (pos + k > len)
+            k = len - pos;
+        for (size_t i = 0; i < k; i++)
+            out[pos + i] = kind == RB_ZERO ? 0 : (uint8_t)rb_rng_next(rng);
+        *dm = (rb_damage){pos, pos + k, 0};
+        return len;
+    }
+    return len;
+}
+
+static inline bool rb_fed_at(const rb_flow *f, uint64_t off)
+{
+    size_t lo = 0, hi = f->npkts;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->pkt_off[mid] < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < f->npkts && f->pkt_off[lo] == off;
+}
+
+/* Keep the damaged stream of a failure for `tracekit decode` (in the test's folder). */
+static inline void rb_save_failure(const rb_vector *v, unsigned m, const uint8_t *buf, size_t len)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "corrupt-%.64s-%.64s-%u.te_inst_raw", v->prog, v->setting, m);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(buf, 1, len, f);
+        fclose(f);
+        printf("damaged stream written to %s\n", path);
+    }
+}
+
+/* One damaged stream and what is known of it. */
+typedef struct rb_mutant {
+    const rb_vector *v;
+    const rb_flow *clean;
+    size_t first_sync; /* byte offset of the clean trace's first sync */
+    unsigned m;        /* mutation number, for messages */
+    int kind;
+    const uint8_t *buf;
+    size_t len;
+    rb_damage dm;
+} rb_mutant;
+
+/* Decode the damaged stream into bad. The decoder believes a damaged support packet's options
+ * only where a support packet may announce new options (decoder.c, support_refusal): before
+ * the first sync or after a trace's clean end. In a trace of one run that is the first packet
+ * (the closing support packet has nothing after it), so the damage must be before the first
+ * sync; the flow is then decoded with the wrong options throughout (or, where the flow does not
+ * depend on them, the trace's closing support packet with the real options is refused, after
+ * the last sync), and no check can tell a flipped full-address bit from a real announcement.
+ * A decoder told the options are fixed (as
+ * a tool that programmed the encoder knows them) refuses the packet and recovers: that decode
+ * is the one checked. */
+static inline void rb_decode_mutant(const rb_mutant *mu, rb_kind_stats *ks, rb_flow *bad)
+{
+    const rb_vector *v = mu->v;
+    rb_decode(v, mu->buf, mu->len, bad);
+    if (bad->options_refused)
+        ks->options_refused++;
+    if (!bad->options_changed)
+        return;
+    ks->options_believed++;
+    if (mu->dm.start >= mu->first_sync) {
+        rb_save_failure(v, mu->m, mu->buf, mu->len);
+        fail_msg("%s/%s mutation %u (%s, bytes %zu..%zu): the decoder took a damaged support "
+                 "packet's options after the first sync (offset %zu)",
+                 v->prog, v->setting, mu->m, rb_kind_names[mu->kind], mu->dm.start, mu->dm.end,
+                 mu->first_sync);
+    }
+    rb_flow_free(bad);
+    rb_decode_flags(v, mu->buf, mu->len, TK_TE_DEC_FIXED_OPTIONS, bad);
+    assert_false(bad->options_changed);
+}
+
+/* Where the decoder came back, in terms of the clean trace's syncs. */
+typedef struct rb_restart {
+    bool after;        /* it restarted (after an error or loss) after the damage began */
+    bool aligned_sync; /* a sync after the damage is read on its boundary */
+    unsigned skipped;  /* such syncs it let pass before the restart */
+} rb_restart;
+
+/* Damage the decoder saw makes it restart at a later sync (TK_EV_TRACE_ON). Count the syncs
+ * after the damage, where the framing is aligned again, that it let pass first: the restart
+ * happened at the last aligned sync at or before restart_off. */
+static inline rb_restart rb_locate_restart(const rb_mutant *mu, const rb_flow *bad)
+{
+    const rb_flow *clean = mu->clean;
+    const rb_damage *dm = &mu->dm;
+    rb_restart r = {.after = bad->resynced && bad->restart_off >= dm->start};
+    const uint64_t dend_clean = (uint64_t)((long)dm->end - dm->delta);
+    for (size_t i = 0; i < clean->npkts; i++) {
+        if (!clean->pkt_sync[i] || clean->pkt_off[i] < dend_clean ||
+            !rb_fed_at(bad, (uint64_t)((long)clean->pkt_off[i] + dm->delta)))
+            continue;
+        if (r.after && bad->restart_off >= dm->end &&
+            clean->pkt_off[i] <= (uint64_t)((long)bad->restart_off - dm->delta) && r.aligned_sync)
+            r.skipped++;
+        r.aligned_sync = true;
+    }
+    return r;
+}
+
+/* Check one damaged stream and count it in ks: the flow from the decoder's restart to the end
+ * must be the clean flow's end, the restart at the first or second aligned sync after the
+ * damage; damage reported with an aligned sync after it must make the decoder restart. */
+static inline void rb_check_mutant(const rb_mutant *mu, rb_kind_stats *ks)
+{
+    const rb_vector *v = mu->v;
+    const rb_damage *dm = &mu->dm;
+    rb_flow bad;
+    rb_decode_mutant(mu, ks, &bad);
+    const uint64_t n = mu->clean->ninsn;
+    const uint64_t pre = rb_common_prefix(mu->clean, &bad);
+    const uint64_t suf = rb_common_suffix(mu->clean, &bad);
+    const uint64_t lost = pre + suf >= n ? 0 : n - pre - suf;
+    ks->mutations++;
+    ks->clean_insns += n;
+    ks->lost += lost;
+    if (lost > ks->lost_max)
+        ks->lost_max = lost;
+    const bool reported = bad.errors || bad.lost || bad.bad_packets;
+    if (reported)
+        ks->with_error++;
+    const rb_restart r = rb_locate_restart(mu, &bad);
+    const uint64_t tail = bad.ninsn - bad.restart_insn, restart_off = bad.restart_off;
+    rb_flow_free(&bad);
+    if (!r.after) {
+        if (reported && r.aligned_sync) {
+            rb_save_failure(v, mu->m, mu->buf, mu->len);
+            fail_msg("%s/%s mutation %u (%s, bytes %zu..%zu of %zu, length change %ld): "
+                     "damage reported, but the decoder did not restart at a later sync",
+                     v->prog, v->setting, mu->m, rb_kind_names[mu->kind], dm->start, dm->end,
+                     mu->len, dm->delta);
+        }
+        if (reported)
+            ks->no_sync_after++;
+        else if (pre + suf < n)
+            ks->silent++; /* a wrong flow no check could tell from a right one */
+        else
+            ks->harmless++;
+        return;
+    }
+    if (suf < tail || r.skipped > RB_MAX_SYNC_SKIPPED) {
+        rb_save_failure(v, mu->m, mu->buf, mu->len);
+        fail_msg("%s/%s mutation %u (%s, bytes %zu..%zu of %zu, length change %ld): after the "
+                 "restart at offset %" PRIu64 " (%u aligned syncs after the damage passed "
+                 "first), %" PRIu64 " instructions decoded, of which only %" PRIu64
+                 " match the clean flow's end",
+                 v->prog, v->setting, mu->m, rb_kind_names[mu->kind], dm->start, dm->end, mu->len,
+                 dm->delta, restart_off, r.skipped, tail, suf);
+    }
+    ks->recovered_at[r.skipped]++;
+}
+
+/* Damage v's clean stream `mutations` times, the kinds in turn, seeded from the vector's
+ * names, and check each (rb_check_mutant); clean is v's clean decode, which must be
+ * error-free. Counts go to k[kind]. */
+static inline void rb_mutate_vector(const rb_vector *v, const rb_flow *clean, unsigned mutations,
+                                    rb_kind_stats k[RB_NKINDS])
+{
+    if (clean->errors || clean->bad_packets)
+        fail_msg("%s/%s: the clean trace does not decode cleanly", v->prog, v->setting);
+    assert_true(clean->npkts > 0);
+    const size_t last_pkt = clean->pkt_off[clean->npkts - 1];
+    size_t first_sync = 0;
+    while (first_sync < clean->npkts && !clean->pkt_sync[first_sync])
+        first_sync++;
+    assert_true(first_sync < clean->npkts);
+    uint8_t *buf = malloc(v->raw_len + 64);
+    assert_non_null(buf);
+    rb_mutant mu = {.v = v, .clean = clean, .first_sync = clean->pkt_off[first_sync], .buf = buf};
+    uint64_t rng = rb_seed_of(v->prog, v->setting);
+    for (mu.m = 0; mu.m < mutations; mu.m++) {
+        mu.kind = (int)(mu.m % RB_NKINDS);
+        mu.len = rb_mutate(mu.kind, &rng, v->raw, v->raw_len, last_pkt, buf, &mu.dm);
+        rb_check_mutant(&mu, &k[mu.kind]);
+    }
+    free(buf);
+}
+
+/* The per-kind table; with `mode` non-NULL each row starts with it, and the mean instructions
+ * lost per mutation are shown too. */
+static inline void rb_print_stats_header(bool with_mode)
+{
+    if (with_mode)
+        printf("%-16s ", "mode");
+    printf("%-14s %9s %9s %7s %7s %8s %7s %8s %8s %8s %11s %9s", "damage", "mutations", "reported",
+           "sync+0", "sync+1", "no-sync", "silent", "harmless", "refused", "believed", "insns lost",
+           "worst");
+    printf(with_mode ? " %9s\n" : "\n", "mean");
+}
+
+static inline void rb_print_stats_row(const char *mode, const char *damage, const rb_kind_stats *ks)
+{
+    if (mode)
+        printf("%-16s ", mode);
+    printf("%-14s %9lu %9lu %7lu %7lu %8lu %7lu %8lu %8lu %8lu %10.2f%% %9" PRIu64, damage,
+           ks->mutations, ks->with_error, ks->recovered_at[0], ks->recovered_at[1],
+           ks->no_sync_after, ks->silent, ks->harmless, ks->options_refused, ks->options_believed,
+           ks->clean_insns ? 100.0 * ks->lost / ks->clean_insns : 0.0, ks->lost_max);
+    if (mode)
+        printf(" %9.1f", ks->mutations ? (double)ks->lost / ks->mutations : 0.0);
+    printf("\n");
+}
+
+/* Add src's counts to dst (totals over kinds or vectors). */
+static inline void rb_kind_stats_add(rb_kind_stats *dst, const rb_kind_stats *src)
+{
+    dst->mutations += src->mutations;
+    dst->with_error += src->with_error;
+    for (int i = 0; i <= RB_MAX_SYNC_SKIPPED; i++)
+        dst->recovered_at[i] += src->recovered_at[i];
+    dst->no_sync_after += src->no_sync_after;
+    dst->silent += src->silent;
+    dst->harmless += src->harmless;
+    dst->options_refused += src->options_refused;
+    dst->options_believed += src->options_believed;
+    dst->lost += src->lost;
+    if (src->lost_max > dst->lost_max)
+        dst->lost_max = src->lost_max;
+    dst->clean_insns += src->clean_insns;
 }
 
 #endif
