@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Zero-copy scanner of the reference raw framing (VERSIONS.md C.6) with the te_inst codec
  * folded in. Formats 1 and 2 of up to 8 bytes (nearly every packet of a trace) are decoded
- * in line from per-layout tables built once by tk_te_scan_init: the first 7 payload bits
- * (format, F1 branches) select where the address starts, the masks and the longest valid
+ * in line from per-layout tables built once by tk_te_scan_init: the first payload byte
+ * (format, F1 branches) selects where the address starts, the masks and the longest valid
  * payload, so each field is one shift of the sign-extended payload and one mask, and no
  * branch depends on the data. Format 3 start packets (table positions) and formats 1 and 2
- * of 9..16 bytes (the 128-bit decoder of packet_fast.h) are decoded in the same loop too,
- * so that a run of packets is not cut by them; other format 3 packets take the struct
+ * of 9..16 bytes (the same table entry, 128-bit positions) are decoded in the same loop
+ * too, without a packet struct for the latter, so that a run of packets is not cut by
+ * them; other format 3 packets take the struct
  * decoders of packet_fast.h outside the loop; errors, format 0 and the last 16 bytes of the
  * buffer go to tk_te_scan_next, which gives the same results as the generic codec
  * (tests/speed/test_scan.c and tests/codec/test_packet_scan_paths.c compare every path with
@@ -30,9 +31,10 @@
 #endif
 
 /* The decoding table of formats 1 and 2 (payload.adoc "Format 1", "Format 2"), by the
- * payload's first 7 bits: format (2 bits) and, for format 1, branches (5 bits), which fix
+ * payload's first byte: format (2 bits) and, for format 1, branches (5 bits), which fix
  * the map length and so where the address and the rest start. A format 2 entry is repeated
- * for every value of its first five address bits. */
+ * for every value of its first six address bits, every entry for the map's or address's bit
+ * at bit 7 (the index is then the byte as loaded). */
 static void table_init(tk_te_scan *s)
 {
     const tk_te_layout *l = &s->layout;
