@@ -159,26 +159,32 @@ enum {
     TK_TE_REC_ADDRESS = 1u << 3, /* has_address */
 };
 
-/* Per-layout decoding tables of the record scanner, indexed by the first 7 payload bits
- * (format and F1 branches): for formats 1 and 2, where the address starts, masks and the
+/* Per-layout decoding tables of the record scanner, indexed by the first payload byte
+ * (format and F1 branches in its low 7 bits; entries repeat for bit 7, so that the index
+ * is one zero-extending move): for formats 1 and 2, where the address starts, masks and the
  * longest valid payload; maxlen 0 for the formats it does not decode in line. One array
  * per field, so that every lookup is one load with the index scaled. Filled by
  * tk_te_scan_init from the parameters. */
 typedef struct tk_te_scan_table {
-    uint64_t amask[128]; /* address mask (0 when the packet carries no address) */
-    uint64_t dmask[128]; /* irdepth mask (idem) */
-    uint64_t tail[128];  /* the record's last 8 bytes without map and flags: format,
+    uint64_t amask[256]; /* address mask (0 when the packet carries no address) */
+    uint64_t dmask[256]; /* irdepth mask (idem) */
+    uint64_t tail[256];  /* the record's last 8 bytes without map and flags: format,
                             branches, TK_TE_REC_ADDRESS */
     uint64_t flags[16];  /* record flags in place, by address MSB and the three sent bits */
-    uint32_t mapmask[128];
-    uint8_t ap[128];     /* address position */
-    uint8_t tpm1[128];   /* position of the bit before notify (the address MSB), at most 63 */
-    uint8_t maxlen[128]; /* longest payload in bytes (at most 8) decoded in line, 0: none */
+    uint32_t mapmask[256];
+    uint8_t ap[256];       /* address position */
+    uint8_t tpm1[256];     /* position of the bit before notify (the address MSB), at most 63 */
+    uint8_t maxlen[256];   /* longest payload in bytes (at most 8) decoded in line, 0: none */
+    uint8_t maxlen16[256]; /* the same for 9..16 bytes (the 128-bit path), 0: none */
+    uint8_t tpm1_16[256];  /* tpm1 for the 128-bit path, at most 127 */
+    uint8_t dpos16[256];   /* irdepth position for the 128-bit path, at most 127 */
     /* format 3 subformat 0 (start): privilege, time, context, address */
     uint64_t smask[4];
-    uint8_t spos[4]; /* at most 127 */
-    uint8_t smaxlen; /* longest valid payload (at most 16), 0: not decoded this way */
+    uint8_t spos[4];  /* at most 127 */
+    uint8_t skind[4]; /* TK_TE_SCAN_LO, _HI or _BOTH: the 64-bit words the field is in */
+    uint8_t smaxlen;  /* longest valid payload (at most 16), 0: not decoded this way */
 } tk_te_scan_table;
+enum { TK_TE_SCAN_LO, TK_TE_SCAN_HI, TK_TE_SCAN_BOTH };
 
 typedef struct tk_te_scan {
     tk_te_layout layout;

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Zero-copy scanner of the reference raw framing (VERSIONS.md C.6) with the te_inst codec
  * folded in. Formats 1 and 2 of up to 8 bytes (nearly every packet of a trace) are decoded
- * in line from per-layout tables built once by tk_te_scan_init: the first 7 payload bits
- * (format, F1 branches) select where the address starts, the masks and the longest valid
+ * in line from per-layout tables built once by tk_te_scan_init: the first payload byte
+ * (format, F1 branches) selects where the address starts, the masks and the longest valid
  * payload, so each field is one shift of the sign-extended payload and one mask, and no
  * branch depends on the data. Format 3 start packets (table positions) and formats 1 and 2
- * of 9..16 bytes (the 128-bit decoder of packet_fast.h) are decoded in the same loop too,
- * so that a run of packets is not cut by them; other format 3 packets take the struct
+ * of 9..16 bytes (the same table entry, 128-bit positions) are decoded in the same loop
+ * too, without a packet struct for the latter, so that a run of packets is not cut by
+ * them; other format 3 packets take the struct
  * decoders of packet_fast.h outside the loop; errors, format 0 and the last 16 bytes of the
  * buffer go to tk_te_scan_next, which gives the same results as the generic codec
  * (tests/speed/test_scan.c and tests/codec/test_packet_scan_paths.c compare every path with
@@ -15,6 +16,7 @@
  * with and without offsets and, for records, with and without an irdepth field. */
 #include "tracekit/te_packet.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "etrace/packet_fast.h"
@@ -29,9 +31,10 @@
 #endif
 
 /* The decoding table of formats 1 and 2 (payload.adoc "Format 1", "Format 2"), by the
- * payload's first 7 bits: format (2 bits) and, for format 1, branches (5 bits), which fix
+ * payload's first byte: format (2 bits) and, for format 1, branches (5 bits), which fix
  * the map length and so where the address and the rest start. A format 2 entry is repeated
- * for every value of its first five address bits. */
+ * for every value of its first six address bits, every entry for the map's or address's bit
+ * at bit 7 (the index is then the byte as loaded). */
 static void table_init(tk_te_scan *s)
 {
     const tk_te_layout *l = &s->layout;
@@ -51,11 +54,14 @@ static void table_init(tk_te_scan *s)
         t->smask[f] = tk_te_fast_mask(w3[f]);
         /* from bit 127 of a 16-byte payload on, every bit is a sign copy */
         t->spos[f] = (uint8_t)(at < 127u ? at : 127u);
+        t->skind[f] = (uint8_t)(at >= 64u           ? TK_TE_SCAN_HI
+                                : at + w3[f] <= 64u ? TK_TE_SCAN_LO
+                                                    : TK_TE_SCAN_BOTH);
         at += w3[f];
     }
     const unsigned sl = (at + 7u) / 8u;
     t->smaxlen = (uint8_t)(sl < TK_TE_FAST_MAX_LEN ? sl : TK_TE_FAST_MAX_LEN);
-    for (unsigned i = 0; i < 128; i++) {
+    for (unsigned i = 0; i < 256; i++) {
         const unsigned fmt = i & 3u;
         if (fmt != TK_TE_F1 && fmt != TK_TE_F2)
             continue; /* maxlen 0: formats 0 and 3 take the other path */
@@ -76,10 +82,14 @@ static void table_init(tk_te_scan *s)
          * gives 0 or ~0, whose flags (each bit XOR the one before) are 0: right for a
          * field past the payload and for packets without an address. */
         t->tpm1[i] = (uint8_t)(has && tp - 1u < 63u ? tp - 1u : 63u);
+        /* the same from bit 127 on, for payloads of 9..16 bytes */
+        t->tpm1_16[i] = (uint8_t)(has && tp - 1u < 127u ? tp - 1u : 127u);
+        t->dpos16[i] = (uint8_t)(has && tp + 3u < 127u ? tp + 3u : 127u);
         /* a payload with a whole byte more than the packet needs goes to the careful path,
          * which reports it */
         const unsigned ml = (total + 7u) / 8u;
         t->maxlen[i] = (uint8_t)(ml < 8u ? ml : 8u);
+        t->maxlen16[i] = (uint8_t)(ml < TK_TE_FAST_MAX_LEN ? ml : TK_TE_FAST_MAX_LEN);
     }
 }
 
@@ -171,51 +181,124 @@ slow_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag)
     return TK_OK;
 }
 
-/* The field at bit pos (at most 127) of the payload held as hi:lo, sign copies past it. The
- * tests on pos depend only on the parameters, so they are always predicted. */
-TK_TE_FAST_INLINE uint64_t start_field(uint64_t lo, uint64_t hi, unsigned pos, uint64_t mask)
+/* The field at bit pos (at most 127) of the payload held as hi:lo, sign copies past it:
+ * below bit 64 a double shift, from bit 64 on one shift of hi. The test on pos depends only on the
+ * parameters, so it is always predicted. */
+TK_TE_FAST_INLINE uint64_t field128(uint64_t lo, uint64_t hi, unsigned pos)
 {
     if (pos >= 64)
-        return (uint64_t)((int64_t)hi >> (pos - 64)) & mask;
-    if (pos == 0)
-        return lo & mask;
-    return (lo >> pos | hi << (64 - pos)) & mask;
+        return (uint64_t)((int64_t)hi >> (pos & 63u));
+    /* hi << (64 - pos) in two steps, right for pos 0 too (63 - pos is ~pos in 6 bits); in
+     * 64-bit words, as GCC spills an __int128 shifted by a variable count to the stack */
+    return lo >> pos | (hi << 1) << (~pos & 63u);
+}
+
+/* Start packet field f of the payload hi:lo: the kind of extraction its position needs (a
+ * parameter: always predicted), one shift for a field inside one word. */
+TK_TE_FAST_INLINE uint64_t start_field(const tk_te_scan_table *t, unsigned f, uint64_t lo,
+                                       uint64_t hi)
+{
+    const unsigned pos = t->spos[f];
+    uint64_t v;
+    if (t->skind[f] == TK_TE_SCAN_LO)
+        v = lo >> (pos & 63u);
+    else if (t->skind[f] == TK_TE_SCAN_HI)
+        v = (uint64_t)((int64_t)hi >> (pos & 63u));
+    else
+        v = field128(lo, hi, pos);
+    return v & t->smask[f];
+}
+
+/* The second word of a payload of n (1..16) bytes at p (16 bytes readable), sign-extended
+ * past its last byte; lo is the first word, sign-extended in place when n <= 8. */
+TK_TE_FAST_INLINE uint64_t payload_hi(const uint8_t *p, unsigned n, uint64_t *lo)
+{
+    if (n <= 8) {
+        const unsigned sh = 64 - 8 * n;
+        *lo = (uint64_t)((int64_t)(*lo << sh) >> sh);
+        return (uint64_t)((int64_t)*lo >> 63);
+    }
+    const unsigned sh = 128 - 8 * n;
+    return (uint64_t)((int64_t)(tk_te_fast_ld64(p + 8) << sh) >> sh);
+}
+
+/* The record's last 8 bytes as one word (little-endian: map, format, branches, flags,
+ * subformat), or field by field. */
+TK_TE_FAST_INLINE void rec_put(tk_te_rec *r, uint64_t address, uint64_t irdepth, uint64_t tail)
+{
+    r->address = address;
+    r->irdepth = irdepth;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    r->branch_map = (uint32_t)tail;
+    r->format = (uint8_t)(tail >> 32);
+    r->branches = (uint8_t)(tail >> 40);
+    r->flags = (uint8_t)(tail >> 48);
+    r->subformat = (uint8_t)(tail >> 56);
+#else
+    memcpy(&r->branch_map, &tail, 8);
+#endif
+}
+
+/* A format 3 start packet's struct. Where the struct has the layout below, it is written in
+ * 12 stores, each 8 or 16 bytes covering fields and zeros at once, instead of a clear and
+ * then the fields (16 stores): one start packet comes every 17 packets of a trace. */
+TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t privilege,
+                                    uint64_t time, uint64_t context, uint64_t address)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    _Static_assert(
+        offsetof(tk_te_packet, format) == 0 && offsetof(tk_te_packet, subformat) == 1 &&
+            offsetof(tk_te_packet, branches) == 2 && offsetof(tk_te_packet, branch_map) == 4 &&
+            offsetof(tk_te_packet, branch_count) == 8 &&
+            offsetof(tk_te_packet, has_address) == 24 && offsetof(tk_te_packet, address) == 32 &&
+            offsetof(tk_te_packet, notify) == 40 && offsetof(tk_te_packet, branch) == 56 &&
+            offsetof(tk_te_packet, privilege) == 57 && offsetof(tk_te_packet, time) == 64 &&
+            offsetof(tk_te_packet, context) == 72 && offsetof(tk_te_packet, ecause) == 80 &&
+            sizeof(tk_te_packet) == 120 && TK_TE_SF_START == 0,
+        "start_struct: update the store list");
+    typedef uint64_t chunk __attribute__((vector_size(16), aligned(1), may_alias));
+    unsigned char *o = (unsigned char *)f;
+    const chunk z = {0, 0};
+    const uint64_t w0 = TK_TE_F3, w3 = 1, w7 = branch | (privilege & 0xffu) << 8;
+    memcpy(o, &w0, 8);      /* format; subformat (start), branches, map: 0 */
+    *(chunk *)(o + 8) = z;  /* branch_count, branch_fmt, jtc_index */
+    memcpy(o + 24, &w3, 8); /* has_address */
+    memcpy(o + 32, &address, 8);
+    *(chunk *)(o + 40) = z; /* notify, updiscon, irreport, irdepth */
+    memcpy(o + 56, &w7, 8); /* branch, privilege */
+    memcpy(o + 64, &time, 8);
+    memcpy(o + 72, &context, 8);
+    *(chunk *)(o + 80) = z;  /* ecause .. tval */
+    *(chunk *)(o + 96) = z;  /* support fields, bpsuccess */
+    *(chunk *)(o + 104) = z; /* overlaps: 120 bytes */
+#else
+    tk_te_fast_clear(f);
+    f->format = TK_TE_F3;
+    f->branch = (uint8_t)branch;
+    f->privilege = (uint8_t)privilege;
+    f->time = time;
+    f->context = context;
+    f->address = address;
+    f->has_address = true;
+#endif
 }
 
 /* Format 3 start, the sync packet of every trace (payload.adoc "Format 3 subformat 0"), of
  * n (1..smaxlen) payload bytes at p with 16 bytes readable: the fields sit at positions
- * fixed by the parameters (the table), each one or two shifts of the sign-extended payload. Into f,
- * and into r unless it is NULL. */
+ * fixed by the parameters (the table), each one double shift of the sign-extended payload.
+ * Into f, and into r unless it is NULL. */
 TK_TE_FAST_INLINE void start_packet(const tk_te_scan_table *t, const uint8_t *p, unsigned n,
-                                    tk_te_rec *r, tk_te_packet *f)
+                                    tk_te_rec *r, tk_te_packet *f, const bool with_rec)
 {
-    /* the payload sign-extended to 128 bits as two words */
-    uint64_t lo = tk_te_fast_ld64(p), hi;
-    if (n <= 8) {
-        const unsigned sh = 64 - 8 * n;
-        lo = (uint64_t)((int64_t)(lo << sh) >> sh);
-        hi = (uint64_t)((int64_t)lo >> 63);
-    } else {
-        const unsigned sh = 128 - 8 * n;
-        hi = (uint64_t)((int64_t)(tk_te_fast_ld64(p + 8) << sh) >> sh);
-    }
-    tk_te_fast_clear(f);
-    f->format = TK_TE_F3;
-    f->branch = (uint8_t)(lo >> 4 & 1u);
-    f->privilege = (uint8_t)start_field(lo, hi, t->spos[0], t->smask[0]);
-    f->time = start_field(lo, hi, t->spos[1], t->smask[1]);
-    f->context = start_field(lo, hi, t->spos[2], t->smask[2]);
-    f->address = start_field(lo, hi, t->spos[3], t->smask[3]);
-    f->has_address = true;
-    if (r) {
-        r->address = f->address;
-        r->irdepth = 0;
-        r->branch_map = 0;
-        r->format = TK_TE_F3;
-        r->branches = 0;
-        r->flags = TK_TE_REC_ADDRESS;
-        r->subformat = TK_TE_SF_START;
-    }
+    uint64_t lo = tk_te_fast_ld64(p);
+    const uint64_t hi = payload_hi(p, n, &lo);
+    const uint64_t address = start_field(t, 3, lo, hi);
+    start_struct(f, (unsigned)(lo >> 4 & 1u), start_field(t, 0, lo, hi), start_field(t, 1, lo, hi),
+                 start_field(t, 2, lo, hi), address);
+    if (with_rec)
+        rec_put(r, address, 0,
+                (uint64_t)TK_TE_F3 << 32 | (uint64_t)TK_TE_REC_ADDRESS << 48 |
+                    (uint64_t)TK_TE_SF_START << 56);
 }
 
 /* other_packet: the batch ends after this packet */
@@ -236,7 +319,7 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
     if ((h & 0xe0u) != (TK_ENCAP_FLOW_TE_INST << 5) || n - 1u >= TK_TE_FAST_MAX_LEN)
         return 0;
     if ((p[1] & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3) && n <= s->table.smaxlen) {
-        start_packet(&s->table, p + 1, n, rec ? &rec[k] : NULL, &full[k]);
+        start_packet(&s->table, p + 1, n, rec ? &rec[k] : NULL, &full[k], rec != NULL);
         return 1u + n;
     }
     if (tk_te_fast_decode(&s->layout, tk_te_fast_words_overread(p + 1, n), n, &full[k]) !=
@@ -267,26 +350,46 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
 #define TK_SCAN_NO_SLP
 #endif
 
+/* The whole struct of a format 1 or 2 packet from its record fields (tk_te_scan_batch). */
+TK_TE_FAST_INLINE void f12_struct(tk_te_packet *f, uint64_t address, uint64_t irdepth,
+                                  uint64_t tail)
+{
+    tk_te_fast_clear(f);
+    f->format = (uint8_t)(tail >> 32);
+    f->branches = (uint8_t)(tail >> 40);
+    f->branch_map = (uint32_t)tail;
+    f->has_address = (tail >> 48 & TK_TE_REC_ADDRESS) != 0;
+    f->address = address;
+    f->notify = (tail >> 48 & TK_TE_REC_NOTIFY) != 0;
+    f->updiscon = (tail >> 48 & TK_TE_REC_UPDISCON) != 0;
+    f->irreport = (tail >> 48 & TK_TE_REC_IRREPORT) != 0;
+    f->irdepth = irdepth;
+}
+
 /* One packet at p (17 bytes readable) the in-line way: a format 1 or 2 packet of up to 8
  * bytes costs the header byte, one unaligned 8-byte load of the payload, one table entry
- * (by the first 7 payload bits), four shifts of the sign-extended payload and a 16-entry
+ * (by the first payload byte), four shifts of the sign-extended payload and a 16-entry
  * table of flags, with no branch that depends on the data except the one test that the
  * header is a te_inst of a length the entry accepts; a format 3 start packet takes the
- * table positions. Into r (records) or f (to_struct). Returns the bytes used, 0 when the
- * packet needs the other path. */
-TK_TE_FAST_INLINE unsigned in_line(const tk_te_layout *l, const tk_te_scan_table *t,
-                                   const uint8_t *p, tk_te_rec *rec, tk_te_packet *full, size_t k,
+ * table positions, a format 1 or 2 packet of 9..16 bytes the same entry with 128-bit
+ * positions. Into *r (records) or *f (to_struct); the rarer paths of the records write
+ * the whole packet into fend[j] too. Returns the bytes used, 0 when the packet needs the
+ * other path. */
+TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, tk_te_rec *r,
+                                   tk_te_packet *f, tk_te_packet *fend, ptrdiff_t j,
                                    const bool to_struct, const bool depth)
 {
-    tk_te_rec *const r = to_struct ? NULL : &rec[k];
     const unsigned h = p[0];
-    const uint64_t lo = tk_te_fast_ld64(p + 1);
-    const size_t i = lo & 0x7fu;
+    uint64_t lo = tk_te_fast_ld64(p + 1);
+    /* one zero-extending move: the tables repeat every entry for bit 7 */
+    const size_t i = (uint8_t)lo;
     /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..) */
-    const unsigned n1 = h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
+    unsigned n1 = h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
     if (TK_SCAN_LIKELY(n1 < t->maxlen[i])) {
-        /* 64 - 8n, as h is 0x40 + n */
-        const unsigned sh = (0u - 8u * h) & 63u;
+        /* the bytes used (header and payload), and 64 - 8n computed: a table load here
+         * took fewer instructions but more time (a longer chain to every field) */
+        const unsigned u = n1 + 2u;
+        const unsigned sh = (0u - 8u * (n1 + 1u)) & 63u;
         const int64_t w = (int64_t)(lo << sh) >> sh; /* sign-extended payload */
         /* address MSB, notify, updiscon, irreport as sent, then irdepth */
         const int64_t v = w >> t->tpm1[i];
@@ -295,60 +398,40 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_layout *l, const tk_te_scan_table
          * flow's settings) the copy of the loop for it skips the extraction */
         const uint64_t irdepth = depth ? (uint64_t)(v >> 4) & t->dmask[i] : 0;
         const uint64_t tail = t->tail[i] | ((uint64_t)w >> 7 & t->mapmask[i]) | t->flags[v & 15];
-        if (to_struct) {
-            /* tk_te_scan_batch: the whole struct, straight from the fields */
-            tk_te_packet *const f = &full[k];
-            tk_te_fast_clear(f);
-            f->format = (uint8_t)(tail >> 32);
-            f->branches = (uint8_t)(tail >> 40);
-            f->branch_map = (uint32_t)tail;
-            f->has_address = (tail >> 48 & TK_TE_REC_ADDRESS) != 0;
-            f->address = address;
-            f->notify = (tail >> 48 & TK_TE_REC_NOTIFY) != 0;
-            f->updiscon = (tail >> 48 & TK_TE_REC_UPDISCON) != 0;
-            f->irreport = (tail >> 48 & TK_TE_REC_IRREPORT) != 0;
-            f->irdepth = irdepth;
-        } else {
-            r->address = address;
-            r->irdepth = irdepth;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            r->branch_map = (uint32_t)tail;
-            r->format = (uint8_t)(tail >> 32);
-            r->branches = (uint8_t)(tail >> 40);
-            r->flags = (uint8_t)(tail >> 48);
-            r->subformat = 0;
-#else
-            memcpy(&r->branch_map, &tail, 8); /* map, format, branches, flags, subformat */
-#endif
-        }
-        return n1 + 2u;
+        if (to_struct)
+            f12_struct(f, address, irdepth, tail);
+        else
+            rec_put(r, address, irdepth, tail);
+        return u;
     }
+    /* The slot of full for the rarer paths. Its index is hidden from the loop's induction
+     * variables: otherwise a pointer into full[] is kept and advanced for every packet, for
+     * paths of one packet in 17. */
+#if defined(__GNUC__)
+    __asm__("" : "+r"(j));
+    /* n1 again from the header: kept from above, GCC spills it on every packet */
+    __asm__("" : "+r"(p));
+#endif
+    n1 = p[0] - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
+    tk_te_packet *const fk = to_struct ? f : &fend[j];
     if (n1 < t->smaxlen && (lo & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3)) {
         /* format 3 start (one packet in 17 of a trace with resync-max 0): in line too, as
          * a call would end the caller's loop */
-        size_t kf = k;
-#if defined(__GNUC__)
-        /* hidden from the loop's induction variables: otherwise a pointer into full[] is
-         * kept and advanced for every packet, for this path of one packet in 17 */
-        __asm__("" : "+r"(kf));
-#endif
-        start_packet(t, p + 1, n1 + 1u, r, &full[kf]);
+        start_packet(t, p + 1, n1 + 1u, r, fk, !to_struct);
         return n1 + 2u;
     }
-    if (n1 - 8u < TK_TE_FAST_MAX_LEN - 8u && (unsigned)(lo & 3u) - 1u < 2u) {
-        /* format 1 or 2 of 9..16 bytes (a full address): the 128-bit decoder of
-         * packet_fast.h, also without a call */
-        size_t kf = k;
-#if defined(__GNUC__)
-        __asm__("" : "+r"(kf));
-#endif
-        tk_te_packet one;
-        tk_te_packet *const o = to_struct ? &full[kf] : &one;
-        if (tk_te_fast_f12(l, tk_te_fast_words_overread(p + 1, n1 + 1u), n1 + 1u, o) !=
-            TK_TE_FAST_OK)
-            return 0; /* the other path gives the verdict */
-        if (!to_struct)
-            tk_te_fast_rec_of(o, &rec[kf]);
+    if (n1 - 8u < TK_TE_FAST_MAX_LEN - 8u && n1 < t->maxlen16[i]) {
+        /* format 1 or 2 of 9..16 bytes (a full address): the same entry with the positions
+         * of the 128-bit payload (the address starts below bit 64) */
+        const uint64_t hi = payload_hi(p + 1, n1 + 1u, &lo);
+        const int64_t v = (int64_t)field128(lo, hi, t->tpm1_16[i]);
+        const uint64_t address = field128(lo, hi, t->ap[i]) & t->amask[i];
+        const uint64_t irdepth = depth ? field128(lo, hi, t->dpos16[i]) & t->dmask[i] : 0;
+        const uint64_t tail = t->tail[i] | (lo >> 7 & t->mapmask[i]) | t->flags[v & 15];
+        if (to_struct)
+            f12_struct(f, address, irdepth, tail);
+        else
+            rec_put(r, address, irdepth, tail);
         return n1 + 2u;
     }
     return 0;
@@ -356,8 +439,9 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_layout *l, const tk_te_scan_table
 
 /* The record scanner: runs of packets that fit before the end whatever their length (no
  * bounds test inside), each in_line, or else other_packet outside the run. (Two packets an
- * iteration took fewer instructions but no less time.) with_offsets and to_struct are constants in
- * each copy, so the loop has no test for them. */
+ * iteration took fewer instructions but no less time.) with_offsets and to_struct are
+ * constants in each copy, so the loop has no test for them. The run counts a negative index
+ * up to 0 (one add and branch per packet); the offsets are indexed from the run's end. */
 TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
                                       uint64_t *offsets, size_t max, const bool with_offsets,
                                       const bool to_struct, const bool depth)
@@ -383,20 +467,34 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
         /* The packet chain (each header says where the next is) runs through a pointer:
          * load and add, the offset is taken off the chain. */
         const uint8_t *q = buf + pos;
-        while (k < stop) {
-            const unsigned u = in_line(&s->layout, t, q, rec, full, k, to_struct, depth);
+        tk_te_rec *r = to_struct ? NULL : rec + k;
+        tk_te_packet *f = to_struct ? full + k : NULL;
+        uint64_t *const o = with_offsets ? offsets + stop : NULL;
+        /* the offset beside the pointer: one add instead of a copy and a subtraction */
+        size_t at = pos;
+        ptrdiff_t j = -(ptrdiff_t)m;
+        do {
+            const unsigned u = in_line(t, q, r, f, full + stop, j, to_struct, depth);
             if (!u)
                 break; /* the other path, out of the inner loop: no call inside it */
             if (with_offsets)
-                offsets[k] = (size_t)(q - buf); /* then the last one is there */
+                o[j] = at; /* then the last one is there */
             else
-                last = (size_t)(q - buf);
-            k++;
+                last = at;
+            if (to_struct)
+                f++;
+            else
+                r++;
             q += u;
-        }
-        pos = (size_t)(q - buf);
-        if (k == stop)
+            at += u;
+        } while (++j != 0);
+        k = stop - (size_t)-j;
+        pos = at;
+        if (k == stop) {
+            if (k == max)
+                break;
             continue;
+        }
         const size_t used = other_packet(s, pos, to_struct ? NULL : rec, full, k);
         if (!used)
             break;
