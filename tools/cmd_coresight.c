@@ -305,6 +305,10 @@ static int run(int argc, char **argv, const char *cmd, int decode)
         }
     }
     if (!dir == !trace) {
+        fprintf(stderr, "tracekit %s: %s\n", cmd,
+                dir ? "--snapshot and --trace exclude each other: a snapshot names its own "
+                      "trace files"
+                    : "give --snapshot DIR or --trace FILE");
         usage(stderr, cmd);
         return 2;
     }
@@ -406,6 +410,14 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     fprintf(stderr, "tracekit %s: %lu errors in all, the first at byte offset %llu\n", cmd,
             c.errors, c.first_error);
     return 1;
+}
+
+bool tk_cs_cli_wanted(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--snapshot") || !strcmp(argv[i], "--trace"))
+            return true;
+    return false;
 }
 
 int tk_cmd_dump_snapshot(int argc, char **argv)

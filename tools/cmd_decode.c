@@ -307,12 +307,11 @@ static void par_release(void *ctx, uint64_t offset)
 
 int tk_cmd_decode(int argc, char **argv)
 {
+    if (tk_cs_cli_wanted(argc, argv)) /* CoreSight: --snapshot or --trace (cmd_coresight.c) */
+        return tk_cmd_decode_snapshot(argc, argv);
     if (tk_legacy_wanted(argc, argv)) /* nibble / RLE trace (legacy_cmds.c) */
         return tk_legacy_cmd_decode(argc, argv);
     argc = tk_legacy_strip_etrace(argc, argv);
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--snapshot"))
-            return tk_cmd_decode_snapshot(argc, argv);
 
     enum {
         OPT_SCF = 256,
