@@ -197,7 +197,8 @@ static void test_truncated(void **state)
     free(got.r);
 }
 
-/* DSTREAM framing (an FSYNC before every frame, as in a55-test-tpiu) with a corrupt frame: the
+/* DSTREAM framing (an FSYNC before every frame, in 512-byte blocks with footers, as in
+ * a55-test-tpiu) with a corrupt frame: the
  * deformatter reports the offset, every source hunts for its next A-Sync, nothing after it is
  * lost. */
 static void run_dstream(const uint8_t *buf, size_t len, recs *out)
@@ -216,39 +217,66 @@ static void run_dstream(const uint8_t *buf, size_t len, recs *out)
     assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
 }
 
+/* DSTREAM stores 504 trace bytes and an 8-byte footer per 512-byte block: the file offset
+ * of offset s of the trace. */
+static uint64_t ds_file_offset(uint64_t s)
+{
+    return s + s / 504 * 8;
+}
+
+/* The trace t as a DSTREAM capture file (footers of 0xff, which are not trace). */
+static uint8_t *ds_file(const uint8_t *t, size_t n, size_t *len)
+{
+    uint8_t *f = malloc(ds_file_offset(n) + 8);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        f[k++] = t[i];
+        if ((i + 1) % 504 == 0) {
+            memset(f + k, 0xff, 8);
+            k += 8;
+        }
+    }
+    *len = k;
+    return f;
+}
+
 static void test_dstream_frame(void **state)
 {
     (void)state;
-    size_t frames = raw_len / 16, len = frames * 20;
-    uint8_t *ds = malloc(len);
+    size_t frames = raw_len / 16, n = frames * 20, len;
+    uint8_t *t = malloc(n);
     for (size_t f = 0; f < frames; f++) {
         static const uint8_t fsync[4] = {0xff, 0xff, 0xff, 0x7f};
-        memcpy(ds + f * 20, fsync, 4);
-        memcpy(ds + f * 20 + 4, raw + f * 16, 16);
+        memcpy(t + f * 20, fsync, 4);
+        memcpy(t + f * 20 + 4, raw + f * 16, 16);
     }
     tk_cs_buffer_format saved = ss->buffers[0].format;
     ss->buffers[0].format = TK_CS_FMT_DSTREAM;
     recs ref = {0}, got = {0};
+    uint8_t *ds = ds_file(t, n, &len);
     run_dstream(ds, len, &ref);
+    free(ds);
     assert_int_equal(ref.nframe_err, 0);
     assert_int_equal(ref.n, clean.n);
     size_t bad_frame = frames / 3;
     uint64_t bad_off = bad_frame * 20 + 4 + 8;
-    ds[bad_off] = 0xff; /* a halfword 0xffff inside a frame: FSYNC start, invalid there */
-    ds[bad_off + 1] = 0xff;
+    t[bad_off] = 0xff; /* a halfword 0xffff inside a frame: FSYNC start, invalid there */
+    t[bad_off + 1] = 0xff;
+    ds = ds_file(t, n, &len);
     run_dstream(ds, len, &got);
     ss->buffers[0].format = saved;
     assert_int_equal(got.nframe_err, 1);
-    assert_int_equal(got.frame_err_off[0], bad_off);
-    /* Compare against the clean DSTREAM run, whose indices are DSTREAM offsets. */
+    assert_int_equal(got.frame_err_off[0], ds_file_offset(bad_off)); /* in the file */
+    /* Compare against the clean DSTREAM run, whose indices are offsets in its file. */
     recs keep = clean;
     clean = ref;
-    uint64_t async = check_resync(&got, bad_frame * 20 + 4);
+    uint64_t async = check_resync(&got, ds_file_offset(bad_frame * 20 + 4));
     clean = keep;
-    assert_true(async > bad_off);
+    assert_true(async > ds_file_offset(bad_off));
     free(ref.r);
     free(got.r);
     free(ds);
+    free(t);
 }
 
 int main(void)
