@@ -77,7 +77,8 @@ typedef struct tk_cs_source {
     char name[64]; /* device name, e.g. ETM_0 */
     char type[32]; /* device type, e.g. ETM4, ETM4.2, PTM1.1 */
     tk_cs_protocol protocol;
-    uint8_t trace_id; /* TRCTRACEIDR[6:0] */
+    uint8_t trace_id; /* TRCTRACEIDR[6:0]; ETMv3, PTM: ETMTRACEIDR; STM, ITM: [22:16] of
+                         STMTCSR, ITMTCR; 0 when the .ini lacks the register */
     int buffer;       /* index of its trace buffer, -1 if none */
     int core;         /* index in the snapshot's core list, -1 if none */
     tk_cs_etm_regs regs;
