@@ -42,6 +42,8 @@ typedef enum tk_cs_buffer_format {
     TK_CS_FMT_DSTREAM,    /* "dstream_coresight": frames with FSYNC patterns between them, in
                              512-byte blocks ending with an 8-byte footer */
     TK_CS_FMT_RAW,        /* "source_data": one unformatted source, no frames */
+    TK_CS_FMT_TPIU,       /* a TPIU capture: frames with FSYNCs, no blocks (no snapshot name) */
+    TK_CS_FMT_TPIU_HSYNC, /* the same with HSYNC halfwords inside frames */
 } tk_cs_buffer_format;
 
 typedef enum tk_cs_protocol {
@@ -142,6 +144,9 @@ enum {
      * if the footers were trace, runs are cut at them). Used with TK_CS_DEFMT_FSYNC. */
     TK_CS_DEFMT_DSTREAM_BLOCKS = 1 << 2,
 };
+
+/* The deformatter flags for a buffer format (0 for TK_CS_FMT_RAW, which is not framed). */
+unsigned tk_cs_buffer_deformat_flags(tk_cs_buffer_format format);
 
 tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_fn error, void *ctx,
                                 tk_cs_deformatter **out);

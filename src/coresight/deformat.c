@@ -78,6 +78,20 @@ static tk_status flush_join(tk_cs_deformatter *d)
     return d->frames(d->ctx, d->join_id, d->join, n, file_offset(d, d->join_index));
 }
 
+unsigned tk_cs_buffer_deformat_flags(tk_cs_buffer_format format)
+{
+    switch (format) {
+    case TK_CS_FMT_DSTREAM:
+        return TK_CS_DEFMT_FSYNC | TK_CS_DEFMT_DSTREAM_BLOCKS;
+    case TK_CS_FMT_TPIU:
+        return TK_CS_DEFMT_FSYNC;
+    case TK_CS_FMT_TPIU_HSYNC:
+        return TK_CS_DEFMT_FSYNC | TK_CS_DEFMT_HSYNC;
+    default:
+        return 0;
+    }
+}
+
 tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_fn error, void *ctx,
                                 tk_cs_deformatter **out)
 {

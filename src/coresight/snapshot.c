@@ -368,7 +368,8 @@ tk_status tk_cs_snapshot_from_file(const char *path, tk_cs_buffer_format format,
                                    const tk_cs_etm_regs *regs, int id, tk_cs_snapshot **out)
 {
     *out = NULL;
-    if (!path || !regs || id > 0x6f || (format == TK_CS_FMT_RAW && id < 0))
+    if (!path || !regs || id > 0x6f || format < TK_CS_FMT_FRAMED || format > TK_CS_FMT_TPIU_HSYNC ||
+        (format == TK_CS_FMT_RAW && id < 0))
         return TK_ERR_INVALID;
     tk_cs_snapshot *ss = calloc(1, sizeof(*ss));
     if (!ss)

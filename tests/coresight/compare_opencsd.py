@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Compare tracekit's ETMv4 packets or instruction ranges with OpenCSD's trc_pkt_lister.
 
-usage: compare_opencsd.py DRIVER LISTER SNAPSHOT [RANGES_SNAPSHOT]
+usage: compare_opencsd.py [--trace-format tpiu|tpiu-hsync] DRIVER LISTER SNAPSHOT [RANGES_SNAPSHOT]
+
+--trace-format reads the buffer as a TPIU capture (FSYNCs; with HSYNCs): tracekit's
+--trace-format, trc_pkt_lister's -tpiu or -tpiu_hsync.
 
 With RANGES_SNAPSHOT, the ranges are compared with OpenCSD's ranges for that other snapshot
 (the same execution traced differently, where OpenCSD's decode is known to be right).
@@ -178,11 +181,12 @@ def file_index(idx):
     return idx + idx // 504 * 8
 
 
-def compare_packets(driver, ocsd_lines, ss):
+def compare_packets(driver, ocsd_lines, ss, tk_args=()):
     theirs = [p for p in map(parse_ocsd, ocsd_lines) if p]
-    if dstream_blocks(ss):
+    if dstream_blocks(ss) and not tk_args:
         theirs = [(file_index(p[0]),) + p[1:] for p in theirs]
-    mine = [p for p in map(parse_mine, run([driver, "dump", "--snapshot", ss])) if p]
+    mine = [p for p in map(parse_mine, run([driver, "dump", "--snapshot", ss] + list(tk_args)))
+            if p]
     if not theirs:
         print("SKIP: trc_pkt_lister printed no ETMv4 packets for %s" % ss)
         return 77
@@ -239,7 +243,7 @@ def compare_packets(driver, ocsd_lines, ss):
     return 1 if bad else 0
 
 
-def compare_ranges(driver, ocsd_lines, ss, ref_ss=None):
+def compare_ranges(driver, ocsd_lines, ss, ref_ss=None, tk_args=()):
     theirs = []
     for line in ocsd_lines:
         if "INSTR_RANGE" not in line:
@@ -252,7 +256,7 @@ def compare_ranges(driver, ocsd_lines, ss, ref_ss=None):
     for bad_range in KNOWN_OPENCSD_ERRORS.get(os.path.basename(ss.rstrip("/")), []):
         theirs.remove(bad_range)
     mine = []
-    for line in run([driver, "decode", "--snapshot", ss, "--format", "ranges"]):
+    for line in run([driver, "decode", "--snapshot", ss, "--format", "ranges"] + list(tk_args)):
         w = line.split()
         if len(w) == 4:
             mine.append((int(w[0], 16), int(w[1], 16), int(w[2], 16), int(w[3])))
@@ -276,8 +280,14 @@ def compare_ranges(driver, ocsd_lines, ss, ref_ss=None):
 
 
 def main():
-    driver, lister, ss = (os.path.abspath(a) for a in sys.argv[1:4])
-    ref_ss = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
+    args = sys.argv[1:]
+    tk_args, fmt = [], []
+    if args[:1] == ["--trace-format"]:
+        tk_args = args[:2]
+        fmt = {"tpiu": ["-tpiu"], "tpiu-hsync": ["-tpiu_hsync"]}[args[1]]
+        args = args[2:]
+    driver, lister, ss = (os.path.abspath(a) for a in args[:3])
+    ref_ss = os.path.abspath(args[3]) if len(args) > 3 else None
     if not os.path.exists(lister):
         print("SKIP: %s not installed" % lister)
         return 77
@@ -286,19 +296,20 @@ def main():
         return 77
     # A DSTREAM capture needs -dstream_format: without it trc_pkt_lister reads the block
     # footers as trace and stops at the first (byte 516 of a55-test-tpiu).
-    fmt = ["-dstream_format"] if dstream_blocks(ss) else []
+    if not fmt and dstream_blocks(ss):
+        fmt = ["-dstream_format"]
     lines = run([lister, "-ss_dir", ss, "-decode", "-logstdout"] + fmt)
     if any("Failed to create decoder" in line for line in lines):
         # e.g. armv8_1m_branches: OpenCSD 1.3.3 does not know the Cortex-M55 core.
         print("SKIP: trc_pkt_lister cannot decode %s:" % ss)
         print("\n".join(line for line in lines if "ss2_dcdtree" in line))
         return 77
-    r1 = compare_packets(driver, lines, ss)
+    r1 = compare_packets(driver, lines, ss, tk_args)
     if r1 == 77:
         return 77
     if ref_ss:
         lines = run([lister, "-ss_dir", ref_ss, "-decode_only", "-logstdout"])
-    r2 = compare_ranges(driver, lines, ss, ref_ss)
+    r2 = compare_ranges(driver, lines, ss, ref_ss, tk_args)
     return 1 if (r1 or r2) else 0
 
 
