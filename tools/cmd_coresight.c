@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* `tracekit dump --snapshot DIR` and `tracekit decode --snapshot DIR`: CoreSight ETMv4. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,36 +28,44 @@ static void note_error(cli *c, uint64_t off)
 
 static void usage(FILE *f, const char *cmd)
 {
+    const bool decode = !strcmp(cmd, "decode");
     fprintf(
         f,
-        "usage: tracekit %s --snapshot DIR [--id N] [--buffer NAME] [--trace-format F]%s\n"
+        "usage: tracekit %s --snapshot DIR [--id N] [--buffer NAME] [--trace-format F]\n"
         "       tracekit %s --trace FILE [--trace-format F] [--reg R=V]... [--mem ADDR:FILE]...\n"
         "                [--id N]\n"
+        "%s"
+        "Arm CoreSight ETMv4/ETE trace: %s.\n"
         "  --snapshot DIR  DS-5 snapshot directory (snapshot.ini, trace.ini, device .ini)\n"
         "  --trace FILE    a bare trace file instead of a snapshot; its ETMv4 configuration\n"
         "                  comes from --reg (defaults: a Cortex-A53 ETMv4.0: TRCCONFIGR=0xc1\n"
-        "                  TRCIDR0=0x28000ea1 TRCIDR1=0x4100f403 TRCIDR2=0x488, TRCIDR8=0)\n"
-        "  --trace-format F  how the trace file is framed: framed (ETB/ETR formatter\n"
-        "                  frames, memory aligned; the default for --trace), dstream (DSTREAM\n"
+        "                  TRCIDR0=0x28000ea1 TRCIDR1=0x4100f403 TRCIDR2=0x488, TRCIDR8=0);\n"
+        "                  TRCDEVARCH with ARCHVER (bits [15:12]) 5 makes it ETE\n"
+        "  --trace-format F  how the trace is framed: framed (ETB/ETR formatter frames,\n"
+        "                  memory aligned; the default for --trace), dstream (DSTREAM\n"
         "                  capture: frames with FSYNCs in 512-byte blocks ending with an\n"
         "                  8-byte footer), tpiu (frames with FSYNCs), tpiu-hsync (FSYNCs\n"
         "                  between and HSYNCs inside frames) or raw (one unformatted source;\n"
-        "                  needs --id). With --snapshot it overrides the buffer's format=\n"
+        "                  needs --id). With --snapshot it overrides trace.ini's format=\n"
         "  --reg R=V       register value, e.g. --reg TRCIDR0=0x28000ea1\n"
         "  --mem ADDR:FILE program image FILE loaded at ADDR (decode)\n"
         "  --id N          only trace ID N (decimal or 0x hex)\n"
         "  --buffer NAME   trace buffer to read (default: the first with an ETMv4 source)\n"
         "  --stats N       print nothing per item: run N times over the buffer held in memory\n"
         "                  and report counts and throughput\n",
-        cmd, strcmp(cmd, "decode") ? "" : " [--format ranges|events]", cmd);
-    if (!strcmp(cmd, "decode"))
+        cmd, cmd, decode ? "                [--format ranges|events]\n" : "",
+        decode ? "the instructions executed, walked over the memory images"
+               : "one line per packet");
+    if (decode)
         fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
                    "  --format events every event (default)\n");
     fprintf(f,
-            "exit status: 0, or 1 when the trace has errors (%s);\n"
-            "  the last line on stderr counts them and gives the first one's byte offset\n",
-            strcmp(cmd, "decode") ? "bad packets, framing errors" : "decode errors");
-    fprintf(f, "example: tracekit %s --snapshot testdata/opencsd/snapshots/juno_r1_1 --id 0x10\n",
+            "exit status: 0; 1 when the trace has errors (%s): the last line on\n"
+            "  stderr counts them and gives the first one's byte offset; 2 for a usage error\n",
+            decode ? "decode errors" : "bad packets, framing errors");
+    fprintf(f,
+            "example: tracekit %s --snapshot ../shared/testdata/opencsd/snapshots/juno_r1_1 "
+            "--id 0x10\n",
             cmd);
 }
 
@@ -266,12 +275,14 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     int nmem = 0;
     tk_cs_etm_regs regs = {.configr = 0xc1, .idr = {0x28000ea1, 0x4100f403, 0x488}};
     long id = -1, repeat = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    /* --help anywhere, even where an option wants its value ("--snapshot --help"). */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout, cmd);
             return 0;
         }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
         if (i + 1 >= argc) {
             fprintf(stderr, "tracekit %s: option %s needs a value\n", cmd, a);
             return 2;

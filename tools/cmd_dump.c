@@ -16,7 +16,9 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: tracekit dump --scf FILE.scf [--ucf FILE.ucf] [options] IN.te_inst_raw\n"
-        "       tracekit dump --snapshot DIR ...   (CoreSight snapshot, see its --help)\n"
+        "       tracekit dump --snapshot DIR ...   (Arm CoreSight ETMv4/ETE snapshot)\n"
+        "       tracekit dump --trace FILE ...     (CoreSight trace file; see\n"
+        "                     'tracekit dump --snapshot --help' for both)\n"
         "\n"
         "Print every E-Trace te_inst packet of a raw packet file (the reference flow's\n"
         ".te_inst_raw: per packet a header byte (type << 5) | length, then the payload),\n"
