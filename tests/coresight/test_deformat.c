@@ -249,27 +249,6 @@ static void test_fsync(void **state)
     free_sink(s);
 }
 
-/* File offset of offset s of the trace without DSTREAM footers. */
-static uint64_t ds_file_offset(uint64_t s)
-{
-    return s + s / 504 * 8;
-}
-
-/* The trace t (n bytes) as DSTREAM writes it: after every 504 bytes an 8-byte footer, here
- * made of 0xff (read as trace, an FSYNC start inside a frame). Returns the file length. */
-static size_t ds_blocks(const uint8_t *t, size_t n, uint8_t *out)
-{
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        out[len++] = t[i];
-        if ((i + 1) % 504 == 0) {
-            memset(out + len, 0xff, 8);
-            len += 8;
-        }
-    }
-    return len;
-}
-
 /* Two runs gave the same bytes at the same indices and the same errors. */
 static void same_sink(const sink *a, const sink *b)
 {
@@ -292,7 +271,7 @@ static void test_dstream_blocks(void **state)
 {
     (void)state;
     enum { NFRAMES = 150 };
-    static uint8_t t[NFRAMES * 20], file[NFRAMES * 20 + 64];
+    static uint8_t t[NFRAMES * 20];
     size_t n = 0;
     for (int f = 0; f < NFRAMES; f++) {
         static const uint8_t fs[4] = {0xff, 0xff, 0xff, 0x7f};
@@ -302,7 +281,8 @@ static void test_dstream_blocks(void **state)
             t[n++] = i == 0 ? (uint8_t)(0x21 + (f & 1) * 2)
                             : (i == 15 ? 0 : (uint8_t)((f * 16 + i) << 1));
     }
-    size_t len = ds_blocks(t, n, file);
+    size_t len;
+    uint8_t *file = tk_test_dstream_file(t, n, &len);
     assert_true(len > 5 * 512);
     sink *ref = run_frames(TK_CS_DEFMT_FSYNC, t, n, n);
     assert_int_equal(ref->nerr, 0);
@@ -318,7 +298,7 @@ static void test_dstream_blocks(void **state)
             assert_int_equal(s->nbytes[id], ref->nbytes[id]);
             assert_memory_equal(s->bytes[id], ref->bytes[id], s->nbytes[id]);
             for (size_t k = 0; k < s->nbytes[id]; k++)
-                assert_int_equal(s->where[id][k], ds_file_offset(ref->where[id][k]));
+                assert_int_equal(s->where[id][k], tk_test_dstream_offset(ref->where[id][k]));
         }
         free_sink(s);
     }
@@ -334,9 +314,9 @@ static void test_dstream_blocks(void **state)
     a = run_frames(flags, file, last + 100, 100);
     b = run_frames(TK_CS_DEFMT_FSYNC, t, last / 512 * 504 + 100, 100);
     assert_int_equal(a->nerr, 1); /* cut inside a frame */
-    assert_int_equal(a->err_off[0], ds_file_offset(b->err_off[0]));
+    assert_int_equal(a->err_off[0], tk_test_dstream_offset(b->err_off[0]));
     for (size_t k = 0; k < b->nbytes[0x10]; k++)
-        assert_int_equal(a->where[0x10][k], ds_file_offset(b->where[0x10][k]));
+        assert_int_equal(a->where[0x10][k], tk_test_dstream_offset(b->where[0x10][k]));
     assert_int_equal(a->nbytes[0x10], b->nbytes[0x10]);
     free_sink(a);
     free_sink(b);
@@ -346,12 +326,14 @@ static void test_dstream_blocks(void **state)
     while (t[at] == 0xff || t[at + 1] == 0xff || (at & 1))
         at++;
     t[at] = t[at + 1] = 0xff;
-    len = ds_blocks(t, n, file);
+    free(file);
+    file = tk_test_dstream_file(t, n, &len);
     sink *s = run_frames(flags, file, len, 7);
     assert_int_equal(s->nerr, 1);
-    assert_int_equal(s->err_off[0], ds_file_offset(at));
+    assert_int_equal(s->err_off[0], tk_test_dstream_offset(at));
     assert_int_equal(s->err_off[0], at + 16);
     free_sink(s);
+    free(file);
 }
 
 /* Feeding a real capture in small pieces gives the same per-ID streams, at the same indices,

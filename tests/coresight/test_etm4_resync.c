@@ -217,29 +217,6 @@ static void run_dstream(const uint8_t *buf, size_t len, recs *out)
     assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
 }
 
-/* DSTREAM stores 504 trace bytes and an 8-byte footer per 512-byte block: the file offset
- * of offset s of the trace. */
-static uint64_t ds_file_offset(uint64_t s)
-{
-    return s + s / 504 * 8;
-}
-
-/* The trace t as a DSTREAM capture file (footers of 0xff, which are not trace). */
-static uint8_t *ds_file(const uint8_t *t, size_t n, size_t *len)
-{
-    uint8_t *f = malloc(ds_file_offset(n) + 8);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        f[k++] = t[i];
-        if ((i + 1) % 504 == 0) {
-            memset(f + k, 0xff, 8);
-            k += 8;
-        }
-    }
-    *len = k;
-    return f;
-}
-
 static void test_dstream_frame(void **state)
 {
     (void)state;
@@ -253,7 +230,7 @@ static void test_dstream_frame(void **state)
     tk_cs_buffer_format saved = ss->buffers[0].format;
     ss->buffers[0].format = TK_CS_FMT_DSTREAM;
     recs ref = {0}, got = {0};
-    uint8_t *ds = ds_file(t, n, &len);
+    uint8_t *ds = tk_test_dstream_file(t, n, &len);
     run_dstream(ds, len, &ref);
     free(ds);
     assert_int_equal(ref.nframe_err, 0);
@@ -262,17 +239,17 @@ static void test_dstream_frame(void **state)
     uint64_t bad_off = bad_frame * 20 + 4 + 8;
     t[bad_off] = 0xff; /* a halfword 0xffff inside a frame: FSYNC start, invalid there */
     t[bad_off + 1] = 0xff;
-    ds = ds_file(t, n, &len);
+    ds = tk_test_dstream_file(t, n, &len);
     run_dstream(ds, len, &got);
     ss->buffers[0].format = saved;
     assert_int_equal(got.nframe_err, 1);
-    assert_int_equal(got.frame_err_off[0], ds_file_offset(bad_off)); /* in the file */
+    assert_int_equal(got.frame_err_off[0], tk_test_dstream_offset(bad_off)); /* in the file */
     /* Compare against the clean DSTREAM run, whose indices are offsets in its file. */
     recs keep = clean;
     clean = ref;
-    uint64_t async = check_resync(&got, ds_file_offset(bad_frame * 20 + 4));
+    uint64_t async = check_resync(&got, tk_test_dstream_offset(bad_frame * 20 + 4));
     clean = keep;
-    assert_true(async > ds_file_offset(bad_off));
+    assert_true(async > tk_test_dstream_offset(bad_off));
     free(ref.r);
     free(got.r);
     free(ds);
