@@ -2,7 +2,7 @@
 /* The CoreSight formatter frame deformatter (coresight.h). Input: a flags byte and a piece
  * size, then the raw buffer, fed in pieces of that size (frames straddle calls). Properties:
  * it never delivers more bytes than it was given, runs are non-empty with valid IDs, and
- * every error offset lies inside the input. */
+ * every error offset lies inside the input; with DSTREAM blocks no run spans a footer. */
 #include "fuzz_common.h"
 
 #include "tracekit/coresight.h"
@@ -12,12 +12,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 typedef struct ctx {
     size_t len;
     size_t delivered;
+    unsigned flags;
 } ctx;
 
 static tk_status on_data(void *c, uint8_t id, const uint8_t *d, size_t n, uint64_t index)
 {
     ctx *x = c;
     TK_FUZZ_CHECK(n > 0 && id != 0 && id < 0x70 && index < x->len);
+    TK_FUZZ_CHECK(!(x->flags & TK_CS_DEFMT_DSTREAM_BLOCKS) || index % 512 + n <= 504);
     volatile uint8_t touch = d[0] ^ d[n - 1]; /* ASan checks the run is readable */
     (void)touch;
     x->delivered += n;
@@ -35,9 +37,9 @@ static tk_status on_error(void *c, tk_status st, uint64_t offset, const char *me
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     tk_fuzz_in in = {data, size};
-    unsigned flags = tk_fuzz_u8(&in) & 3;
+    unsigned flags = tk_fuzz_u8(&in) & 7; /* FSYNC, HSYNC, DSTREAM blocks */
     size_t piece = 1 + tk_fuzz_u8(&in);
-    ctx x = {in.n, 0};
+    ctx x = {in.n, 0, flags};
     tk_cs_deformatter *d = NULL;
     if (tk_cs_deformatter_new(flags, on_data, on_error, &x, &d) != TK_OK)
         return 0;

@@ -13,8 +13,10 @@ head=$(awk '/^## tracekit /{exit} {print}' "$out")
     "$T" "$c" --help 2>&1
     printf '```\n'
   done
-  printf '\n## tracekit dump/decode --snapshot (Arm CoreSight)\n\n```\n'
-  "$T" dump --snapshot x --help 2>&1
-  printf '```\n'
+  for c in dump decode; do
+    printf '\n## tracekit %s --snapshot|--trace (Arm CoreSight)\n\n```\n' "$c"
+    "$T" "$c" --snapshot --help 2>&1
+    printf '```\n'
+  done
 } > "$out.tmp"
 mv "$out.tmp" "$out"

@@ -60,3 +60,23 @@ uint8_t *tk_test_read_file(const char *path, size_t *len)
         *len = n;
     return buf;
 }
+
+uint64_t tk_test_dstream_offset(uint64_t s)
+{
+    return s + s / 504 * 8;
+}
+
+uint8_t *tk_test_dstream_file(const uint8_t *t, size_t n, size_t *len)
+{
+    uint8_t *f = malloc(tk_test_dstream_offset(n) + 8);
+    size_t k = 0;
+    for (size_t i = 0; f && i < n; i++) {
+        f[k++] = t[i];
+        if ((i + 1) % 504 == 0) {
+            memset(f + k, 0xff, 8);
+            k += 8;
+        }
+    }
+    *len = k;
+    return f;
+}

@@ -19,5 +19,10 @@ char *tk_test_data_path(const char *rel);
 int tk_test_data_present(void);
 /* Read a whole file, transparently gunzipping .gz files. Returns malloc'd data or NULL. */
 uint8_t *tk_test_read_file(const char *path, size_t *len);
+/* DSTREAM capture files: 512-byte blocks of 504 trace bytes and an 8-byte footer. The file
+ * offset of offset s of the trace, and the trace t (n bytes) as a file (malloc'd, length in
+ * *len) with footers of 0xff, which read as trace would be an FSYNC start inside a frame. */
+uint64_t tk_test_dstream_offset(uint64_t s);
+uint8_t *tk_test_dstream_file(const uint8_t *t, size_t n, size_t *len);
 
 #endif

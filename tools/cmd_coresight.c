@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* `tracekit dump --snapshot DIR` and `tracekit decode --snapshot DIR`: CoreSight ETMv4. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,31 +28,44 @@ static void note_error(cli *c, uint64_t off)
 
 static void usage(FILE *f, const char *cmd)
 {
-    fprintf(f,
-            "usage: tracekit %s --snapshot DIR [--id N] [--buffer NAME]%s\n"
-            "       tracekit %s --trace FILE [--trace-format framed|dstream|raw] [--reg R=V]...\n"
-            "                [--mem ADDR:FILE]... [--id N]\n"
-            "  --snapshot DIR  DS-5 snapshot directory (snapshot.ini, trace.ini, device .ini)\n"
-            "  --trace FILE    a bare trace file instead of a snapshot; its ETMv4 configuration\n"
-            "                  comes from --reg (defaults: a Cortex-A53 ETMv4.0: TRCCONFIGR=0xc1\n"
-            "                  TRCIDR0=0x28000ea1 TRCIDR1=0x4100f403 TRCIDR2=0x488, TRCIDR8=0)\n"
-            "  --trace-format  framed (ETB/ETR formatter frames, default), dstream (frames with\n"
-            "                  FSYNCs) or raw (one unformatted source; needs --id)\n"
-            "  --reg R=V       register value, e.g. --reg TRCIDR0=0x28000ea1\n"
-            "  --mem ADDR:FILE program image FILE loaded at ADDR (decode)\n"
-            "  --id N          only trace ID N (decimal or 0x hex)\n"
-            "  --buffer NAME   trace buffer to read (default: the first with an ETMv4 source)\n"
-            "  --stats N       print nothing per item: run N times over the buffer held in memory\n"
-            "                  and report counts and throughput\n",
-            cmd, strcmp(cmd, "decode") ? "" : " [--format ranges|events]", cmd);
-    if (!strcmp(cmd, "decode"))
+    const bool decode = !strcmp(cmd, "decode");
+    fprintf(
+        f,
+        "usage: tracekit %s --snapshot DIR [--id N] [--buffer NAME] [--trace-format F]\n"
+        "       tracekit %s --trace FILE [--trace-format F] [--reg R=V]... [--mem ADDR:FILE]...\n"
+        "                [--id N]\n"
+        "%s"
+        "Arm CoreSight ETMv4/ETE trace: %s.\n"
+        "  --snapshot DIR  DS-5 snapshot directory (snapshot.ini, trace.ini, device .ini)\n"
+        "  --trace FILE    a bare trace file instead of a snapshot; its ETMv4 configuration\n"
+        "                  comes from --reg (defaults: a Cortex-A53 ETMv4.0: TRCCONFIGR=0xc1\n"
+        "                  TRCIDR0=0x28000ea1 TRCIDR1=0x4100f403 TRCIDR2=0x488, TRCIDR8=0);\n"
+        "                  TRCDEVARCH with ARCHVER (bits [15:12]) 5 makes it ETE\n"
+        "  --trace-format F  how the trace is framed: framed (ETB/ETR formatter frames,\n"
+        "                  memory aligned; the default for --trace), dstream (DSTREAM\n"
+        "                  capture: frames with FSYNCs in 512-byte blocks ending with an\n"
+        "                  8-byte footer), tpiu (frames with FSYNCs), tpiu-hsync (FSYNCs\n"
+        "                  between and HSYNCs inside frames) or raw (one unformatted source;\n"
+        "                  needs --id). With --snapshot it overrides trace.ini's format=\n"
+        "  --reg R=V       register value, e.g. --reg TRCIDR0=0x28000ea1\n"
+        "  --mem ADDR:FILE program image FILE loaded at ADDR (decode)\n"
+        "  --id N          only trace ID N (decimal or 0x hex)\n"
+        "  --buffer NAME   trace buffer to read (default: the first with an ETMv4 source)\n"
+        "  --stats N       print nothing per item: run N times over the buffer held in memory\n"
+        "                  and report counts and throughput\n",
+        cmd, cmd, decode ? "                [--format ranges|events]\n" : "",
+        decode ? "the instructions executed, walked over the memory images"
+               : "one line per packet");
+    if (decode)
         fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
                    "  --format events every event (default)\n");
     fprintf(f,
-            "exit status: 0, or 1 when the trace has errors (%s);\n"
-            "  the last line on stderr counts them and gives the first one's byte offset\n",
-            strcmp(cmd, "decode") ? "bad packets, framing errors" : "decode errors");
-    fprintf(f, "example: tracekit %s --snapshot testdata/opencsd/snapshots/juno_r1_1 --id 0x10\n",
+            "exit status: 0; 1 when the trace has errors (%s): the last line on\n"
+            "  stderr counts them and gives the first one's byte offset; 2 for a usage error\n",
+            decode ? "decode errors" : "bad packets, framing errors");
+    fprintf(f,
+            "example: tracekit %s --snapshot ../shared/testdata/opencsd/snapshots/juno_r1_1 "
+            "--id 0x10\n",
             cmd);
 }
 
@@ -236,20 +250,39 @@ static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const cha
     return TK_OK;
 }
 
+/* --trace-format NAME; 0 if unknown. */
+static tk_cs_buffer_format format_named(const char *name)
+{
+    static const struct {
+        const char *name;
+        tk_cs_buffer_format format;
+    } names[] = {
+        {"framed", TK_CS_FMT_FRAMED}, {"dstream", TK_CS_FMT_DSTREAM},
+        {"tpiu", TK_CS_FMT_TPIU},     {"tpiu-hsync", TK_CS_FMT_TPIU_HSYNC},
+        {"raw", TK_CS_FMT_RAW},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(name, names[i].name))
+            return names[i].format;
+    return 0;
+}
+
 static int run(int argc, char **argv, const char *cmd, int decode)
 {
     const char *dir = NULL, *buffer = NULL, *format = "events", *trace = NULL;
-    const char *trace_format = "framed";
+    const char *trace_format = NULL;
     const char *mems[64];
     int nmem = 0;
     tk_cs_etm_regs regs = {.configr = 0xc1, .idr = {0x28000ea1, 0x4100f403, 0x488}};
     long id = -1, repeat = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    /* --help anywhere, even where an option wants its value ("--snapshot --help"). */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout, cmd);
             return 0;
         }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
         if (i + 1 >= argc) {
             fprintf(stderr, "tracekit %s: option %s needs a value\n", cmd, a);
             return 2;
@@ -305,6 +338,10 @@ static int run(int argc, char **argv, const char *cmd, int decode)
         }
     }
     if (!dir == !trace) {
+        fprintf(stderr, "tracekit %s: %s\n", cmd,
+                dir ? "--snapshot and --trace exclude each other: a snapshot names its own "
+                      "trace files"
+                    : "give --snapshot DIR or --trace FILE");
         usage(stderr, cmd);
         return 2;
     }
@@ -312,20 +349,18 @@ static int run(int argc, char **argv, const char *cmd, int decode)
         fprintf(stderr, "tracekit %s: unknown format '%s'\n", cmd, format);
         return 2;
     }
+    tk_cs_buffer_format f = trace_format ? format_named(trace_format) : TK_CS_FMT_FRAMED;
+    if (!f || (trace && f == TK_CS_FMT_RAW && id < 0)) {
+        fprintf(stderr, "tracekit %s: %s\n", cmd,
+                f ? "--trace-format raw needs --id"
+                  : "unknown --trace-format (framed, dstream, tpiu, tpiu-hsync or raw)");
+        return 2;
+    }
     tk_diag diag;
     tk_diag_clear(&diag);
     tk_cs_snapshot *ss;
     tk_status st;
     if (trace) {
-        tk_cs_buffer_format f = !strcmp(trace_format, "framed")    ? TK_CS_FMT_FRAMED
-                                : !strcmp(trace_format, "dstream") ? TK_CS_FMT_DSTREAM
-                                : !strcmp(trace_format, "raw")     ? TK_CS_FMT_RAW
-                                                                   : 0;
-        if (!f || (f == TK_CS_FMT_RAW && id < 0)) {
-            fprintf(stderr, "tracekit %s: %s\n", cmd,
-                    f ? "--trace-format raw needs --id" : "unknown --trace-format");
-            return 2;
-        }
         st = tk_cs_snapshot_from_file(trace, f, &regs, (int)id, &ss);
         for (int m = 0; !st && m < nmem; m++) {
             char *end;
@@ -357,6 +392,10 @@ static int run(int argc, char **argv, const char *cmd, int decode)
             return 1;
         }
     }
+    /* With a snapshot, --trace-format says how the buffer read is framed, whatever trace.ini
+     * says (as trc_pkt_lister's -tpiu and -tpiu_hsync). */
+    if (dir && trace_format && pick_buffer(ss, b) >= 0)
+        ss->buffers[pick_buffer(ss, b)].format = f;
     for (size_t i = 0; i < ss->nsources; i++) {
         const tk_cs_source *s = &ss->sources[i];
         if (!tk_cs_protocol_is_etm4(s->protocol) && (id < 0 || s->trace_id == id))
@@ -406,6 +445,14 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     fprintf(stderr, "tracekit %s: %lu errors in all, the first at byte offset %llu\n", cmd,
             c.errors, c.first_error);
     return 1;
+}
+
+bool tk_cs_cli_wanted(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--snapshot") || !strcmp(argv[i], "--trace"))
+            return true;
+    return false;
 }
 
 int tk_cmd_dump_snapshot(int argc, char **argv)

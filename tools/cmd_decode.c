@@ -26,6 +26,9 @@ static void usage(FILE *out)
             "usage: tracekit decode --scf S.scf [--ucf U.ucf] [--elf PROG.elf] IN.te_inst_raw\n"
             "       tracekit decode --regs REGS.txt --elf PROG.elf IN.te_inst_raw\n"
             "                       [-o OUT] [--format pcs|listing|count] [options]\n"
+            "       tracekit decode --snapshot DIR ...   (Arm CoreSight ETMv4/ETE snapshot)\n"
+            "       tracekit decode --trace FILE ...     (CoreSight trace file; see\n"
+            "                       'tracekit decode --snapshot --help' for both)\n"
             "\n"
             "Reconstruct the executed instructions from E-Trace te_inst packets and the program.\n"
             "\n"
@@ -307,12 +310,11 @@ static void par_release(void *ctx, uint64_t offset)
 
 int tk_cmd_decode(int argc, char **argv)
 {
+    if (tk_cs_cli_wanted(argc, argv)) /* CoreSight: --snapshot or --trace (cmd_coresight.c) */
+        return tk_cmd_decode_snapshot(argc, argv);
     if (tk_legacy_wanted(argc, argv)) /* nibble / RLE trace (legacy_cmds.c) */
         return tk_legacy_cmd_decode(argc, argv);
     argc = tk_legacy_strip_etrace(argc, argv);
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--snapshot"))
-            return tk_cmd_decode_snapshot(argc, argv);
 
     enum {
         OPT_SCF = 256,

@@ -16,7 +16,9 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: tracekit dump --scf FILE.scf [--ucf FILE.ucf] [options] IN.te_inst_raw\n"
-        "       tracekit dump --snapshot DIR ...   (CoreSight snapshot, see its --help)\n"
+        "       tracekit dump --snapshot DIR ...   (Arm CoreSight ETMv4/ETE snapshot)\n"
+        "       tracekit dump --trace FILE ...     (CoreSight trace file; see\n"
+        "                     'tracekit dump --snapshot --help' for both)\n"
         "\n"
         "Print every E-Trace te_inst packet of a raw packet file (the reference flow's\n"
         ".te_inst_raw: per packet a header byte (type << 5) | length, then the payload),\n"
@@ -175,12 +177,11 @@ static bool support_packet(const dump_opts *o, tk_te_params *p, const tk_te_raw_
 
 int tk_cmd_dump(int argc, char **argv)
 {
+    if (tk_cs_cli_wanted(argc, argv)) /* CoreSight: --snapshot or --trace (cmd_coresight.c) */
+        return tk_cmd_dump_snapshot(argc, argv);
     if (tk_legacy_wanted(argc, argv)) /* nibble / RLE trace (legacy_cmds.c) */
         return tk_legacy_cmd_dump(argc, argv);
     argc = tk_legacy_strip_etrace(argc, argv);
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--snapshot"))
-            return tk_cmd_dump_snapshot(argc, argv);
     dump_opts o;
     int rc = parse(argc, argv, &o);
     if (rc >= 0)

@@ -39,8 +39,11 @@ size_t tk_cs_mem_nregions(const tk_cs_mem *mem);
 
 typedef enum tk_cs_buffer_format {
     TK_CS_FMT_FRAMED = 1, /* "coresight": 16-byte formatter frames, memory aligned (ETB/ETR) */
-    TK_CS_FMT_DSTREAM,    /* "dstream_coresight": frames with FSYNC patterns between them */
+    TK_CS_FMT_DSTREAM,    /* "dstream_coresight": frames with FSYNC patterns between them, in
+                             512-byte blocks ending with an 8-byte footer */
     TK_CS_FMT_RAW,        /* "source_data": one unformatted source, no frames */
+    TK_CS_FMT_TPIU,       /* a TPIU capture: frames with FSYNCs, no blocks (no snapshot name) */
+    TK_CS_FMT_TPIU_HSYNC, /* the same with HSYNC halfwords inside frames */
 } tk_cs_buffer_format;
 
 typedef enum tk_cs_protocol {
@@ -76,7 +79,8 @@ typedef struct tk_cs_source {
     char name[64]; /* device name, e.g. ETM_0 */
     char type[32]; /* device type, e.g. ETM4, ETM4.2, PTM1.1 */
     tk_cs_protocol protocol;
-    uint8_t trace_id; /* TRCTRACEIDR[6:0] */
+    uint8_t trace_id; /* TRCTRACEIDR[6:0]; ETMv3, PTM: ETMTRACEIDR; STM, ITM: [22:16] of
+                         STMTCSR, ITMTCR; 0 when the .ini lacks the register */
     int buffer;       /* index of its trace buffer, -1 if none */
     int core;         /* index in the snapshot's core list, -1 if none */
     tk_cs_etm_regs regs;
@@ -135,7 +139,14 @@ typedef struct tk_cs_deformatter tk_cs_deformatter;
 enum {
     TK_CS_DEFMT_FSYNC = 1 << 0, /* FSYNC (0x7fffffff) patterns between frames (DSTREAM, TPIU) */
     TK_CS_DEFMT_HSYNC = 1 << 1, /* HSYNC (0x7fff) halfwords may occur inside frames (TPIU) */
+    /* DSTREAM capture files: 512-byte blocks whose last 8 bytes are a footer, not trace. The
+     * footers are dropped before deframing; indices and error offsets stay file offsets (as
+     * if the footers were trace, runs are cut at them). Used with TK_CS_DEFMT_FSYNC. */
+    TK_CS_DEFMT_DSTREAM_BLOCKS = 1 << 2,
 };
+
+/* The deformatter flags for a buffer format (0 for TK_CS_FMT_RAW, which is not framed). */
+unsigned tk_cs_buffer_deformat_flags(tk_cs_buffer_format format);
 
 tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_fn error, void *ctx,
                                 tk_cs_deformatter **out);
@@ -156,7 +167,7 @@ void tk_cs_deformatter_set_frames_fn(tk_cs_deformatter *d, tk_cs_frames_fn fn);
 tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len);
 /* End of data: reports a partial frame as TK_ERR_TRUNCATED. */
 tk_status tk_cs_deformat_end(tk_cs_deformatter *d);
-/* Start over at raw offset offset: the next byte fed to tk_cs_deformat is the byte at offset
+/* Start over at raw (file) offset offset: the next byte fed to tk_cs_deformat is the byte at offset
  * (indices continue from there) and starts a frame. A partial frame and joined frames not yet
  * handed over are dropped, the current source ID is unknown until the next ID byte, and in
  * FSYNC mode the next FSYNC is looked for. Used after the frame alignment of a buffer without

@@ -7,7 +7,14 @@
  * data byte still belongs to the previous ID (1) or already to the new one (0).
  * ID 0 is the null source and IDs 0x70..0x7f are reserved: their data is dropped.
  * DSTREAM/TPIU captures put FSYNC (ff ff ff 7f) between frames; TPIU may insert HSYNC
- * (ff 7f) halfwords inside frames. */
+ * (ff 7f) halfwords inside frames.
+ *
+ * DSTREAM stores its capture in 512-byte blocks, 504 bytes of trace and an 8-byte footer
+ * (OpenCSD's trc_pkt_lister -dstream_format reads 504 bytes and skips 8). With
+ * TK_CS_DEFMT_DSTREAM_BLOCKS the footers are dropped on input and everything behind works on
+ * the trace bytes alone ("stream offsets"); every index and offset handed out is turned back
+ * into the offset in the file, and a run is cut where the file has a footer, so that
+ * index + k still locates byte k. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +23,8 @@
 
 #define FRAME 16
 #define JOIN_FRAMES 256 /* frames joined into one run at most */
+#define DS_BLOCK 512    /* DSTREAM block: DS_DATA trace bytes, then the footer */
+#define DS_DATA 504
 
 struct tk_cs_deformatter {
     unsigned flags;
@@ -24,7 +33,9 @@ struct tk_cs_deformatter {
     void *ctx;
     uint8_t cur_id;  /* current source ID, 0xff = unknown */
     bool synced;     /* FSYNC mode: an FSYNC has been seen */
-    uint64_t offset; /* raw offset of the next unprocessed byte */
+    uint64_t offset; /* stream offset of the next unprocessed byte (the raw offset unless
+                        DSTREAM footers are dropped) */
+    uint64_t raw;    /* DSTREAM blocks: file offset of the next byte fed to tk_cs_deformat */
     uint8_t carry[64];
     size_t ncarry;
     /* Joined frames (tk_cs_deformatter_set_frames_fn): data of whole frames of one source. */
@@ -34,6 +45,24 @@ struct tk_cs_deformatter {
     size_t njoin;        /* bytes held, 15 per frame */
     uint8_t join[JOIN_FRAMES * 15 + 1];
 };
+
+static bool ds_blocks(const tk_cs_deformatter *d)
+{
+    return d->flags & TK_CS_DEFMT_DSTREAM_BLOCKS;
+}
+
+/* File offset of stream offset s: each block before it adds its footer. */
+static uint64_t file_offset(const tk_cs_deformatter *d, uint64_t s)
+{
+    return ds_blocks(d) ? s + s / DS_DATA * (DS_BLOCK - DS_DATA) : s;
+}
+
+/* Stream offsets a and b lie in one DSTREAM block (always true without blocks): a run there
+ * has consecutive file offsets. */
+static bool one_block(const tk_cs_deformatter *d, uint64_t a, uint64_t b)
+{
+    return !ds_blocks(d) || a / DS_DATA == b / DS_DATA;
+}
 
 void tk_cs_deformatter_set_frames_fn(tk_cs_deformatter *d, tk_cs_frames_fn fn)
 {
@@ -46,7 +75,21 @@ static tk_status flush_join(tk_cs_deformatter *d)
     if (!n)
         return TK_OK;
     d->njoin = 0;
-    return d->frames(d->ctx, d->join_id, d->join, n, d->join_index);
+    return d->frames(d->ctx, d->join_id, d->join, n, file_offset(d, d->join_index));
+}
+
+unsigned tk_cs_buffer_deformat_flags(tk_cs_buffer_format format)
+{
+    switch (format) {
+    case TK_CS_FMT_DSTREAM:
+        return TK_CS_DEFMT_FSYNC | TK_CS_DEFMT_DSTREAM_BLOCKS;
+    case TK_CS_FMT_TPIU:
+        return TK_CS_DEFMT_FSYNC;
+    case TK_CS_FMT_TPIU_HSYNC:
+        return TK_CS_DEFMT_FSYNC | TK_CS_DEFMT_HSYNC;
+    default:
+        return 0;
+    }
 }
 
 tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_fn error, void *ctx,
@@ -70,19 +113,35 @@ void tk_cs_deformatter_free(tk_cs_deformatter *d)
     free(d);
 }
 
-static tk_status flush_join(tk_cs_deformatter *d);
-
 static tk_status report(tk_cs_deformatter *d, tk_status st, uint64_t off, const char *msg)
 {
     tk_status fst = flush_join(d); /* data before the error first */
     if (fst)
         return fst;
-    return d->error ? d->error(d->ctx, st, off, msg) : TK_OK;
+    return d->error ? d->error(d->ctx, st, file_offset(d, off), msg) : TK_OK;
 }
 
 static bool valid_id(uint8_t id)
 {
     return id != 0 && id < 0x70;
+}
+
+/* A run of one source at stream offset index, cut where the file has a footer. */
+static tk_status emit(tk_cs_deformatter *d, uint8_t id, const uint8_t *data, size_t n,
+                      uint64_t index)
+{
+    while (n) {
+        size_t take = n;
+        if (ds_blocks(d) && take > DS_DATA - index % DS_DATA)
+            take = (size_t)(DS_DATA - index % DS_DATA);
+        tk_status st = d->data(d->ctx, id, data, take, file_offset(d, index));
+        if (st)
+            return st;
+        data += take;
+        n -= take;
+        index += take;
+    }
+    return TK_OK;
 }
 
 /* Little-endian 64-bit load/store (one move on little-endian hosts). */
@@ -131,11 +190,13 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
         uint8_t aux = f[15];
         lo |= spread_aux[aux & 0xf];
         hi |= spread_aux[aux >> 4];
-        if (d->frames) {
+        /* A joined run lies in one DSTREAM block; a frame across a footer goes alone. */
+        if (d->frames && one_block(d, sof, sof + 14)) {
             /* Append to the joined run when this frame continues it (same source, next frame
              * in the buffer); 16 bytes are stored, the 16th is overwritten by the next. */
             if (d->njoin && (d->join_id != d->cur_id || d->njoin == JOIN_FRAMES * 15 ||
-                             d->join_index + d->njoin / 15 * FRAME != sof)) {
+                             d->join_index + d->njoin / 15 * FRAME != sof ||
+                             !one_block(d, d->join_index, sof))) {
                 tk_status st = flush_join(d);
                 if (st)
                     return st;
@@ -149,10 +210,15 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
             d->njoin += 15;
             return TK_OK;
         }
+        if (d->njoin) {
+            tk_status st = flush_join(d);
+            if (st)
+                return st;
+        }
         uint8_t out[16];
         store64(out, lo);
         store64(out + 8, hi);
-        return d->data(d->ctx, d->cur_id, out, 15, sof);
+        return emit(d, d->cur_id, out, 15, sof);
     }
     /* Second most common case: one ID byte that restates the current source (formatters
      * repeat the ID every few frames). It changes nothing, its auxiliary bit included: the
@@ -171,7 +237,8 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
             store64(out + 8, hi | spread_aux[aux >> 4]);
             memmove(out + j, out + j + 1, (size_t)(14 - j));
             if (d->njoin && d->join_id == d->cur_id && d->njoin < JOIN_FRAMES * 15 &&
-                d->join_index + d->njoin / 15 * FRAME == sof) {
+                d->join_index + d->njoin / 15 * FRAME == sof &&
+                one_block(d, d->join_index, sof + 13)) {
                 memcpy(d->join + d->njoin, out, 14);
                 d->njoin += 14;
                 return flush_join(d);
@@ -181,7 +248,7 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
                 if (st)
                     return st;
             }
-            return d->data(d->ctx, d->cur_id, out, 14, sof);
+            return emit(d, d->cur_id, out, 14, sof);
         }
     }
     if (d->njoin) {
@@ -199,7 +266,7 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
 #define FLUSH()                                                                                    \
     do {                                                                                           \
         if (n && d->cur_id != 0xff && valid_id(d->cur_id) &&                                       \
-            (st = d->data(d->ctx, d->cur_id, run, n, run_index)))                                  \
+            (st = emit(d, d->cur_id, run, n, run_index)))                                          \
             return st;                                                                             \
         n = 0;                                                                                     \
     } while (0)
@@ -329,7 +396,8 @@ static tk_status process(tk_cs_deformatter *d, const uint8_t *buf, size_t len, b
     return TK_OK;
 }
 
-tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
+/* Feed trace bytes (no DSTREAM footers among them) at stream offset d->offset. */
+static tk_status deformat_stream(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
 {
     size_t used;
     tk_status st;
@@ -369,8 +437,36 @@ tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
     return flush_join(d);
 }
 
+tk_status tk_cs_deformat(tk_cs_deformatter *d, const uint8_t *buf, size_t len)
+{
+    if (!ds_blocks(d))
+        return deformat_stream(d, buf, len);
+    /* Where the file is in its block decides what the bytes are, so any split of the input
+     * gives the same result; a last partial block is trace up to its 504th byte. */
+    while (len) {
+        size_t in_block = (size_t)(d->raw % DS_BLOCK), take;
+        tk_status st = TK_OK;
+        if (in_block < DS_DATA) {
+            take = len < DS_DATA - in_block ? len : DS_DATA - in_block;
+            st = deformat_stream(d, buf, take);
+        } else {
+            take = len < DS_BLOCK - in_block ? len : DS_BLOCK - in_block; /* the footer */
+        }
+        if (st)
+            return st;
+        d->raw += take;
+        buf += take;
+        len -= take;
+    }
+    return TK_OK;
+}
+
 void tk_cs_deformatter_restart(tk_cs_deformatter *d, uint64_t offset)
 {
+    d->raw = offset;
+    if (ds_blocks(d)) /* the stream offset of the first trace byte at or after offset */
+        offset = offset / DS_BLOCK * DS_DATA +
+                 (offset % DS_BLOCK < DS_DATA ? offset % DS_BLOCK : DS_DATA);
     d->offset = offset;
     d->ncarry = 0;
     d->njoin = 0;

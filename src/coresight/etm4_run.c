@@ -371,7 +371,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
             st = tk_etm4_parser_data(r->s[raw_id].parser, data, len, 0);
     } else if (!st) {
         tk_cs_deformatter *d;
-        unsigned flags = buf->format == TK_CS_FMT_DSTREAM ? TK_CS_DEFMT_FSYNC : 0;
+        unsigned flags = tk_cs_buffer_deformat_flags(buf->format);
         st = tk_cs_deformatter_new(flags, on_data, on_frame_error, r, &d);
         if (!st) {
             tk_cs_deformatter_set_frames_fn(d, on_frames);

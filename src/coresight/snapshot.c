@@ -87,6 +87,30 @@ tk_status tk_cs_etm_regs_set(tk_cs_etm_regs *r, const char *key, uint32_t v)
     return TK_OK;
 }
 
+/* The register that holds a source's trace ID, and where in it: ETMv4/ETE TRCTRACEIDR[6:0]
+ * (kept in regs.traceidr), ETMv3 and PTM ETMTRACEIDR[6:0], STM STMTCSR.TRACEID[22:16], ITM
+ * ITMTCR.TraceBusID[22:16]. Sources not decoded still need it: messages name them by ID and
+ * --id selects them. */
+static uint8_t trace_id_of(tk_cs_protocol proto, const tk_ini *ini, uint32_t traceidr)
+{
+    const char *reg = proto == TK_CS_PROTO_ETM3 || proto == TK_CS_PROTO_PTM ? "ETMTRACEIDR"
+                      : proto == TK_CS_PROTO_STM                            ? "STMTCSR"
+                      : proto == TK_CS_PROTO_ITM                            ? "ITMTCR"
+                                                                            : NULL;
+    unsigned shift = proto == TK_CS_PROTO_STM || proto == TK_CS_PROTO_ITM ? 16 : 0;
+    if (!reg)
+        return traceidr & 0x7f;
+    for (size_t i = 0; i < ini->n; i++) {
+        const char *key = ini->e[i].key;
+        size_t n = strcspn(key, "(");
+        uint64_t v;
+        if (!strcmp(ini->e[i].section, "regs") && n == strlen(reg) && !strncasecmp(key, reg, n) &&
+            !parse_u64(ini->e[i].value, &v))
+            return (uint8_t)((v >> shift) & 0x7f);
+    }
+    return 0;
+}
+
 static tk_status grow(void **arr, size_t n, size_t elem)
 {
     if (n & (n - 1)) /* grow at powers of two */
@@ -144,7 +168,7 @@ static tk_status load_device(tk_cs_snapshot *ss, const char *dir, const char *fi
             }
             tk_cs_etm_regs_set(&s->regs, ini.e[i].key, (uint32_t)v); /* others: not needed */
         }
-        s->trace_id = s->regs.traceidr & 0x7f;
+        s->trace_id = trace_id_of(proto, &ini, s->regs.traceidr);
     } else {
         if ((st = grow((void **)&ss->cores, ss->ncores, sizeof(*ss->cores))))
             goto out;
@@ -344,7 +368,8 @@ tk_status tk_cs_snapshot_from_file(const char *path, tk_cs_buffer_format format,
                                    const tk_cs_etm_regs *regs, int id, tk_cs_snapshot **out)
 {
     *out = NULL;
-    if (!path || !regs || id > 0x6f || (format == TK_CS_FMT_RAW && id < 0))
+    if (!path || !regs || id > 0x6f || format < TK_CS_FMT_FRAMED || format > TK_CS_FMT_TPIU_HSYNC ||
+        (format == TK_CS_FMT_RAW && id < 0))
         return TK_ERR_INVALID;
     tk_cs_snapshot *ss = calloc(1, sizeof(*ss));
     if (!ss)

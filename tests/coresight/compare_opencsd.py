@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Compare tracekit's ETMv4 packets or instruction ranges with OpenCSD's trc_pkt_lister.
 
-usage: compare_opencsd.py DRIVER LISTER SNAPSHOT [RANGES_SNAPSHOT]
+usage: compare_opencsd.py [--trace-format tpiu|tpiu-hsync] DRIVER LISTER SNAPSHOT [RANGES_SNAPSHOT]
+
+--trace-format reads the buffer as a TPIU capture (FSYNCs; with HSYNCs): tracekit's
+--trace-format, trc_pkt_lister's -tpiu or -tpiu_hsync.
 
 With RANGES_SNAPSHOT, the ranges are compared with OpenCSD's ranges for that other snapshot
 (the same execution traced differently, where OpenCSD's decode is known to be right).
@@ -11,7 +14,8 @@ One `trc_pkt_lister -decode` run prints both the packets and the decoded element
 compared.
 
 Packets: same packets, same order, same byte index and the same values for every field
-trc_pkt_lister prints. Ranges: the same (trace id, first, last, count) sequence per trace ID.
+trc_pkt_lister prints (after an error packet, again from tracekit's next A-Sync).
+Ranges: the same (trace id, first, last, count) sequence per trace ID.
 Exit 0 = identical, 1 = differences (listed), 77 = skipped (tool or data missing)."""
 import os
 import re
@@ -99,8 +103,12 @@ def parse_ocsd(line):
         f["exc"] = body.split(";")[0].strip()
         f["ret"] = 2 if "Match Prev" in body else (1 if "Ret Addr Follows" in body else 0)
     if typ in ERROR_TYPES:
+        # The packet type a bad header was taken for: trc_pkt_lister prints it for
+        # I_RESERVED_CFG, I_BAD_SEQUENCE and I_INCOMPLETE_EOT, not for I_RESERVED (tracekit
+        # gives it there too, e.g. err=I_Q for a Q header when TRCIDR0 says no Q elements).
         m2 = re.search(r'\[(I_\w+)\]', rest)
-        f["err"] = m2.group(1) if m2 else ""
+        if m2:
+            f["err"] = m2.group(1)
     return (idx, pid, typ, f)
 
 
@@ -155,9 +163,30 @@ def by_id(items, key):
     return out
 
 
-def compare_packets(driver, ocsd_lines, ss):
+def dstream_blocks(ss):
+    """True when the snapshot's buffer is a DSTREAM capture (format=dstream_coresight)."""
+    try:
+        with open(os.path.join(ss, "trace.ini"), errors="replace") as f:
+            return any(re.match(r'\s*format\s*=\s*dstream_coresight\s*$', line, re.I)
+                       for line in f)
+    except OSError:
+        return False
+
+
+def file_index(idx):
+    """File offset of OpenCSD's index in a DSTREAM capture. trc_pkt_lister -dstream_format
+    reads 504 bytes of each 512-byte block and skips the 8-byte footer, and counts only the
+    bytes it hands to the decoder: its Idx is an offset in the trace without footers. tracekit
+    gives offsets in the file (what a hex dump of the file shows)."""
+    return idx + idx // 504 * 8
+
+
+def compare_packets(driver, ocsd_lines, ss, tk_args=()):
     theirs = [p for p in map(parse_ocsd, ocsd_lines) if p]
-    mine = [p for p in map(parse_mine, run([driver, "dump", "--snapshot", ss])) if p]
+    if dstream_blocks(ss) and not tk_args:
+        theirs = [(file_index(p[0]),) + p[1:] for p in theirs]
+    mine = [p for p in map(parse_mine, run([driver, "dump", "--snapshot", ss] + list(tk_args)))
+            if p]
     if not theirs:
         print("SKIP: trc_pkt_lister printed no ETMv4 packets for %s" % ss)
         return 77
@@ -176,29 +205,45 @@ def compare_packets(driver, ocsd_lines, ss):
     for pid, tl in sorted(t_ids.items()):
         ml = m_ids.get(pid, [])
         # After an error packet OpenCSD carries on parsing from the next byte while tracekit
-        # drops bytes until the next A-Sync (the stream is known to be corrupt there); compare
-        # up to and including the first error packet.
-        cut = next((i + 1 for i, p in enumerate(tl) if p[2] in ERROR_TYPES), len(tl))
-        tl = tl[:cut]
-        n = min(len(tl), len(ml))
-        for i in range(n):
-            t, m = tl[i], ml[i]
+        # drops bytes until the next A-Sync (the stream is known to be corrupt there): the
+        # comparison resumes at tracekit's next A-Sync, which OpenCSD must list at the same
+        # index. Packets of OpenCSD in between are not compared.
+        ti = mi = 0
+        while ti < len(tl) and mi < len(ml):
+            t, m = tl[ti], ml[mi]
             mf = {k: v for k, v in m[3].items() if k in t[3]}
             if (t[0], t[2], t[3]) != (m[0], m[2], mf):
                 print("ID 0x%x packet %d differs:\n  opencsd:  %s\n  tracekit: %s" %
-                      (pid, i, t, m))
+                      (pid, ti, t, m))
                 bad += 1
                 break
-        if len(ml) < len(tl):
-            print("ID 0x%x: tracekit has %d packets, opencsd %d" % (pid, len(ml), len(tl)))
-            bad += 1
-        total += len(tl)
+            total += 1
+            ti += 1
+            mi += 1
+            if t[2] not in ERROR_TYPES:
+                continue
+            mi = next((j for j in range(mi, len(ml)) if ml[j][2] == "I_ASYNC"), len(ml))
+            if mi == len(ml):
+                ti = len(tl)  # no A-Sync after the error: nothing more to compare
+                break
+            at = ml[mi][0]
+            ti = next((j for j in range(ti, len(tl)) if tl[j][0] >= at), len(tl))
+            if ti == len(tl) or tl[ti][:3] != (at, pid, "I_ASYNC"):
+                print("ID 0x%x: tracekit resumes at the A-Sync at %d, opencsd has %s there" %
+                      (pid, at, tl[ti] if ti < len(tl) else "nothing"))
+                bad += 1
+                break
+        else:
+            if ti < len(tl):
+                print("ID 0x%x: tracekit has %d packets, opencsd %d more from index %d" %
+                      (pid, len(ml), len(tl) - ti, tl[ti][0]))
+                bad += 1
     print("%s: %d packets on %d trace IDs compared, %d differences" %
           (os.path.basename(ss), total, len(t_ids), bad))
     return 1 if bad else 0
 
 
-def compare_ranges(driver, ocsd_lines, ss, ref_ss=None):
+def compare_ranges(driver, ocsd_lines, ss, ref_ss=None, tk_args=()):
     theirs = []
     for line in ocsd_lines:
         if "INSTR_RANGE" not in line:
@@ -211,7 +256,7 @@ def compare_ranges(driver, ocsd_lines, ss, ref_ss=None):
     for bad_range in KNOWN_OPENCSD_ERRORS.get(os.path.basename(ss.rstrip("/")), []):
         theirs.remove(bad_range)
     mine = []
-    for line in run([driver, "decode", "--snapshot", ss, "--format", "ranges"]):
+    for line in run([driver, "decode", "--snapshot", ss, "--format", "ranges"] + list(tk_args)):
         w = line.split()
         if len(w) == 4:
             mine.append((int(w[0], 16), int(w[1], 16), int(w[2], 16), int(w[3])))
@@ -235,26 +280,36 @@ def compare_ranges(driver, ocsd_lines, ss, ref_ss=None):
 
 
 def main():
-    driver, lister, ss = (os.path.abspath(a) for a in sys.argv[1:4])
-    ref_ss = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
+    args = sys.argv[1:]
+    tk_args, fmt = [], []
+    if args[:1] == ["--trace-format"]:
+        tk_args = args[:2]
+        fmt = {"tpiu": ["-tpiu"], "tpiu-hsync": ["-tpiu_hsync"]}[args[1]]
+        args = args[2:]
+    driver, lister, ss = (os.path.abspath(a) for a in args[:3])
+    ref_ss = os.path.abspath(args[3]) if len(args) > 3 else None
     if not os.path.exists(lister):
         print("SKIP: %s not installed" % lister)
         return 77
     if not os.path.isdir(ss):
         print("SKIP: snapshot %s not found" % ss)
         return 77
-    lines = run([lister, "-ss_dir", ss, "-decode", "-logstdout"])
+    # A DSTREAM capture needs -dstream_format: without it trc_pkt_lister reads the block
+    # footers as trace and stops at the first (byte 516 of a55-test-tpiu).
+    if not fmt and dstream_blocks(ss):
+        fmt = ["-dstream_format"]
+    lines = run([lister, "-ss_dir", ss, "-decode", "-logstdout"] + fmt)
     if any("Failed to create decoder" in line for line in lines):
         # e.g. armv8_1m_branches: OpenCSD 1.3.3 does not know the Cortex-M55 core.
         print("SKIP: trc_pkt_lister cannot decode %s:" % ss)
         print("\n".join(line for line in lines if "ss2_dcdtree" in line))
         return 77
-    r1 = compare_packets(driver, lines, ss)
+    r1 = compare_packets(driver, lines, ss, tk_args)
     if r1 == 77:
         return 77
     if ref_ss:
         lines = run([lister, "-ss_dir", ref_ss, "-decode_only", "-logstdout"])
-    r2 = compare_ranges(driver, lines, ss, ref_ss)
+    r2 = compare_ranges(driver, lines, ss, ref_ss, tk_args)
     return 1 if (r1 or r2) else 0
 
 

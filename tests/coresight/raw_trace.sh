@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # `--trace FILE` (bare trace file, registers and memory images from options) must give exactly
-# what the snapshot gives when the options carry the snapshot's values.
-#   usage: raw_trace.sh DRIVER TESTDATA
+# what the snapshot gives when the options carry the snapshot's values. Run with the real
+# `tracekit` binary, so that its routing of dump/decode to the CoreSight code is tested too.
+#   usage: raw_trace.sh TRACEKIT TESTDATA
 set -euo pipefail
 D=$1
 S=$2/opencsd/snapshots
@@ -29,6 +30,19 @@ B=$S/bugfix-exact-match
 cmp "$tmp/a" "$tmp/b"
 echo "raw trace files: $(wc -l <"$tmp/a") ranges identical to the snapshot's"
 
-# Bad options are usage errors, not crashes.
-if "$D" dump --trace "$B/cstrace.bin" --reg TRCFOO=1 2>/dev/null; then exit 1; fi
-if "$D" dump --trace "$B/cstrace.bin" --trace-format raw 2>/dev/null; then exit 1; fi
+# Bad options are usage errors (exit status 2), not crashes.
+usage_error() {
+    local rc=0
+    "$D" "$@" >/dev/null 2>"$tmp/err" || rc=$?
+    [ "$rc" = 2 ] || { echo "exit status $rc, not 2: $*"; cat "$tmp/err"; exit 1; }
+}
+usage_error dump --trace "$B/cstrace.bin" --reg TRCFOO=1
+usage_error dump --trace "$B/cstrace.bin" --trace-format raw
+usage_error decode --trace "$B/cstrace.bin" --trace-format etrace
+# A snapshot names its own trace files: --trace with --snapshot is refused, saying why.
+for cmd in dump decode; do
+    usage_error $cmd --snapshot "$B" --trace "$B/cstrace.bin"
+    grep -q -- "--snapshot and --trace exclude each other" "$tmp/err"
+done
+# The CoreSight help is reached with --trace as with --snapshot.
+"$D" decode --trace x --help | grep -q -- "--trace-format"

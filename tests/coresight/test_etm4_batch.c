@@ -481,6 +481,16 @@ static void test_joined_frames(void **state)
     }
     deformat_both(ds, frames * 20, TK_CS_DEFMT_FSYNC, 4096);
     free(ds);
+    /* A DSTREAM capture: joined runs stop at the block footers, indices stay file offsets. */
+    char *path = tk_test_data_path("opencsd/snapshots/a55-test-tpiu/DSTREAM_0.bin");
+    size_t ds_len;
+    uint8_t *capture = tk_test_read_file(path, &ds_len);
+    free(path);
+    assert_non_null(capture);
+    static const size_t pieces[] = {1, 7, 509, 4096};
+    for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++)
+        deformat_both(capture, ds_len, TK_CS_DEFMT_FSYNC | TK_CS_DEFMT_DSTREAM_BLOCKS, pieces[i]);
+    free(capture);
     free(copy);
     free(raw);
     tk_cs_snapshot_free(ss);

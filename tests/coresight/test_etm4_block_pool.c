@@ -150,8 +150,7 @@ static void check(const char *rel, uint8_t id, size_t min_ranges)
         raw = NULL;
     } else {
         tk_cs_deformatter *df;
-        unsigned flags =
-            ss->buffers[src->buffer].format == TK_CS_FMT_DSTREAM ? TK_CS_DEFMT_FSYNC : 0;
+        unsigned flags = tk_cs_buffer_deformat_flags(ss->buffers[src->buffer].format);
         assert_int_equal(tk_cs_deformatter_new(flags, grab, NULL, &s, &df), TK_OK);
         assert_int_equal(tk_cs_deformat(df, raw, raw_len), TK_OK);
         assert_int_equal(tk_cs_deformat_end(df), TK_OK);

@@ -197,7 +197,8 @@ static void test_truncated(void **state)
     free(got.r);
 }
 
-/* DSTREAM framing (an FSYNC before every frame, as in a55-test-tpiu) with a corrupt frame: the
+/* DSTREAM framing (an FSYNC before every frame, in 512-byte blocks with footers, as in
+ * a55-test-tpiu) with a corrupt frame: the
  * deformatter reports the offset, every source hunts for its next A-Sync, nothing after it is
  * lost. */
 static void run_dstream(const uint8_t *buf, size_t len, recs *out)
@@ -219,36 +220,40 @@ static void run_dstream(const uint8_t *buf, size_t len, recs *out)
 static void test_dstream_frame(void **state)
 {
     (void)state;
-    size_t frames = raw_len / 16, len = frames * 20;
-    uint8_t *ds = malloc(len);
+    size_t frames = raw_len / 16, n = frames * 20, len;
+    uint8_t *t = malloc(n);
     for (size_t f = 0; f < frames; f++) {
         static const uint8_t fsync[4] = {0xff, 0xff, 0xff, 0x7f};
-        memcpy(ds + f * 20, fsync, 4);
-        memcpy(ds + f * 20 + 4, raw + f * 16, 16);
+        memcpy(t + f * 20, fsync, 4);
+        memcpy(t + f * 20 + 4, raw + f * 16, 16);
     }
     tk_cs_buffer_format saved = ss->buffers[0].format;
     ss->buffers[0].format = TK_CS_FMT_DSTREAM;
     recs ref = {0}, got = {0};
+    uint8_t *ds = tk_test_dstream_file(t, n, &len);
     run_dstream(ds, len, &ref);
+    free(ds);
     assert_int_equal(ref.nframe_err, 0);
     assert_int_equal(ref.n, clean.n);
     size_t bad_frame = frames / 3;
     uint64_t bad_off = bad_frame * 20 + 4 + 8;
-    ds[bad_off] = 0xff; /* a halfword 0xffff inside a frame: FSYNC start, invalid there */
-    ds[bad_off + 1] = 0xff;
+    t[bad_off] = 0xff; /* a halfword 0xffff inside a frame: FSYNC start, invalid there */
+    t[bad_off + 1] = 0xff;
+    ds = tk_test_dstream_file(t, n, &len);
     run_dstream(ds, len, &got);
     ss->buffers[0].format = saved;
     assert_int_equal(got.nframe_err, 1);
-    assert_int_equal(got.frame_err_off[0], bad_off);
-    /* Compare against the clean DSTREAM run, whose indices are DSTREAM offsets. */
+    assert_int_equal(got.frame_err_off[0], tk_test_dstream_offset(bad_off)); /* in the file */
+    /* Compare against the clean DSTREAM run, whose indices are offsets in its file. */
     recs keep = clean;
     clean = ref;
-    uint64_t async = check_resync(&got, bad_frame * 20 + 4);
+    uint64_t async = check_resync(&got, tk_test_dstream_offset(bad_frame * 20 + 4));
     clean = keep;
-    assert_true(async > bad_off);
+    assert_true(async > tk_test_dstream_offset(bad_off));
     free(ref.r);
     free(got.r);
     free(ds);
+    free(t);
 }
 
 int main(void)

@@ -93,6 +93,32 @@ static void test_formats(void **state)
     tk_cs_snapshot_free(ss);
 }
 
+/* Sources that are not ETMv4 keep their trace ID in other registers (OpenCSD lists TC2's
+ * ETM_0..2 and PTM_0..1 on IDs 0x10..0x14). */
+static void test_other_trace_ids(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *snapshot, *name;
+        uint8_t id;
+    } want[] = {
+        {"TC2", "ETM_0", 0x10},        {"TC2", "ETM_2", 0x12}, {"TC2", "PTM_0", 0x13},
+        {"TC2", "PTM_1", 0x14},        {"TC2", "ITM_0", 0x20}, /* ITMTCR=0x00200006 */
+        {"juno_r1_1", "STM_12", 0x20},                         /* STMTCSR=0x00a00005 */
+        {"juno_r1_1", "ETM_0", 0x10},
+    };
+    for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+        tk_cs_snapshot *ss = load(want[w].snapshot);
+        const tk_cs_source *src = NULL;
+        for (size_t i = 0; i < ss->nsources; i++)
+            if (!strcmp(ss->sources[i].name, want[w].name))
+                src = &ss->sources[i];
+        assert_non_null(src);
+        assert_int_equal(src->trace_id, want[w].id);
+        tk_cs_snapshot_free(ss);
+    }
+}
+
 /* A malformed .ini is an error with its line number. */
 static void test_bad_ini(void **state)
 {
@@ -120,9 +146,8 @@ static void test_bad_ini(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_juno_r1_1),
-        cmocka_unit_test(test_memory_dumps),
-        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_juno_r1_1), cmocka_unit_test(test_memory_dumps),
+        cmocka_unit_test(test_formats),   cmocka_unit_test(test_other_trace_ids),
         cmocka_unit_test(test_bad_ini),
     };
     if (!tk_test_data_present())
