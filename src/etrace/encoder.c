@@ -9,6 +9,7 @@
 
 #include "encoder_branch_map.h"
 #include "encoder_resync.h"
+#include "etrace/packet_clear.h"
 #include "etrace/modes.h"
 #include "tracekit/te_encoder.h"
 
@@ -307,7 +308,7 @@ static void classify_step(const tk_te_encoder *e, te_step *s)
 static tk_status send_support(tk_te_encoder *e, bool enable, uint8_t qual)
 {
     tk_te_packet pkt;
-    memset(&pkt, 0, sizeof(pkt));
+    tk_te_packet_clear(&pkt);
     pkt.format = TK_TE_F3;
     pkt.subformat = TK_TE_SF_SUPPORT;
     pkt.ienable = enable;
@@ -349,7 +350,7 @@ static void ir_sync(tk_te_encoder *e, te_step *s)
 static tk_status send_start(tk_te_encoder *e, te_step *s)
 {
     tk_te_packet pkt;
-    memset(&pkt, 0, sizeof(pkt));
+    tk_te_packet_clear(&pkt);
     pkt.format = TK_TE_F3;
     pkt.subformat = TK_TE_SF_START;
     fill_sync_common(e, &pkt, s);
@@ -369,7 +370,7 @@ static tk_status send_start(tk_te_encoder *e, te_step *s)
 static tk_status send_trap(tk_te_encoder *e, te_step *s, const te_step *exc, bool thaddr)
 {
     tk_te_packet pkt;
-    memset(&pkt, 0, sizeof(pkt));
+    tk_te_packet_clear(&pkt);
     pkt.format = TK_TE_F3;
     pkt.subformat = TK_TE_SF_TRAP;
     fill_sync_common(e, &pkt, s);
@@ -392,7 +393,7 @@ static tk_status send_trap(tk_te_encoder *e, te_step *s, const te_step *exc, boo
 static tk_status send_context(tk_te_encoder *e, const te_step *s)
 {
     tk_te_packet pkt;
-    memset(&pkt, 0, sizeof(pkt));
+    tk_te_packet_clear(&pkt);
     pkt.format = TK_TE_F3;
     pkt.subformat = TK_TE_SF_CONTEXT;
     fill_sync_common(e, &pkt, s);
@@ -469,7 +470,7 @@ static void jump_target_cache(tk_te_encoder *e, const te_step *s, tk_te_packet *
 static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_address)
 {
     tk_te_packet pkt;
-    memset(&pkt, 0, sizeof(pkt));
+    tk_te_packet_clear(&pkt);
     pkt.branches = e->map.count;
     pkt.branch_map = e->map.bits;
     /* 31 or more branches went as predicted: a branch count (F0SF0) instead of the map */

@@ -199,7 +199,7 @@ TK_TE_FAST_INLINE void start_packet(const tk_te_scan_table *t, const uint8_t *p,
         const unsigned sh = 128 - 8 * n;
         hi = (uint64_t)((int64_t)(tk_te_fast_ld64(p + 8) << sh) >> sh);
     }
-    tk_te_fast_clear(f);
+    tk_te_packet_clear(f);
     f->format = TK_TE_F3;
     f->branch = (uint8_t)(lo >> 4 & 1u);
     f->privilege = (uint8_t)start_field(lo, hi, t->spos[0], t->smask[0]);
@@ -298,7 +298,7 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_layout *l, const tk_te_scan_table
         if (to_struct) {
             /* tk_te_scan_batch: the whole struct, straight from the fields */
             tk_te_packet *const f = &full[k];
-            tk_te_fast_clear(f);
+            tk_te_packet_clear(f);
             f->format = (uint8_t)(tail >> 32);
             f->branches = (uint8_t)(tail >> 40);
             f->branch_map = (uint32_t)tail;
