@@ -955,53 +955,113 @@ static TE_NOINLINE tk_status report_full(tk_te_encoder *e, uint32_t bits)
  * the packet). */
 enum { X_UPD = 1, X_TARGET = 2 };
 
-/* The innermost loop of run_fast(), while the resync timer is below its maximum: blocks
- * without trap (same privilege and context, no trigger, halted or reset;
- * about 15 instructions for a block that leaves the branch map as it is),
- * each completing the cycle of the step before it: quiet, or the packet of an updiscon's
- * target. *bits and *count hold the branch map including the newest step's branch, *state
- * the newest step's X_* bits (x_addr: its address). The loop stops after a block whose
- * predecessor's cycle would find the map full, or after a packet brings the timer to its maximum.
- * Returns the number of blocks taken (*st: the callback's error, the block whose cycle failed
- * taken). */
+/* run_plain()'s quick test of one block (inlined four times in its loop). PL_QUIET: a block
+ * without trap, updiscon or anything else that the cycle before it and its own first cycles
+ * could report, after a newest step that is neither an updiscon nor its target (ct:
+ * plain[0]); its branch is added to the map (*m, *c). PL_FULL: the same, and the map now has
+ * limit entries. PL_STOP: a block run_plain() does not take (another privilege or context,
+ * a trigger, halted or reset, iretire too small). PL_SLOW: the loop body decides (IT_SLOW).
+ * Nothing is changed unless PL_QUIET or PL_FULL. */
+enum { PL_QUIET, PL_FULL, PL_STOP, PL_SLOW };
+
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline unsigned
+plain_step(const tk_te_block *b, const uint64_t *ct, uint64_t mask, uint64_t want, uint64_t context,
+           unsigned limit, uint32_t *m, unsigned *c)
+{
+    if ((block_bytes(b) & mask) != want || b->context != context)
+        return PL_STOP;
+    /* itype | ilastsize << 8, with ilastsize <= 3 (checked by the mask) */
+    const uint64_t t = ct[b->itype | (unsigned)b->ilastsize << 8];
+    /* fewer instructions than the last one's size implies (t: 0 for a trap, IT_SLOW) */
+    if ((uint32_t)t != b->iretire && b->iretire < (uint32_t)t)
+        return PL_STOP;
+    if (t & (uint64_t)(IT_BRANCH | IT_SLOW) << 32) {
+        if (t & (uint64_t)IT_SLOW << 32)
+            return PL_SLOW;
+        *m |= (uint32_t)((t >> 32) / IT_NOT_TAKEN & 1u) << *c;
+        if (++*c >= limit)
+            return PL_FULL;
+    }
+    return PL_QUIET;
+}
+
+/* The innermost loop of run_fast(), while the resync timer is at most its maximum: blocks
+ * without trap (same privilege and context, no trigger, halted or reset; about 13
+ * instructions for a block that leaves the branch map as it is), each completing the cycle
+ * of the step before it: quiet, or the packet of an updiscon's target. *bits and *count hold
+ * the branch map including the newest step's branch, *state the newest step's X_* bits
+ * (x_addr: its address). The loop stops after a block whose predecessor's cycle would find
+ * limit branches in the map (31: full; 1 at the resync maximum, where a cycle is quiet only
+ * with an empty map, else resync_br), or after a packet brings the timer to its maximum or
+ * past it. Returns the number of blocks taken (*st: the callback's error, the block whose
+ * cycle failed taken). */
 static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size_t n, uint64_t want,
-                                    uint64_t context, uint64_t x_addr, uint32_t *bits,
-                                    unsigned *count, unsigned *state, tk_status *st)
+                                    uint64_t context, uint64_t x_addr, unsigned limit,
+                                    uint32_t *bits, unsigned *count, unsigned *state, tk_status *st)
 {
     const uint64_t mask = e->fast_mask;
     uint32_t m = *bits;
     unsigned c = *count, x = *state;
-    const uint64_t *ct = e->plain[x != 0];
+    /* (both tables and the sijump option in registers: the updiscon's blocks switch) */
+    const uint64_t *const ct0 = e->plain[0], *const ct1 = e->plain[1];
+    const uint64_t *ct = x != 0 ? ct1 : ct0;
+    const bool sijump_on = e->sijump_on;
     const tk_te_block *const first = b, *const end = b + n;
-    if (c >= TK_TE_MAX_BRANCHES)
+    if (c >= limit)
         return 0;
-    for (; b < end; b++) {
-        const uint64_t w = block_bytes(b);
-        if ((w & mask) != want || b->context != context)
+    for (;;) {
+        /* four blocks at a time (one test of the end) while they are quiet */
+        unsigned r = PL_QUIET;
+        while (end - b >= 4) {
+            if ((r = plain_step(b, ct, mask, want, context, limit, &m, &c)) != PL_QUIET)
+                break;
+            if ((r = plain_step(b + 1, ct, mask, want, context, limit, &m, &c)) != PL_QUIET) {
+                b += 1;
+                break;
+            }
+            if ((r = plain_step(b + 2, ct, mask, want, context, limit, &m, &c)) != PL_QUIET) {
+                b += 2;
+                break;
+            }
+            if ((r = plain_step(b + 3, ct, mask, want, context, limit, &m, &c)) != PL_QUIET) {
+                b += 3;
+                break;
+            }
+            b += 4;
+        }
+        if (r == PL_QUIET) { /* fewer than four left */
+            if (b == end)
+                break;
+            r = plain_step(b, ct, mask, want, context, limit, &m, &c);
+            if (r == PL_QUIET) {
+                b++;
+                continue;
+            }
+        }
+        if (r == PL_FULL) {
+            b++;
             break;
-        /* itype | ilastsize << 8, with ilastsize <= 3 (checked by the mask) */
+        }
+        if (r == PL_STOP)
+            break;
+        /* IT_SLOW: an updiscon, the block after one (x), a trap */
         const uint64_t t = ct[b->itype | (unsigned)b->ilastsize << 8];
         /* A block of several instructions (a wide core's grouped ingress) is one cycle like
          * a block of one, unless it follows an updiscon: its first instruction is then the
-         * target, whose packet run_fast() sends. (t: 0 for a block that is not plain.) */
-        if ((uint32_t)t != b->iretire && (x != 0 || (uint32_t)t == 0 || b->iretire < (uint32_t)t))
+         * target, whose packet run_fast() sends. */
+        if ((uint32_t)t != b->iretire && x != 0)
             break;
-        if (!(t & (uint64_t)(IT_BRANCH | IT_SLOW) << 32))
-            continue; /* a quiet cycle that leaves the map as it is */
         const unsigned cls = (unsigned)(t >> 32);
-        if (!(cls & IT_SLOW)) { /* a branch after a quiet cycle */
-            m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c;
-            if (++c >= TK_TE_MAX_BRANCHES) {
-                b++;
-                break;
-            }
-            continue;
-        }
         if (!(cls & IT_FAST))
             break;
         bool stop = false;
         if (x & X_TARGET) {
-            *st = report_target(e, b > first ? tk_te_block_last_addr(b - 1) : x_addr, m, c, false);
+            /* at the maximum, updiscon: a format 3 follows */
+            const bool at_max = e->resync.count == e->resync.max;
+            *st = report_target(e, b > first ? tk_te_block_last_addr(b - 1) : x_addr, m, c, at_max);
             m = 0;
             c = 0;
             stop = *st != TK_OK || e->resync.count >= e->resync.max;
@@ -1009,12 +1069,11 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
         if (cls & IT_BRANCH)
             m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c++;
         x = (x & X_UPD ? X_TARGET : 0) |
-            ((cls & IT_UPDISCON) && !(b->sijump && e->sijump_on) ? X_UPD : 0);
-        ct = e->plain[x != 0];
-        if (stop || c >= TK_TE_MAX_BRANCHES) {
-            b++;
+            ((cls & IT_UPDISCON) && !(b->sijump && sijump_on) ? X_UPD : 0);
+        ct = x != 0 ? ct1 : ct0;
+        b++;
+        if (stop || c >= limit)
             break;
-        }
     }
     *bits = m;
     *count = c;
@@ -1051,9 +1110,11 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
     unsigned state = (x->updiscon ? X_UPD : 0) | (e->curr->updiscon ? X_TARGET : 0);
     size_t i = 0;
     while (i < n) {
-        if (e->resync.count < rmax) {
+        if (e->resync.count <= rmax) {
             const uint64_t x_addr = i ? tk_te_block_last_addr(&blocks[i - 1]) : x->addr;
-            i += run_plain(e, blocks + i, n - i, want, context, x_addr, &bits, &count, &state, st);
+            const unsigned limit = e->resync.count < rmax ? TK_TE_MAX_BRANCHES : 1;
+            i += run_plain(e, blocks + i, n - i, want, context, x_addr, limit, &bits, &count,
+                           &state, st);
             if (i == n || *st != TK_OK)
                 break;
         }
