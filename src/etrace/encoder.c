@@ -465,6 +465,38 @@ static void jump_target_cache(tk_te_encoder *e, const te_step *s, tk_te_packet *
         tk_te_jtc_insert(&e->jtc, s->addr);
 }
 
+/* The address fields of a packet that reports addr (formats 1 and 2, a branch count with
+ * address): the address (differential unless full address), notify and updiscon as given,
+ * irreport, and irdepth unless irreport (the caller's then); last_addr becomes addr. */
+static inline void put_address(tk_te_encoder *e, tk_te_packet *pkt, uint64_t addr, bool notify,
+                               bool updiscon, bool irreport)
+{
+    pkt->has_address = true;
+    const uint32_t aw = tk_te_addr_bits(&e->p), lsb = e->p.s.iaddress_lsb;
+    uint64_t ref_msb; /* the bit the transmitted flags are relative to */
+    if (e->p.o.full_address) {
+        uint64_t a = (e->o.reference_quirks ? addr : addr >> lsb);
+        pkt->address = a & e->addr_mask;
+        ref_msb = (addr >> (e->p.s.iaddress_width - 1)) & 1u;
+    } else {
+        uint64_t diff = addr - e->last_addr; /* modulo 2^64: bits below 64 are exact */
+        pkt->address = (diff >> lsb) & e->addr_mask;
+        ref_msb = (diff >> (e->p.s.iaddress_width - 1)) & 1u;
+    }
+    const uint64_t field_msb = (pkt->address >> (aw - 1)) & 1u;
+    /* The reference's unshifted full address with lsb > 0 makes its flag bits relative to a
+     * bit the field does not hold; keep its transmitted bits (VERSIONS.md C.8). */
+    pkt->notify = notify != (ref_msb != field_msb);
+    pkt->updiscon = updiscon;
+    pkt->irreport = irreport;
+    const uint32_t dbits = tk_te_irdepth_bits(&e->p);
+    if (!irreport && dbits) {
+        bool tx_updiscon = (pkt->updiscon != (pkt->notify != (field_msb != 0)));
+        pkt->irdepth = (e->o.irdepth_ones || tx_updiscon) ? mask_bits(dbits) : 0;
+    }
+    e->last_addr = addr;
+}
+
 /* F1 (branches pending) or F2 with the address of s; F1 without address when the map is full
  * and nothing else needs reporting. */
 static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_address)
@@ -495,38 +527,16 @@ static tk_status send_branch(tk_te_encoder *e, const te_step *s, bool with_addre
         pkt.branch_fmt = e->count_failed ? 3 : 2;
     else
         pkt.format = e->map.count ? TK_TE_F1 : TK_TE_F2;
-    pkt.has_address = true;
-    const uint32_t aw = tk_te_addr_bits(&e->p), lsb = e->p.s.iaddress_lsb;
-    uint64_t ref_msb; /* the bit the transmitted flags are relative to */
-    if (e->p.o.full_address) {
-        uint64_t a = (e->o.reference_quirks ? s->addr : s->addr >> lsb);
-        pkt.address = a & e->addr_mask;
-        ref_msb = (s->addr >> (e->p.s.iaddress_width - 1)) & 1u;
-    } else {
-        uint64_t diff = s->addr - e->last_addr; /* modulo 2^64: bits below 64 are exact */
-        pkt.address = (diff >> lsb) & e->addr_mask;
-        ref_msb = (diff >> (e->p.s.iaddress_width - 1)) & 1u;
-    }
-    uint64_t field_msb = (pkt.address >> (aw - 1)) & 1u;
+    const bool irreport = ir_report(e, s);
     /* (after a quiet cycle the flags are stale; notify and updiscon are then both false) */
-    pkt.notify = e->flags_valid && e->flags.notify;
-    /* The reference's unshifted full address with lsb > 0 makes its flag bits relative to a
-     * bit the field does not hold; keep its transmitted bits (VERSIONS.md C.8). */
-    if (ref_msb != field_msb)
-        pkt.notify = !pkt.notify;
-    pkt.updiscon = e->flags_valid && e->flags.updiscon;
-    pkt.irreport = ir_report(e, s);
-    uint32_t dbits = tk_te_irdepth_bits(&e->p);
-    if (pkt.irreport) {
+    put_address(e, &pkt, s->addr, e->flags_valid && e->flags.notify,
+                e->flags_valid && e->flags.updiscon, irreport);
+    if (irreport) {
         /* the failed return's entry number (the depth before it), else the depth now */
         const te_step *p = e->prev;
         const bool failed = p->itype == TK_ITYPE_RETURN && !p->ir_implicit && s == e->curr;
-        pkt.irdepth = (failed ? p->ir_depth : e->irs.depth) & mask_bits(dbits);
-    } else if (dbits) {
-        bool tx_updiscon = (pkt.updiscon != (pkt.notify != (field_msb != 0)));
-        pkt.irdepth = (e->o.irdepth_ones || tx_updiscon) ? mask_bits(dbits) : 0;
+        pkt.irdepth = (failed ? p->ir_depth : e->irs.depth) & mask_bits(tk_te_irdepth_bits(&e->p));
     }
-    e->last_addr = s->addr;
     if (e->jtc_on)
         jump_target_cache(e, s, &pkt, !count);
     return send(e, &pkt);
@@ -930,14 +940,19 @@ static void store_block(tk_te_encoder *e, const tk_te_block *b)
 static TE_NOINLINE tk_status report_target(tk_te_encoder *e, uint64_t addr, uint32_t bits,
                                            unsigned count, bool at_max)
 {
-    const te_step s = {.addr = addr};
-    e->map.bits = bits;
-    e->map.count = (uint8_t)count;
+    /* send_branch() for this cycle, shorter: run_fast() runs only with none of the optional
+     * modes (modes_off), so no branch count, irreport or jump target cache */
+    tk_te_packet pkt;
+    tk_te_packet_clear(&pkt);
+    pkt.format = count ? TK_TE_F1 : TK_TE_F2;
+    pkt.branches = (uint8_t)count;
+    pkt.branch_map = bits;
+    put_address(e, &pkt, addr, false, at_max, false);
     e->trap_reported = false;
     e->flags.notify = false;
     e->flags.updiscon = at_max;
     e->flags_valid = true;
-    return send_branch(e, &s, true);
+    return send(e, &pkt);
 }
 
 /* The full map of a quiet stretch (rpt_br: F1 without address), for run_fast(). */
@@ -1047,34 +1062,45 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
         }
         if (r == PL_STOP)
             break;
-        /* IT_SLOW: an updiscon, the block after one (x), a trap */
-        const uint64_t t = ct[b->itype | (unsigned)b->ilastsize << 8];
-        /* A block of several instructions (a wide core's grouped ingress) is one cycle like
-         * a block of one, unless it follows an updiscon: its first instruction is then the
-         * target, whose packet run_fast() sends. */
-        if ((uint32_t)t != b->iretire && x != 0)
-            break;
-        const unsigned cls = (unsigned)(t >> 32);
-        if (!(cls & IT_FAST))
-            break;
-        bool stop = false;
-        if (x & X_TARGET) {
-            /* at the maximum, updiscon: a format 3 follows */
-            const bool at_max = e->resync.count == e->resync.max;
-            *st = report_target(e, b > first ? tk_te_block_last_addr(b - 1) : x_addr, m, c, at_max);
-            m = 0;
-            c = 0;
-            stop = *st != TK_OK || e->resync.count >= e->resync.max;
+        /* IT_SLOW: an updiscon, a trap, or (x) the blocks after an updiscon, taken here one at
+         * a time until x is clear (the updiscon, its target, the block that sends the
+         * target's address) */
+        for (;;) {
+            const uint64_t t = ct[b->itype | (unsigned)b->ilastsize << 8];
+            /* A block of several instructions (a wide core's grouped ingress) is one cycle
+             * like a block of one, unless it follows an updiscon: its first instruction is
+             * then the target, whose packet run_fast() sends. */
+            if ((uint32_t)t != b->iretire && x != 0)
+                goto done;
+            const unsigned cls = (unsigned)(t >> 32);
+            if (!(cls & IT_FAST))
+                goto done;
+            bool stop = false;
+            if (x & X_TARGET) {
+                /* at the maximum, updiscon: a format 3 follows */
+                const bool at_max = e->resync.count == e->resync.max;
+                *st = report_target(e, b > first ? tk_te_block_last_addr(b - 1) : x_addr, m, c,
+                                    at_max);
+                m = 0;
+                c = 0;
+                stop = *st != TK_OK || e->resync.count >= e->resync.max;
+            }
+            if (cls & IT_BRANCH)
+                m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c++;
+            x = (x & X_UPD ? X_TARGET : 0) |
+                ((cls & IT_UPDISCON) && !(b->sijump && sijump_on) ? X_UPD : 0);
+            ct = x != 0 ? ct1 : ct0;
+            b++;
+            if (stop || c >= limit)
+                goto done;
+            if (x == 0)
+                break;
+            /* the next block: what plain_step() checks first (the rest is above) */
+            if (b == end || (block_bytes(b) & mask) != want || b->context != context)
+                goto done;
         }
-        if (cls & IT_BRANCH)
-            m |= (uint32_t)((cls / IT_NOT_TAKEN) & 1u) << c++;
-        x = (x & X_UPD ? X_TARGET : 0) |
-            ((cls & IT_UPDISCON) && !(b->sijump && sijump_on) ? X_UPD : 0);
-        ct = x != 0 ? ct1 : ct0;
-        b++;
-        if (stop || c >= limit)
-            break;
     }
+done:
     *bits = m;
     *count = c;
     *state = x;
