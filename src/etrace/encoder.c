@@ -1223,7 +1223,12 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
     e->map.bits = bits & ~((uint32_t)((last_cls / IT_BRANCH) & 1u) << count);
     e->map.count = (uint8_t)count;
     e->flags_valid = false;
-    for (size_t k = i > 3 ? i - 3 : 0; k < i; k++)
+    /* the pipe holds three steps: from the newest blocks back to three steps (a block of
+     * several instructions makes three) */
+    size_t k = i;
+    for (unsigned steps = 0; k > 0 && steps < 3; k--)
+        steps += blocks[k - 1].iretire != 1u << blocks[k - 1].ilastsize ? 3 : 1;
+    for (; k < i; k++)
         store_block(e, &blocks[k]);
     update_steady(e);
     return i;
