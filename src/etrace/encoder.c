@@ -4,6 +4,7 @@
  * and C.8). A 3-stage pipe of previous, current and next instruction ("steps"); every packet
  * describes the current one. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +16,10 @@
 
 #if defined(__GNUC__)
 #define TE_NOINLINE __attribute__((noinline))
+#define TE_PREFETCH(addr) __builtin_prefetch((const void *)(addr))
 #else
 #define TE_NOINLINE
+#define TE_PREFETCH(addr) ((void)(addr))
 #endif
 
 /* One instruction as the algorithm sees it. */
@@ -1031,6 +1034,14 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
         /* four blocks at a time (one test of the end) while they are quiet */
         unsigned r = PL_QUIET;
         while (end - b >= 4) {
+            /* One row per instruction streams 48 bytes per instruction from memory, more
+             * than the hardware prefetcher kept up with (dhrystone's 9.7 MB of rows: 172 ->
+             * 205 M instr/s, median of 25 runs; a run that fits the cache runs at 210-400):
+             * the three cache lines of the four blocks 2 KB ahead. (An integer address: no
+             * pointer past the array is formed; a prefetch never faults.) */
+            TE_PREFETCH((uintptr_t)b + 2048);
+            TE_PREFETCH((uintptr_t)b + 2048 + 64);
+            TE_PREFETCH((uintptr_t)b + 2048 + 128);
             if ((r = plain_step(b, ct, mask, want, context, limit, &m, &c)) != PL_QUIET)
                 break;
             if ((r = plain_step(b + 1, ct, mask, want, context, limit, &m, &c)) != PL_QUIET) {
