@@ -28,6 +28,9 @@
  *       encoder_grouped_run_Minstr_per_s with the same blocks through tk_te_encoder_push_run
  *       (cycle boundaries do not change the packets). Every packet is
  *       serialised in the timed part (tk_te_packet_encode_layout, as a sink would).
+ *       TK_BENCH_GEN_MODE=run|push1|grouped|grouped_run runs only that way in (copy 0 also
+ *       runs "run", the reference bytes), to count one way's instructions under callgrind:
+ *       (Ir of COPIES=3 - Ir of COPIES=1) / (2 * instructions per copy).
  *
  * Output: one "key value" per line, for run.sh. Times are the thread's CPU time (the
  * machine is shared: CPU time is what one core spends) and wall-clock time. */
@@ -600,8 +603,20 @@ static int cmd_gen(int argc, char **argv)
     sink s = {.l = &layout}, first = {.l = &layout};
     double cpu[GEN_MODES] = {0}, wall[GEN_MODES] = {0};
     int identical = -1, same = 1;
+    static const char *const mode_names[GEN_MODES] = {"run", "push1", "grouped", "grouped_run"};
+    const char *only = getenv("TK_BENCH_GEN_MODE");
+    int only_mode = -1;
+    for (int m = 0; only && m < GEN_MODES; m++)
+        if (!strcmp(only, mode_names[m]))
+            only_mode = m;
+    if (only && only_mode < 0) {
+        fprintf(stderr, "tkbench: TK_BENCH_GEN_MODE: run, push1, grouped or grouped_run\n");
+        st = TK_ERR_INVALID;
+    }
     for (long c = 0; c < copies && st == TK_OK; c++) {
         for (int m = 0; m < GEN_MODES && st == TK_OK; m++) {
+            if (only_mode >= 0 && m != only_mode && !(c == 0 && m == GEN_RUN))
+                continue;
             s.len = 0;
             double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
             st = encode_once(&p, (enum gen_mode)m, blocks, n, &cy, &s);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "etrace/packet_clear.h"
 #include "etrace/packet_layout.h"
 
 /* Payloads of up to this many bytes take the specialised paths. */
@@ -90,25 +91,6 @@ static inline tk_te_fast_word tk_te_fast_words_exact(const uint8_t *p, unsigned 
     return tk_te_fast_join(tk_te_fast_ld64(p), tk_te_fast_ld_n(p + 8, len - 8), len);
 }
 
-/* Clear a packet with plain vector stores: at -O2 a memset of this size becomes "rep stosq",
- * whose start-up cost was most of the time of a whole packet. */
-TK_TE_FAST_INLINE void tk_te_fast_clear(tk_te_packet *out)
-{
-    typedef uint64_t chunk __attribute__((vector_size(16), aligned(1), may_alias));
-    _Static_assert(sizeof(tk_te_packet) == 120, "tk_te_fast_clear: update the store list");
-    unsigned char *o = (unsigned char *)out;
-    const chunk z = {0, 0};
-    /* straight-line stores: a loop here is turned back into the memset */
-    *(chunk *)(o + 0) = z;
-    *(chunk *)(o + 16) = z;
-    *(chunk *)(o + 32) = z;
-    *(chunk *)(o + 48) = z;
-    *(chunk *)(o + 64) = z;
-    *(chunk *)(o + 80) = z;
-    *(chunk *)(o + 96) = z;
-    *(chunk *)(o + 104) = z; /* overlaps: 120 bytes */
-}
-
 /* n (0..64) low bits set. */
 static inline uint64_t tk_te_fast_mask(unsigned n)
 {
@@ -134,7 +116,7 @@ TK_TE_FAST_INLINE void tk_te_fast_f12_store(uint64_t w0, unsigned br, unsigned m
                                             tk_te_packet *out)
 {
     const unsigned f1 = (unsigned)w0 & 1u;
-    tk_te_fast_clear(out);
+    tk_te_packet_clear(out);
     out->format = (uint8_t)(w0 & 3u);
     out->branches = (uint8_t)br;
     out->branch_map = f1 ? (uint32_t)((w0 >> 7) & tk_te_fast_mask(mb)) : 0u;
@@ -228,7 +210,7 @@ static inline int tk_te_fast_f3(const tk_te_layout *l, tk_te_fast_word w, unsign
     const uint64_t w0 = (uint64_t)w;
     const unsigned sf = (unsigned)(w0 >> 2) & 3u;
     unsigned pos;
-    tk_te_fast_clear(out);
+    tk_te_packet_clear(out);
     out->format = TK_TE_F3;
     out->subformat = (uint8_t)sf;
     if (sf == TK_TE_SF_SUPPORT) {
@@ -325,7 +307,7 @@ TK_TE_FAST_INLINE void tk_te_fast_rec_of(const tk_te_packet *k, tk_te_rec *r)
 /* The packet of a format 1 or 2 record. */
 TK_TE_FAST_INLINE void tk_te_fast_rec_expand(const tk_te_rec *r, tk_te_packet *out)
 {
-    tk_te_fast_clear(out);
+    tk_te_packet_clear(out);
     out->format = r->format;
     out->subformat = r->subformat;
     out->branches = r->branches;

@@ -272,7 +272,7 @@ TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t p
     *(chunk *)(o + 96) = z;  /* support fields, bpsuccess */
     *(chunk *)(o + 104) = z; /* overlaps: 120 bytes */
 #else
-    tk_te_fast_clear(f);
+    tk_te_packet_clear(f);
     f->format = TK_TE_F3;
     f->branch = (uint8_t)branch;
     f->privilege = (uint8_t)privilege;
@@ -354,7 +354,7 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
 TK_TE_FAST_INLINE void f12_struct(tk_te_packet *f, uint64_t address, uint64_t irdepth,
                                   uint64_t tail)
 {
-    tk_te_fast_clear(f);
+    tk_te_packet_clear(f);
     f->format = (uint8_t)(tail >> 32);
     f->branches = (uint8_t)(tail >> 40);
     f->branch_map = (uint32_t)tail;
