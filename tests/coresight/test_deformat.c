@@ -305,14 +305,24 @@ static void test_dstream_blocks(void **state)
     free_sink(ref);
 
     /* A last partial block is trace up to its 504th byte: cut in the footer, the file reads
-     * as if cut before it; cut after 100 bytes of a block, those are the trace's next 100. */
-    size_t last = len / 512 * 512; /* start of the last (partial) block */
+     * as if cut before it; cut after 100 bytes of a block, those are the trace's next 100.
+     * The cuts are made in the file's last whole block, so that they stay inside the file
+     * (its own last block may be shorter than 100 bytes). */
+    size_t last = (len / 512 - 1) * 512;
     sink *a = run_frames(flags, file, last - 8, 100), *b = run_frames(flags, file, last - 3, 100);
     same_sink(a, b);
     free_sink(a);
     free_sink(b);
-    a = run_frames(flags, file, last + 100, 100);
-    b = run_frames(TK_CS_DEFMT_FSYNC, t, last / 512 * 504 + 100, 100);
+    /* a cut about 100 bytes into the block, moved on until it falls inside a frame */
+    size_t cut = 100;
+    for (;; cut++) {
+        b = run_frames(TK_CS_DEFMT_FSYNC, t, last / 512 * 504 + cut, 100);
+        if (b->nerr == 1)
+            break;
+        free_sink(b);
+    }
+    assert_true(cut < 504);
+    a = run_frames(flags, file, last + cut, 100);
     assert_int_equal(a->nerr, 1); /* cut inside a frame */
     assert_int_equal(a->err_off[0], tk_test_dstream_offset(b->err_off[0]));
     for (size_t k = 0; k < b->nbytes[0x10]; k++)
