@@ -1060,8 +1060,8 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
      * general loop; without it only a taken indirect branch is special (BF_TAKEN_SLOW). */
     const bool rs = d->rs_enabled;
     tk_status st = TK_OK;
-    /* A pointer walk rather than an index: one register fewer in the atom loop, which
-     * otherwise keeps the callback and its context on the stack. */
+    /* A pointer walk rather than an index (the index loop kept both the index and the
+     * pointer live, and the atom loop is short of registers). */
     const tk_etm4_pkt_lite *l = v + *pk, *const end = v + n;
     size_t bits = 0; /* register width: the atom's bit is an index as it is */
     unsigned num = 0;
