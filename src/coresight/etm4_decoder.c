@@ -72,7 +72,12 @@ struct block {
     uint8_t next_isa[2];   /* instruction set after it: [0] not taken, [1] taken */
     uint8_t flags;         /* BF_* */
 };
-/* Taken, it needs the general loop (indirect, return stack): bit 0, tested as flags & E. */
+/* The range event's first and last are copied from start and last as one 16-byte block. */
+_Static_assert(offsetof(struct block, last) == offsetof(struct block, start) + 8 &&
+                   offsetof(tk_event, last) == offsetof(tk_event, first) + 8,
+               "block start/last and event first/last are adjacent");
+/* Taken, it needs the general loop (indirect, return stack): bit 0, tested as flags & E; such
+ * a block's link[1] stays NULL (see fast_run). */
 #define BF_TAKEN_SLOW 0x01
 #define BF_SIZE 0x0e     /* size of the branch << 1: not taken, execution goes on after it */
 #define BF_INDIRECT 0x10 /* indirect branch */
@@ -362,11 +367,20 @@ static struct block *block_alloc(block_cache *c, bool *nomem)
  * range event's are one store. */
 _Static_assert(offsetof(tk_event, cause) == 8, "tk_event starts with 8 bytes of small fields");
 
-static uint64_t event_head(const tk_event *ev)
+/* Bytes 0-7 of a range event, built in 8 bytes rather than in a cleared 120-byte tk_event
+ * (two of those per block were a third of block_fill's instructions). */
+static uint64_t range_head(uint8_t end, uint8_t taken, uint8_t indirect)
 {
-    uint64_t h;
-    memcpy(&h, ev, sizeof(h));
-    return h;
+    _Static_assert(offsetof(tk_event, indirect) < 8, "the head holds kind, end, taken, indirect");
+    uint8_t h[8] = {0};
+    const uint16_t kind = TK_EV_RANGE;
+    memcpy(h + offsetof(tk_event, kind), &kind, sizeof(kind));
+    h[offsetof(tk_event, end)] = end;
+    h[offsetof(tk_event, taken)] = taken;
+    h[offsetof(tk_event, indirect)] = indirect;
+    uint64_t w;
+    memcpy(&w, h, sizeof(w));
+    return w;
 }
 
 static void put_head(tk_event *ev, uint64_t h)
@@ -382,9 +396,10 @@ static NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
         *nomem = true;
         return NULL;
     }
+    /* walk writes only the range fields; only those are read (no need to clear the rest) */
     tk_event ev;
     tk_arm_insn br;
-    memset(&ev, 0, sizeof(ev));
+    ev.first = ev.last = ev.ninsn = 0;
     /* more than 4 Gi instructions without a branch: reported as missing code */
     if (walk(d, 0, false, &ev, &br) == TK_ERR_NO_CODE || ev.ninsn > UINT32_MAX)
         return NULL;
@@ -402,23 +417,19 @@ static NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
     b->flags = (uint8_t)(((br.size << 1) & BF_SIZE) | (br.indirect ? BF_INDIRECT : 0) |
                          (br.link ? BF_LINK : 0) |
                          (br.indirect || (br.link && d->rs_enabled) ? BF_TAKEN_SLOW : 0));
-    tk_event h;
-    memset(&h, 0, sizeof(h));
-    h.kind = TK_EV_RANGE;
-    h.indirect = br.indirect;
+    uint8_t end;
     if (br.eret)
-        h.end = TK_END_TRAP_RETURN;
+        end = TK_END_TRAP_RETURN;
     else if (br.ret)
-        h.end = TK_END_RETURN;
+        end = TK_END_RETURN;
     else if (br.link)
-        h.end = TK_END_CALL;
+        end = TK_END_CALL;
     else if (br.cond)
-        h.end = TK_END_BRANCH;
+        end = TK_END_BRANCH;
     else
-        h.end = TK_END_JUMP;
-    b->head[0] = event_head(&h);
-    h.taken = 1;
-    b->head[1] = event_head(&h);
+        end = TK_END_JUMP;
+    b->head[0] = range_head(end, 0, br.indirect);
+    b->head[1] = range_head(end, 1, br.indirect);
     d->blocks->index[block_slot(b->start)] = b;
     return b;
 }
@@ -1049,11 +1060,12 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
      * general loop; without it only a taken indirect branch is special (BF_TAKEN_SLOW). */
     const bool rs = d->rs_enabled;
     tk_status st = TK_OK;
-    size_t k = *pk;
-    uint32_t bits = 0;
+    /* A pointer walk rather than an index (the index loop kept both the index and the
+     * pointer live, and the atom loop is short of registers). */
+    const tk_etm4_pkt_lite *l = v + *pk, *const end = v + n;
+    size_t bits = 0; /* register width: the atom's bit is an index as it is */
     unsigned num = 0;
-    for (; k < n; k++) {
-        const tk_etm4_pkt_lite *l = &v[k];
+    for (; l < end; l++) {
         pidx++;
         if (!l->atom_num) { /* address */
             pc = l->addr;
@@ -1068,51 +1080,58 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
                 isa = l->addr_64 ? TK_ARM_A64 : (l->addr_is ? TK_ARM_T32 : TK_ARM_A32);
             continue;
         }
-        if (UNLIKELY(!valid))
-            continue; /* waiting for an address after a discontinuity: the atoms are lost */
         bits = l->atoms;
         num = l->atom_num;
         ev->byte_offset = l->index;
         ev->packet_index = pidx;
-        if (UNLIKELY(!b) && !(b = block_find(c, pc, isa))) {
-            bool nomem = false;
-            d->pc = pc;
-            d->isa = (tk_arm_isa)isa;
-            if (!(b = block_fill(d, &nomem)))
-                goto slow; /* missing code (or memory): reported there */
+        /* pc is not valid only when b is NULL, so the common case tests b alone */
+        if (UNLIKELY(!b)) {
+            if (!valid)
+                continue; /* waiting for an address after a discontinuity: the atoms are lost */
+            if (!(b = block_find(c, pc, isa))) {
+                bool nomem = false;
+                d->pc = pc;
+                d->isa = (tk_arm_isa)isa;
+                if (!(b = block_fill(d, &nomem)))
+                    goto slow; /* missing code (or memory): reported there */
+            }
         }
         for (;;) {
-            const unsigned e = bits & 1;
-            ev->first = b->start;
-            ev->last = b->last;
+            const size_t e = bits & 1;
+            /* first and last in one 16-byte copy */
+            memcpy(&ev->first, &b->start, 2 * sizeof(uint64_t));
             ev->ninsn = b->n;
             put_head(ev, b->head[e]);
-            if (UNLIKELY(b->flags & e)) {
-                /* taken indirect: the target comes from the next address packet; with the
-                 * return stack, the general loop */
-                pc = b->start;
-                isa = b->isa;
-                if (rs)
-                    goto slow;
-                ev->next = 0;
-                b = NULL;
-                valid = false;
-                if (UNLIKELY(st = fn(ctx, ev)))
-                    goto out;
-                break; /* the packet's remaining atoms are lost, as in atoms_slow */
-            }
+            /* A taken branch that needs more than its link is never linked (link_next is
+             * only called below, after the test), so the common case tests the link alone. */
             struct block *nb = b->link[e];
-            if (UNLIKELY(!nb) && !(nb = link_next(d, b, e))) {
-                /* missing code at the next pc: the next atom reports it */
-                ev->next = pc = block_next(b, e);
-                isa = b->next_isa[e];
-                b = NULL;
-                if (UNLIKELY(st = fn(ctx, ev)))
-                    goto out;
-                bits >>= 1;
-                if (--num)
-                    goto slow;
-                break;
+            if (UNLIKELY(!nb)) {
+                if (b->flags & e) {
+                    /* taken indirect: the target comes from the next address packet; with
+                     * the return stack, the general loop */
+                    pc = b->start;
+                    isa = b->isa;
+                    if (rs)
+                        goto slow;
+                    ev->next = 0;
+                    b = NULL;
+                    valid = false;
+                    if (UNLIKELY(st = fn(ctx, ev)))
+                        goto out;
+                    break; /* the packet's remaining atoms are lost, as in atoms_slow */
+                }
+                if (!(nb = link_next(d, b, (unsigned)e))) {
+                    /* missing code at the next pc: the next atom reports it */
+                    ev->next = pc = block_next(b, (unsigned)e);
+                    isa = b->next_isa[e];
+                    b = NULL;
+                    if (UNLIKELY(st = fn(ctx, ev)))
+                        goto out;
+                    bits >>= 1;
+                    if (--num)
+                        goto slow;
+                    break;
+                }
             }
             ev->next = nb->start;
             b = nb;
@@ -1131,10 +1150,11 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
         d->last_is = last_is;
         d->packet_index = pidx;
         d->byte_offset = l->index;
-        *pk = k + 1;
-        return atoms_slow(d, bits, num);
+        *pk = (size_t)(l - v) + 1;
+        return atoms_slow(d, (uint32_t)bits, num);
     }
-out:
+out:;
+    const size_t k = (size_t)(l - v);
     if (b) {
         pc = b->start;
         isa = b->isa;
