@@ -25,8 +25,9 @@
  * still realigning a misread framing, since no packet is longer than a sync sequence. */
 #include "robust_fixture.h"
 
-/* Mutations per vector and framing, split evenly over the kinds: 25 vectors -> 2 x 2700;
- * fewer in the sanitizer build (-DTK_SANITIZE=ON), which runs about five times slower. */
+/* Mutations per vector and reading (raw, encap, encap-keep), split evenly over the kinds:
+ * 25 vectors -> 2700 each; fewer in the sanitizer build (-DTK_SANITIZE=ON), which runs about five
+ * times slower. */
 #if defined(__SANITIZE_ADDRESS__)
 #define MUTATIONS_PER_VECTOR 48
 #else
