@@ -172,12 +172,9 @@ static inline void rb_note_packet(rb_flow *f, uint64_t off, bool sync)
     f->npkts++;
 }
 
-/* Decode a raw (.te_inst_raw framing) stream as `tracekit decode` does: a packet the reader
- * or the codec rejects is reported to the decoder as lost, which resumes at the next sync.
- * Asserts the loop ends (every reader call consumes a byte) and errors stay inside the
- * stream. */
-static inline void rb_decode_flags(const rb_vector *v, const uint8_t *buf, size_t len,
-                                   unsigned flags, rb_flow *f)
+/* A decoder for v reporting to f, with v's trap vectors and branch-count limit. */
+static inline tk_te_decoder *rb_decoder_open(const rb_vector *v, size_t len, unsigned flags,
+                                             rb_flow *f)
 {
     memset(f, 0, sizeof(*f));
     f->img = v->img;
@@ -189,6 +186,51 @@ static inline void rb_decode_flags(const rb_vector *v, const uint8_t *buf, size_
         if ((v->tvec_set >> priv) & 1u)
             tk_te_decoder_set_trap_vector(d, priv, v->tvec[priv]);
     tk_te_decoder_set_max_predicted(d, v->max_predicted);
+    return d;
+}
+
+/* One framed packet (flow field, payload) to the codec and the decoder. A packet that is not
+ * te_inst or that the codec rejects is reported to the decoder as lost; returns false then. */
+static inline bool rb_feed_packet(const rb_vector *v, tk_te_decoder *d, rb_flow *f, unsigned flow,
+                                  const uint8_t *payload, size_t len, uint64_t off, uint64_t index)
+{
+    tk_te_packet pkt;
+    tk_diag diag;
+    tk_diag_clear(&diag);
+    if (flow != TK_ENCAP_FLOW_TE_INST ||
+        tk_te_packet_decode(&v->params, payload, len, &pkt, &diag) != TK_OK) {
+        f->bad_packets++;
+        rb_note_packet(f, off, false);
+        assert_int_equal(tk_te_decoder_lost(d, off, index), TK_OK);
+        return false;
+    }
+    rb_note_packet(f, off,
+                   pkt.format == TK_TE_F3 &&
+                       (pkt.subformat == TK_TE_SF_START || pkt.subformat == TK_TE_SF_TRAP));
+    const uint64_t errors_before = f->errors;
+    f->feeding = true;
+    f->feed_off = off;
+    f->feed_index = index;
+    assert_int_equal(tk_te_decoder_packet(d, &pkt, off, index), TK_OK);
+    f->feeding = false;
+    if (pkt.format == TK_TE_F3 && pkt.subformat == TK_TE_SF_SUPPORT &&
+        pkt.ioptions != tk_te_params_ioptions(&v->params)) {
+        if (f->errors == errors_before)
+            f->options_changed = true;
+        else
+            f->options_refused++;
+    }
+    return true;
+}
+
+/* Decode a raw (.te_inst_raw framing) stream as `tracekit decode` does: a packet the reader
+ * or the codec rejects is reported to the decoder as lost, which resumes at the next sync.
+ * Asserts the loop ends (every reader call consumes a byte) and errors stay inside the
+ * stream. */
+static inline void rb_decode_flags(const rb_vector *v, const uint8_t *buf, size_t len,
+                                   unsigned flags, rb_flow *f)
+{
+    tk_te_decoder *d = rb_decoder_open(v, len, flags, f);
     tk_te_raw *r = NULL;
     assert_int_equal(tk_te_raw_from_buffer(buf, len, &r), TK_OK);
     size_t calls = 0;
@@ -208,34 +250,89 @@ static inline void rb_decode_flags(const rb_vector *v, const uint8_t *buf, size_
             assert_int_equal(tk_te_decoder_lost(d, diag.byte_offset, diag.packet_index), TK_OK);
             continue;
         }
-        tk_te_packet pkt;
-        if (rp.msg_type != TK_ENCAP_FLOW_TE_INST ||
-            tk_te_packet_decode(&v->params, rp.payload, rp.len, &pkt, &diag) != TK_OK) {
-            f->bad_packets++;
-            rb_note_packet(f, rp.offset, false);
-            assert_int_equal(tk_te_decoder_lost(d, rp.offset, rp.index), TK_OK);
-            continue;
-        }
-        rb_note_packet(f, rp.offset,
-                       pkt.format == TK_TE_F3 &&
-                           (pkt.subformat == TK_TE_SF_START || pkt.subformat == TK_TE_SF_TRAP));
-        const uint64_t errors_before = f->errors;
-        f->feeding = true;
-        f->feed_off = rp.offset;
-        f->feed_index = rp.index;
-        assert_int_equal(tk_te_decoder_packet(d, &pkt, rp.offset, rp.index), TK_OK);
-        f->feeding = false;
-        if (pkt.format == TK_TE_F3 && pkt.subformat == TK_TE_SF_SUPPORT &&
-            pkt.ioptions != tk_te_params_ioptions(&v->params)) {
-            if (f->errors == errors_before)
-                f->options_changed = true;
-            else
-                f->options_refused++;
-        }
+        rb_feed_packet(v, d, f, rp.msg_type, rp.payload, rp.len, rp.offset, rp.index);
     }
     assert_int_equal(tk_te_decoder_finish(d), TK_OK);
     tk_te_decoder_free(d);
     tk_te_raw_close(r);
+}
+
+/* A trace in the general packet encapsulation (encap.h): the reader's layout and the srcID of
+ * the traced hart. */
+typedef struct rb_encap {
+    tk_encap_config cfg;
+    uint16_t srcid;
+    /* on an error, read on from the byte after the bad header instead of skipping to the next
+     * sync sequence: a reader whose framing is still right (a damaged payload) or realigned
+     * by chance keeps the rest of the sync period, and a misaligned one still falls into the
+     * next sync sequence (no packet is longer than one) */
+    bool keep_reading;
+} rb_encap;
+
+/* Decode an encapsulated stream: a packet the reader rejects, of another srcID, not te_inst
+ * or rejected by the codec is reported to the decoder as lost, and the reader moves on to the
+ * next synchronisation point (tk_encap_reader_sync_forward), searched from the byte after the
+ * bad packet's header: the misread packet may have run into a sync sequence, and a search from
+ * its end could start inside the run and miss it. With e->keep_reading it reads on where the
+ * reader stopped instead (after a truncated packet, which moves the reader to the end, from the
+ * byte after its header: that header may be a misread byte in mid-stream). */
+static inline void rb_decode_encap_flags(const rb_vector *v, const rb_encap *e, const uint8_t *buf,
+                                         size_t len, unsigned flags, rb_flow *f)
+{
+    tk_te_decoder *d = rb_decoder_open(v, len, flags, f);
+    tk_encap_reader *r = NULL;
+    assert_int_equal(tk_encap_reader_alloc(&r, &e->cfg, buf, len), TK_OK);
+    size_t calls = 0;
+    for (;;) {
+        assert_true(calls++ <= len);
+        tk_encap_packet p;
+        tk_diag diag;
+        tk_diag_clear(&diag);
+        const uint64_t at = tk_encap_reader_get_offset(r);
+        tk_status st = tk_encap_reader_next(r, &p, &diag);
+        if (st == TK_END)
+            break;
+        bool ok;
+        uint64_t off;
+        if (st != TK_OK) {
+            off = diag.byte_offset;
+            assert_true(off >= at && off < len);
+            f->bad_packets++;
+            assert_int_equal(tk_te_decoder_lost(d, off, diag.packet_index), TK_OK);
+            ok = false;
+        } else if (p.srcid != e->srcid) {
+            off = p.offset;
+            f->bad_packets++;
+            rb_note_packet(f, off, false);
+            assert_int_equal(tk_te_decoder_lost(d, off, p.index), TK_OK);
+            ok = false;
+        } else {
+            off = p.offset;
+            ok = rb_feed_packet(v, d, f, p.flow, p.payload, p.payload_len, p.offset, p.index);
+        }
+        if (ok)
+            continue;
+        if (!e->keep_reading) {
+            assert_int_equal(tk_encap_reader_sync_set(r, off + 1), TK_OK);
+            (void)tk_encap_reader_sync_forward(r); /* TK_END: no sync left, the loop ends */
+        } else if (st == TK_ERR_TRUNCATED) {
+            /* the reader moved to the end; the header may be a misread byte mid-stream */
+            assert_int_equal(tk_encap_reader_sync_set(r, off + 1), TK_OK);
+        }
+    }
+    assert_int_equal(tk_te_decoder_finish(d), TK_OK);
+    tk_te_decoder_free(d);
+    tk_encap_reader_free(r);
+}
+
+/* Either framing: encapsulated when e is non-NULL. */
+static inline void rb_decode_stream(const rb_vector *v, const rb_encap *e, const uint8_t *buf,
+                                    size_t len, unsigned flags, rb_flow *f)
+{
+    if (e)
+        rb_decode_encap_flags(v, e, buf, len, flags, f);
+    else
+        rb_decode_flags(v, buf, len, flags, f);
 }
 
 /* With the decoder's default flags, as `tracekit decode` runs it. */
@@ -378,8 +475,11 @@ typedef struct rb_kind_stats {
     unsigned long with_error; /* the damage was reported (error or loss event) */
     unsigned long recovered_at[RB_MAX_SYNC_SKIPPED + 1];
     unsigned long no_sync_after; /* reported, but no sync follows the damage */
-    unsigned long silent;        /* flow differs, nothing reported: the damage left valid packets */
-    unsigned long harmless;      /* flow identical (e.g. a flipped sign-extension bit) */
+    /* of those, the framing never realigned although the clean trace has a sync where it
+     * could have (rb_check_mutant); the others are damage in the trace's last stretch */
+    unsigned long never_realigned;
+    unsigned long silent;   /* flow differs, nothing reported: the damage left valid packets */
+    unsigned long harmless; /* flow identical (e.g. a flipped sign-extension bit) */
     unsigned long options_refused;  /* the decoder refused a support packet's options */
     unsigned long options_believed; /* it took them (trace start only; see rb_decode_mutant) */
     uint64_t lost, lost_max;
@@ -496,6 +596,11 @@ typedef struct rb_mutant {
     const uint8_t *buf;
     size_t len;
     rb_damage dm;
+    /* NULL: the raw framing; else the encapsulation, and the clean stream's sync sequences
+     * (byte offsets, ascending), after the first of which the framing must be aligned */
+    const rb_encap *encap;
+    const uint64_t *seq_off;
+    size_t nseq;
 } rb_mutant;
 
 /* Decode the damaged stream into bad. The decoder believes a damaged support packet's options
@@ -511,7 +616,7 @@ typedef struct rb_mutant {
 static inline void rb_decode_mutant(const rb_mutant *mu, rb_kind_stats *ks, rb_flow *bad)
 {
     const rb_vector *v = mu->v;
-    rb_decode(v, mu->buf, mu->len, bad);
+    rb_decode_stream(v, mu->encap, mu->buf, mu->len, 0, bad);
     if (bad->options_refused)
         ks->options_refused++;
     if (!bad->options_changed)
@@ -525,7 +630,7 @@ static inline void rb_decode_mutant(const rb_mutant *mu, rb_kind_stats *ks, rb_f
                  mu->first_sync);
     }
     rb_flow_free(bad);
-    rb_decode_flags(v, mu->buf, mu->len, TK_TE_DEC_FIXED_OPTIONS, bad);
+    rb_decode_stream(v, mu->encap, mu->buf, mu->len, TK_TE_DEC_FIXED_OPTIONS, bad);
     assert_false(bad->options_changed);
 }
 
@@ -534,6 +639,10 @@ typedef struct rb_restart {
     bool after;        /* it restarted (after an error or loss) after the damage began */
     bool aligned_sync; /* a sync after the damage is read on its boundary */
     unsigned skipped;  /* such syncs it let pass before the restart */
+    bool sync_after;   /* the clean trace has a sync after the damage */
+    /* the clean trace has a sync after the first encapsulation sync sequence after the
+     * damage, and the first such sync is read on its boundary */
+    bool seq_then_sync, seq_then_aligned;
 } rb_restart;
 
 /* Damage the decoder saw makes it restart at a later sync (TK_EV_TRACE_ON). Count the syncs
@@ -545,9 +654,19 @@ static inline rb_restart rb_locate_restart(const rb_mutant *mu, const rb_flow *b
     const rb_damage *dm = &mu->dm;
     rb_restart r = {.after = bad->resynced && bad->restart_off >= dm->start};
     const uint64_t dend_clean = (uint64_t)((long)dm->end - dm->delta);
+    size_t seq = 0;
+    while (seq < mu->nseq && mu->seq_off[seq] < dend_clean)
+        seq++;
     for (size_t i = 0; i < clean->npkts; i++) {
-        if (!clean->pkt_sync[i] || clean->pkt_off[i] < dend_clean ||
-            !rb_fed_at(bad, (uint64_t)((long)clean->pkt_off[i] + dm->delta)))
+        if (!clean->pkt_sync[i] || clean->pkt_off[i] < dend_clean)
+            continue;
+        r.sync_after = true;
+        const bool fed = rb_fed_at(bad, (uint64_t)((long)clean->pkt_off[i] + dm->delta));
+        if (seq < mu->nseq && clean->pkt_off[i] > mu->seq_off[seq] && !r.seq_then_sync) {
+            r.seq_then_sync = true;
+            r.seq_then_aligned = fed;
+        }
+        if (!fed)
             continue;
         if (r.after && bad->restart_off >= dm->end &&
             clean->pkt_off[i] <= (uint64_t)((long)bad->restart_off - dm->delta) && r.aligned_sync)
@@ -579,6 +698,14 @@ static inline void rb_check_mutant(const rb_mutant *mu, rb_kind_stats *ks)
     if (reported)
         ks->with_error++;
     const rb_restart r = rb_locate_restart(mu, &bad);
+    if (r.seq_then_sync && !r.seq_then_aligned) {
+        rb_save_failure(v, mu->m, mu->buf, mu->len);
+        fail_msg("%s/%s mutation %u (%s, bytes %zu..%zu of %zu, length change %ld): the "
+                 "encapsulated stream is not read on its packet boundaries after the sync "
+                 "sequence that follows the damage",
+                 v->prog, v->setting, mu->m, rb_kind_names[mu->kind], dm->start, dm->end, mu->len,
+                 dm->delta);
+    }
     const uint64_t tail = bad.ninsn - bad.restart_insn, restart_off = bad.restart_off;
     rb_flow_free(&bad);
     if (!r.after) {
@@ -589,9 +716,14 @@ static inline void rb_check_mutant(const rb_mutant *mu, rb_kind_stats *ks)
                      v->prog, v->setting, mu->m, rb_kind_names[mu->kind], dm->start, dm->end,
                      mu->len, dm->delta);
         }
-        if (reported)
+        if (reported) {
             ks->no_sync_after++;
-        else if (pre + suf < n)
+            /* the raw framing could realign at any later sync; a reader of the encapsulation
+             * skips to the next sync sequence on an error, so it could only at a sync after
+             * that sequence (the rest of the damaged sync period is given up) */
+            if (!r.aligned_sync && (mu->encap ? r.seq_then_sync : r.sync_after))
+                ks->never_realigned++;
+        } else if (pre + suf < n)
             ks->silent++; /* a wrong flow no check could tell from a right one */
         else
             ks->harmless++;
@@ -609,10 +741,12 @@ static inline void rb_check_mutant(const rb_mutant *mu, rb_kind_stats *ks)
     ks->recovered_at[r.skipped]++;
 }
 
-/* Damage v's clean stream `mutations` times, the kinds in turn, seeded from the vector's
- * names, and check each (rb_check_mutant); clean is v's clean decode, which must be
- * error-free. Counts go to k[kind]. */
-static inline void rb_mutate_vector(const rb_vector *v, const rb_flow *clean, unsigned mutations,
+/* Damage a clean stream (v's raw trace, or mu_tmpl->encap's encapsulation of it)
+ * `mutations` times, the kinds in turn, seeded from the vector's names, and check each
+ * (rb_check_mutant); clean is the stream's clean decode, which must be error-free. Counts go
+ * to k[kind]. */
+static inline void rb_mutate_stream(const rb_vector *v, const rb_flow *clean, const uint8_t *in,
+                                    size_t in_len, const rb_mutant *mu_tmpl, unsigned mutations,
                                     rb_kind_stats k[RB_NKINDS])
 {
     if (clean->errors || clean->bad_packets)
@@ -623,16 +757,29 @@ static inline void rb_mutate_vector(const rb_vector *v, const rb_flow *clean, un
     while (first_sync < clean->npkts && !clean->pkt_sync[first_sync])
         first_sync++;
     assert_true(first_sync < clean->npkts);
-    uint8_t *buf = malloc(v->raw_len + 64);
+    uint8_t *buf = malloc(in_len + 64);
     assert_non_null(buf);
-    rb_mutant mu = {.v = v, .clean = clean, .first_sync = clean->pkt_off[first_sync], .buf = buf};
+    rb_mutant mu = {0};
+    if (mu_tmpl)
+        mu = *mu_tmpl;
+    mu.v = v;
+    mu.clean = clean;
+    mu.first_sync = clean->pkt_off[first_sync];
+    mu.buf = buf;
     uint64_t rng = rb_seed_of(v->prog, v->setting);
     for (mu.m = 0; mu.m < mutations; mu.m++) {
         mu.kind = (int)(mu.m % RB_NKINDS);
-        mu.len = rb_mutate(mu.kind, &rng, v->raw, v->raw_len, last_pkt, buf, &mu.dm);
+        mu.len = rb_mutate(mu.kind, &rng, in, in_len, last_pkt, buf, &mu.dm);
         rb_check_mutant(&mu, &k[mu.kind]);
     }
     free(buf);
+}
+
+/* v's raw trace (test_corruption.c, test_mode_corruption.c). */
+static inline void rb_mutate_vector(const rb_vector *v, const rb_flow *clean, unsigned mutations,
+                                    rb_kind_stats k[RB_NKINDS])
+{
+    rb_mutate_stream(v, clean, v->raw, v->raw_len, NULL, mutations, k);
 }
 
 /* The per-kind table; with `mode` non-NULL each row starts with it, and the mean instructions
@@ -668,6 +815,7 @@ static inline void rb_kind_stats_add(rb_kind_stats *dst, const rb_kind_stats *sr
     for (int i = 0; i <= RB_MAX_SYNC_SKIPPED; i++)
         dst->recovered_at[i] += src->recovered_at[i];
     dst->no_sync_after += src->no_sync_after;
+    dst->never_realigned += src->never_realigned;
     dst->silent += src->silent;
     dst->harmless += src->harmless;
     dst->options_refused += src->options_refused;
