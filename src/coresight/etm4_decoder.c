@@ -837,14 +837,21 @@ static tk_status spec_push(tk_etm4_decoder *d, struct spec_queue *q, uint8_t kin
     return TK_OK;
 }
 
+/* Count n elements off the speculative ones from before the last Trace Info; returns what is
+ * left of n. Both come from the trace (Trace Info's spec depth, a commit or cancel count: up
+ * to 2^32 each), so one by one a 390-byte fuzzed input took 8 s under ASan. */
+static uint32_t take_unseen(struct spec_queue *q, uint32_t n)
+{
+    const uint32_t k = n < q->unseen ? n : q->unseen;
+    q->unseen -= k;
+    return n - k;
+}
+
 /* Commit the n oldest P0 elements, applying everything queued before them. */
 static tk_status spec_commit(tk_etm4_decoder *d, struct spec_queue *q, uint32_t n)
 {
     tk_status st;
-    while (n && q->unseen) { /* elements the decoder never saw (before its Trace Info) */
-        q->unseen--;
-        n--;
-    }
+    n = take_unseen(q, n); /* elements the decoder never saw (before its Trace Info) */
     while (n && q->n) {
         struct spec_elem *e = spec_at(q, 0);
         if (e->kind == EL_EXCEPT && !e->p0)
@@ -900,10 +907,7 @@ static tk_status spec_cancel(tk_etm4_decoder *d, struct spec_queue *q, uint32_t 
             q->n--; /* addresses and contexts of cancelled elements */
         }
     }
-    while (n && q->unseen) {
-        q->unseen--;
-        n--;
-    }
+    n = take_unseen(q, n);
     if (n)
         return emit_error(d, TK_ERR_MISMATCH, 0, "cancel of more elements than traced");
     return TK_OK;
