@@ -394,8 +394,9 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     }
     /* With a snapshot, --trace-format says how the buffer read is framed, whatever trace.ini
      * says (as trc_pkt_lister's -tpiu and -tpiu_hsync). */
-    if (dir && trace_format && pick_buffer(ss, b) >= 0)
-        ss->buffers[pick_buffer(ss, b)].format = f;
+    const int fb = dir && trace_format ? pick_buffer(ss, b) : -1;
+    if (fb >= 0)
+        ss->buffers[fb].format = f;
     for (size_t i = 0; i < ss->nsources; i++) {
         const tk_cs_source *s = &ss->sources[i];
         if (!tk_cs_protocol_is_etm4(s->protocol) && (id < 0 || s->trace_id == id))

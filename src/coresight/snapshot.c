@@ -87,28 +87,24 @@ tk_status tk_cs_etm_regs_set(tk_cs_etm_regs *r, const char *key, uint32_t v)
     return TK_OK;
 }
 
-/* The register that holds a source's trace ID, and where in it: ETMv4/ETE TRCTRACEIDR[6:0]
- * (kept in regs.traceidr), ETMv3 and PTM ETMTRACEIDR[6:0], STM STMTCSR.TRACEID[22:16], ITM
- * ITMTCR.TraceBusID[22:16]. Sources not decoded still need it: messages name them by ID and
- * --id selects them. */
-static uint8_t trace_id_of(tk_cs_protocol proto, const tk_ini *ini, uint32_t traceidr)
+/* The register that holds the trace ID of a source whose registers tk_cs_etm_regs does not
+ * keep, and where in it (*shift): ETMv3 and PTM ETMTRACEIDR[6:0], STM STMTCSR.TRACEID[22:16],
+ * ITM ITMTCR.TraceBusID[22:16]; NULL for ETMv4/ETE (TRCTRACEIDR[6:0], in regs.traceidr).
+ * Sources not decoded still need it: messages name them by ID and --id selects them. */
+static const char *trace_id_reg(tk_cs_protocol proto, unsigned *shift)
 {
-    const char *reg = proto == TK_CS_PROTO_ETM3 || proto == TK_CS_PROTO_PTM ? "ETMTRACEIDR"
-                      : proto == TK_CS_PROTO_STM                            ? "STMTCSR"
-                      : proto == TK_CS_PROTO_ITM                            ? "ITMTCR"
-                                                                            : NULL;
-    unsigned shift = proto == TK_CS_PROTO_STM || proto == TK_CS_PROTO_ITM ? 16 : 0;
-    if (!reg)
-        return traceidr & 0x7f;
-    for (size_t i = 0; i < ini->n; i++) {
-        const char *key = ini->e[i].key;
-        size_t n = strcspn(key, "(");
-        uint64_t v;
-        if (!strcmp(ini->e[i].section, "regs") && n == strlen(reg) && !strncasecmp(key, reg, n) &&
-            !parse_u64(ini->e[i].value, &v))
-            return (uint8_t)((v >> shift) & 0x7f);
-    }
-    return 0;
+    *shift = proto == TK_CS_PROTO_STM || proto == TK_CS_PROTO_ITM ? 16 : 0;
+    return proto == TK_CS_PROTO_ETM3 || proto == TK_CS_PROTO_PTM ? "ETMTRACEIDR"
+           : proto == TK_CS_PROTO_STM                            ? "STMTCSR"
+           : proto == TK_CS_PROTO_ITM                            ? "ITMTCR"
+                                                                 : NULL;
+}
+
+/* Register key "NAME(...)" or "NAME" names register name. */
+static bool reg_key_is(const char *key, const char *name)
+{
+    size_t n = strcspn(key, "(");
+    return n == strlen(name) && !strncasecmp(key, name, n);
 }
 
 static tk_status grow(void **arr, size_t n, size_t elem)
@@ -157,6 +153,10 @@ static tk_status load_device(tk_cs_snapshot *ss, const char *dir, const char *fi
         copy_str(s->type, sizeof(s->type), type);
         s->protocol = proto;
         s->buffer = s->core = -1;
+        unsigned id_shift;
+        const char *id_reg = trace_id_reg(proto, &id_shift);
+        bool id_found = false;
+        uint64_t id_value = 0; /* 0 when the .ini lacks the register */
         for (size_t i = 0; i < ini.n; i++) {
             uint64_t v;
             if (strcmp(ini.e[i].section, "regs"))
@@ -167,8 +167,12 @@ static tk_status load_device(tk_cs_snapshot *ss, const char *dir, const char *fi
                 goto out;
             }
             tk_cs_etm_regs_set(&s->regs, ini.e[i].key, (uint32_t)v); /* others: not needed */
+            if (id_reg && !id_found && reg_key_is(ini.e[i].key, id_reg)) {
+                id_value = v;
+                id_found = true;
+            }
         }
-        s->trace_id = trace_id_of(proto, &ini, s->regs.traceidr);
+        s->trace_id = (uint8_t)((id_reg ? id_value >> id_shift : s->regs.traceidr) & 0x7f);
     } else {
         if ((st = grow((void **)&ss->cores, ss->ncores, sizeof(*ss->cores))))
             goto out;
