@@ -879,10 +879,13 @@ static tk_status spec_commit(tk_etm4_decoder *d, struct spec_queue *q, uint32_t 
     return TK_OK;
 }
 
-/* Cancel the n newest P0 elements; timing elements after them are kept. */
+/* Cancel the n newest P0 elements; timing elements after them are kept. Elements queued
+ * before the oldest cancelled one stay: once no P0 element (or exception waiting for its
+ * address) is left, the rest of n falls on the elements from before the last Trace Info, and
+ * that Trace Info, still queued, must not be dropped with them. */
 static tk_status spec_cancel(tk_etm4_decoder *d, struct spec_queue *q, uint32_t n)
 {
-    while (n && q->n) {
+    while (n && q->n && (q->depth || q->exc_open)) {
         struct spec_elem *e = spec_at(q, q->n - 1);
         if (e->p0 || e->kind == EL_EXCEPT) {
             if (e->p0) {
@@ -988,8 +991,10 @@ static NOINLINE tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *
             return spec_commit(d, q, p->commit);
         return TK_OK;
     case TK_ETM4_TRACE_INFO:
-        if (!(st = spec_push(d, q, EL_PKT, false, p)))
-            q->unseen = q->n == 1 ? p->spec_depth : q->unseen;
+        /* Its spec depth counts the uncommitted P0 elements: all of them unseen when the
+         * decoder has none queued (a start, or everything seen was committed or cancelled). */
+        if (!(st = spec_push(d, q, EL_PKT, false, p)) && q->depth == 0)
+            q->unseen = p->spec_depth;
         break;
     case TK_ETM4_OVERFLOW:
     case TK_ETM4_DISCARD:

@@ -85,6 +85,73 @@ static void test_etm4_ccnt_f2_with_maxspec_above_int_max(void **state)
     assert_int_equal(seen.commit, 0x80000000u - 15u + 3u);
 }
 
+typedef struct etm4_errors {
+    unsigned errors;
+    const char *last;
+} etm4_errors;
+
+static tk_status on_etm4_event(void *ctx, const tk_event *ev)
+{
+    etm4_errors *e = ctx;
+    if (ev->kind == TK_EV_ERROR) {
+        e->errors++;
+        e->last = ev->message; /* the decoder's messages are string literals */
+    }
+    return TK_OK;
+}
+
+static tk_status etm4_send(tk_etm4_decoder *d, uint8_t type, uint32_t count)
+{
+    tk_etm4_packet p;
+    memset(&p, 0, sizeof(p));
+    p.type = type;
+    p.spec_depth = count; /* TRACE_INFO */
+    p.commit = count;     /* COMMIT */
+    p.cancel = count;     /* CANCEL_F1 */
+    return tk_etm4_decoder_packet(d, &p);
+}
+
+/* fuzz_etm4, session 6 (bug 8, a timeout): Trace Info's spec depth counts P0 elements from
+ * before the decoder's start, and the decoder counted a Commit or Cancel off them one element
+ * at a time; both counts go up to 2^32, so a 390-byte input (a cancel of 2.8e9) took 8.4 s
+ * under ASan. 32 rounds of a cancel and a commit of 2^32 - 1 here are 2.7e11 such steps, beyond the
+ * test's 60 s timeout without the fix (src/coresight/etm4_decoder.c take_unseen). The
+ * counts must still balance: one element more than the trace left is an error. */
+static void test_etm4_huge_speculation_counts(void **state)
+{
+    (void)state;
+    tk_etm4_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.idr8 = 64; /* MAXSPEC: the decoder keeps a speculation queue */
+    tk_etm4_config_init(&cfg);
+    assert_int_equal(cfg.max_spec, 64);
+    tk_cs_mem *mem = NULL;
+    assert_int_equal(tk_cs_mem_new(&mem), TK_OK);
+    etm4_errors seen = {0, NULL};
+    tk_etm4_decoder *d = NULL;
+    assert_int_equal(tk_etm4_decoder_new(&cfg, mem, on_etm4_event, &seen, &d), TK_OK);
+    for (int round = 0; round < 32; round++) {
+        assert_int_equal(etm4_send(d, TK_ETM4_TRACE_INFO, UINT32_MAX), TK_OK);
+        assert_int_equal(etm4_send(d, TK_ETM4_CANCEL_F1, UINT32_MAX), TK_OK);
+        assert_int_equal(etm4_send(d, TK_ETM4_TRACE_INFO, UINT32_MAX), TK_OK);
+        assert_int_equal(etm4_send(d, TK_ETM4_COMMIT, UINT32_MAX - 5), TK_OK);
+        assert_int_equal(etm4_send(d, TK_ETM4_COMMIT, 5), TK_OK);
+    }
+    assert_int_equal(seen.errors, 0);
+    assert_int_equal(etm4_send(d, TK_ETM4_COMMIT, 1), TK_OK);
+    assert_int_equal(seen.errors, 1);
+    assert_string_equal(seen.last, "commit of more elements than traced");
+    assert_int_equal(etm4_send(d, TK_ETM4_CANCEL_F1, 1), TK_OK);
+    assert_int_equal(seen.errors, 2);
+    assert_string_equal(seen.last, "cancel of more elements than traced");
+    /* a cancel after a Trace Info falls on the elements before it (none seen queued) */
+    assert_int_equal(etm4_send(d, TK_ETM4_TRACE_INFO, 3), TK_OK);
+    assert_int_equal(etm4_send(d, TK_ETM4_CANCEL_F1, 3), TK_OK);
+    assert_int_equal(seen.errors, 2);
+    tk_etm4_decoder_free(d);
+    tk_cs_mem_free(mem);
+}
+
 typedef struct walk_count {
     uint64_t insns, errors;
 } walk_count;
@@ -155,6 +222,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encap_length_shorter_than_srcid_and_type),
         cmocka_unit_test(test_etm4_ccnt_f2_with_maxspec_above_int_max),
+        cmocka_unit_test(test_etm4_huge_speculation_counts),
         cmocka_unit_test(test_nibble_branch_free_loop_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
