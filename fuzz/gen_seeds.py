@@ -97,6 +97,17 @@ def etrace_seeds(testdata, out):
                 off += 1 + len(payload)
                 cut = off
             put(out, "fuzz_te_decoder", sel + raw[:cut])
+            # fuzz_te_encap: the same packets as srcID 3 of an 8-bit srcID encapsulation,
+            # a sync sequence (32 null.idle, one null.alignment) every 16 packets
+            enc, n = bytearray(), 0
+            for _, payload in raw_packets(raw[:cut]):
+                if n % 16 == 0:
+                    enc += bytes(32) + bytes([0x80])
+                enc += bytes([0x40 | len(payload), 3]) + payload
+                n += 1
+            put(out, "fuzz_te_encap", b"srcid-bits=8\n" + bytes([3]) + sel + bytes(enc))
+            put(out, "fuzz_te_encap", b"srcid-bits=8,timestamp-bytes=2\n" + bytes([3]) + sel +
+                bytes(enc[:len(enc) // 2]))
             # and slices starting at format 3 start packets further into the trace
             starts, off = [], 0
             for _, payload in raw_packets(raw):

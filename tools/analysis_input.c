@@ -26,8 +26,8 @@ const char tk_an_input_help[] =
     "                    decoded as `tracekit decode` does; the .ucf's object-files names\n"
     "                    the ELF unless --elf is given (without a .ucf the options come\n"
     "                    from the trace's support packets). Also: --spec VER (2.0, 0.29),\n"
-    "                    --no-bootrom, --ecall-sequential, --max-predicted N (see\n"
-    "                    tracekit decode --help)\n"
+    "                    --no-bootrom, --ecall-sequential, --max-predicted N, --encap\n"
+    "                    LAYOUT with --srcid N (see tracekit decode --help)\n"
     "  --sim PROG.elf    run the program on tracekit's hart model (RV32/RV64 IMAFDC, HTIF\n"
     "                    exit, see tracekit sim) and profile every retired instruction;\n"
     "                    --max-insns N stops it (default 2000000000), --hart H picks the\n"
@@ -92,6 +92,16 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
             in->max_insns = v;
         ++*i;
         return 1;
+    } else if (!strcmp(a, "--encap") || !strcmp(a, "--srcid")) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "tracekit %s: %s needs a value\n", in->cmd, a);
+            return -1;
+        }
+        const char *v = argv[++*i];
+        return (a[2] == 'e' ? tk_cli_encap_layout(&in->encap, in->cmd, v)
+                            : tk_cli_encap_srcid(&in->encap, in->cmd, v))
+                   ? -1
+                   : 1;
     } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
         return in->quiet = true, 1;
     else if (!strcmp(a, "--by-range"))
@@ -243,12 +253,21 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     tk_te_decoder_set_flags(dec, (in->ecall_sequential ? TK_TE_DEC_ECALL_SEQUENTIAL : 0u) |
                                      (blocks ? TK_TE_DEC_BLOCK_EVENTS : 0u));
     tk_te_decoder_set_max_predicted(dec, in->max_predicted);
-    st = tk_te_decoder_run_raw(dec, raw);
+    tk_te_encap_stats est = {.size = sizeof(est)};
+    bool none = false; /* --encap: no packet of the source (reported) */
+    if (in->encap.on) {
+        st = tk_te_decoder_run_encap(dec, raw, &in->encap.cfg, in->encap.srcid, &est);
+        none = tk_cli_encap_report(&in->encap, in->cmd, in->trace, &est);
+    } else {
+        st = tk_te_decoder_run_raw(dec, raw);
+    }
     /* A damaged stream was reported packet by packet; only a stop of our own is fatal. */
     if (st != TK_ERR_NOMEM && st != TK_ERR_STATE)
         st = tk_te_decoder_finish(dec);
     tk_te_decoder_free(dec);
     tk_te_raw_close(raw);
+    if (none && st == TK_OK)
+        return 1;
     return st == TK_OK ? 0 : fail(in, st, NULL, in->trace);
 }
 
@@ -385,6 +404,12 @@ static int check_input(const tk_an_input *in)
                 in->cmd);
         return 2;
     }
+    if (in->encap.on && !trace) {
+        fprintf(stderr, "tracekit %s: --encap describes a trace file\n", in->cmd);
+        return 2;
+    }
+    if (tk_cli_encap_check(&in->encap, in->cmd))
+        return 2;
     if (in->pc_trace && !in->elf) {
         fprintf(stderr, "tracekit %s: --elf PROG.elf is required with --pc-trace\n", in->cmd);
         return 2;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "encap_option.h"
 #include "tracekit/analysis.h"
 
 typedef struct tk_an_input {
@@ -28,6 +29,7 @@ typedef struct tk_an_input {
     unsigned profile_flags; /* tk_profile_new_flags: the level the command's output needs */
     const char *outpath;    /* -o/--output (NULL: stdout) */
     unsigned *top;          /* where --top N goes; NULL: the command has no --top */
+    tk_cli_encap encap;     /* --encap, --srcid: the trace in the general encapsulation */
 } tk_an_input;
 
 /* The input options' help text, for each command's usage. */

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "legacy_cmds.h"
 #include "tracekit/count.h"
+#include "encap_option.h"
 #include "tracekit/encap.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_decoder.h"
@@ -63,7 +64,8 @@ static void usage(FILE *out)
             "  --max-predicted N a branch-count packet (branch prediction mode) claiming more\n"
             "                    than N correctly predicted branches is an error, not followed\n"
             "                    (default: no limit; the format allows 2^32 + 30, which takes\n"
-            "                    seconds to follow): bounds the work of untrusted trace\n"
+            "                    seconds to follow): bounds the work of untrusted "
+            "trace\n" TK_CLI_ENCAP_HELP
             "  --stats           print packet and instruction counts to standard error\n"
             "\n"
             "Errors (bad packet, truncated file, trace not matching the program) are printed as\n"
@@ -329,6 +331,8 @@ int tk_cmd_decode(int argc, char **argv)
         OPT_REGS,
         OPT_FIXED,
         OPT_MAXPRED,
+        OPT_ENCAP,
+        OPT_SRCID,
     };
     static const struct option opts[] = {
         {"scf", required_argument, NULL, OPT_SCF},
@@ -345,6 +349,8 @@ int tk_cmd_decode(int argc, char **argv)
         {"regs", required_argument, NULL, OPT_REGS},
         {"fixed-options", no_argument, NULL, OPT_FIXED},
         {"max-predicted", required_argument, NULL, OPT_MAXPRED},
+        {"encap", required_argument, NULL, OPT_ENCAP},
+        {"srcid", required_argument, NULL, OPT_SRCID},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -354,6 +360,7 @@ int tk_cmd_decode(int argc, char **argv)
     unsigned flags = 0;
     unsigned long jobs = 1;
     unsigned long long piece = 0, max_predicted = 0;
+    tk_cli_encap encap = {0};
     int ch;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "o:hj:", opts, NULL)) != -1) {
@@ -400,6 +407,14 @@ int tk_cmd_decode(int argc, char **argv)
             }
             break;
         }
+        case OPT_ENCAP:
+            if (tk_cli_encap_layout(&encap, "decode", optarg))
+                return 2;
+            break;
+        case OPT_SRCID:
+            if (tk_cli_encap_srcid(&encap, "decode", optarg))
+                return 2;
+            break;
         case OPT_PIECE: {
             char *end = NULL;
             piece = strtoull(optarg, &end, 10);
@@ -437,6 +452,8 @@ int tk_cmd_decode(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (tk_cli_encap_check(&encap, "decode"))
+        return 2;
     const bool want_pcs = !strcmp(format, "pcs"), want_listing = !strcmp(format, "listing");
     if (!want_pcs && !want_listing && strcmp(format, "count")) {
         fprintf(stderr, "tracekit decode: unknown --format '%s' (pcs, listing, count)\n", format);
@@ -512,8 +529,17 @@ int tk_cmd_decode(int argc, char **argv)
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;
     }
+    if (csv_in && encap.on) {
+        fprintf(stderr, "tracekit decode: %s: a .te_inst CSV has no encapsulation\n", input);
+        goto done;
+    }
     if (csv_in)
         jobs = 1; /* a CSV is read line by line: no cutting */
+    if (encap.on && jobs > 1) {
+        /* the cutter finds syncs by the raw framing's headers */
+        fprintf(stderr, "tracekit decode: --jobs with --encap: decoding on one thread\n");
+        jobs = 1;
+    }
     if (!outpath || !strcmp(outpath, "-")) {
         out = stdout;
     } else if (!(out = fopen(outpath, "w"))) {
@@ -571,14 +597,24 @@ int tk_cmd_decode(int argc, char **argv)
         for (unsigned priv = 0; priv < 4; priv++)
             if ((hw.tvec_set >> priv) & 1u)
                 tk_te_decoder_set_trap_vector(d, priv, hw.tvec[priv]);
+        tk_te_encap_stats est = {.size = sizeof(est)};
         if (csv) {
             run = run_csv(&c, &p, d, csv);
+        } else if (encap.on) {
+            run = tk_te_decoder_run_encap(d, raw, &encap.cfg, encap.srcid, &est);
+            if (tk_cli_encap_report(&encap, "decode", input, &est) && run == TK_OK)
+                run = TK_ERR_NO_SYNC;
         } else {
             run = tk_te_decoder_run_raw(d, raw);
         }
         tk_te_decoder_stats dst = {.size = sizeof(dst)};
         tk_te_decoder_get_stats(d, &dst);
         packets = csv ? c.count.packets : dst.packets;
+        if (encap.on && stats)
+            fprintf(stderr,
+                    "tracekit decode: srcID %u: %" PRIu64 " te_inst packets, %" PRIu64
+                    " packets of other sources or flows skipped, %" PRIu64 " damaged\n",
+                    (unsigned)encap.srcid, est.packets, est.other_packets, est.damaged);
         s = tk_te_decoder_finish(d);
         if (run == TK_ERR_IO || run == TK_ERR_NOMEM)
             s = run; /* the sink failed (write error) */

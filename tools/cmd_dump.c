@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "legacy_cmds.h"
+#include "encap_option.h"
 #include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
@@ -40,6 +41,10 @@ static void usage(FILE *out)
         "  --keep-going   report damaged packets and continue after them where possible\n"
         "  --fixed-options  the .ucf's options are the encoder's: a support packet\n"
         "                 announcing others is not applied\n"
+        "  --encap LAYOUT the general packet encapsulation (srcid-bits=N,\n"
+        "                 timestamp-bytes=N[,type-bits=N]): the packets of --srcid N\n"
+        "                 (default 0) are listed, with their timestamps ('ts=')\n"
+        "  --srcid N      with --encap: the source (hart) to list\n"
         "  -h, --help     this text\n"
         "\n"
         "Errors are reported on stderr as 'FILE: offset N (packet I): reason'; every packet\n"
@@ -56,6 +61,7 @@ static void usage(FILE *out)
 typedef struct dump_opts {
     const char *scf, *ucf, *in, *spec;
     bool raw, csv, keep_going, fixed_options;
+    tk_cli_encap encap;
 } dump_opts;
 
 static int parse(int argc, char **argv, dump_opts *o)
@@ -81,6 +87,15 @@ static int parse(int argc, char **argv, dump_opts *o)
             o->keep_going = true;
         } else if (!strcmp(a, "--fixed-options")) {
             o->fixed_options = true;
+        } else if ((!strcmp(a, "--encap") || !strcmp(a, "--srcid")) && i + 1 >= argc) {
+            fprintf(stderr, "tracekit dump: %s needs a value\n", a);
+            return 2;
+        } else if (!strcmp(a, "--encap")) {
+            if (tk_cli_encap_layout(&o->encap, "dump", argv[++i]))
+                return 2;
+        } else if (!strcmp(a, "--srcid")) {
+            if (tk_cli_encap_srcid(&o->encap, "dump", argv[++i]))
+                return 2;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "tracekit dump: unknown option '%s' (try --help)\n", a);
             return 2;
@@ -98,6 +113,8 @@ static int parse(int argc, char **argv, dump_opts *o)
             *val = argv[++i];
         }
     }
+    if (tk_cli_encap_check(&o->encap, "dump"))
+        return 2;
     if (!o->in || !o->scf) {
         fprintf(stderr, "tracekit dump: %s is required (try --help)\n",
                 !o->scf ? "--scf" : "an input file");
@@ -124,16 +141,64 @@ static int load_params(const dump_opts *o, tk_te_params *p)
     return 0;
 }
 
-static void print_packet(const dump_opts *o, const tk_te_params *p, const tk_te_raw_packet *rp,
+/* The packet in hand: from the raw framing, or (--encap) one of the source's. */
+typedef struct dump_packet {
+    tk_te_raw_packet rp;
+    bool has_ts;
+    uint64_t timestamp;
+} dump_packet;
+
+/* The next packet of the selected source. With --encap, other sources' packets are counted
+ * in st and skipped; null packets and sync sequences are read over. */
+static tk_status next_packet(const dump_opts *o, tk_te_raw *r, tk_encap_reader *er,
+                             tk_te_encap_stats *st, dump_packet *out, tk_diag *d)
+{
+    out->has_ts = false;
+    if (!er)
+        return tk_te_raw_next(r, &out->rp, d);
+    for (;;) {
+        tk_encap_packet ep;
+        tk_status s = tk_encap_reader_next(er, &ep, d);
+        if (s == TK_ERR_TRUNCATED) {
+            /* the header may be a misread byte: read on after it; further packets cut by the
+             * end are the same damage, reported once (as tk_te_decoder_run_encap does) */
+            (void)tk_encap_reader_sync_set(er, d->byte_offset + 1);
+            if (st->damaged++)
+                continue;
+        }
+        if (s != TK_OK)
+            return s;
+        tk_te_encap_stats_note(st, ep.srcid);
+        if (ep.srcid != o->encap.srcid) {
+            st->other_packets++;
+            continue;
+        }
+        st->packets++;
+        out->rp = (tk_te_raw_packet){.offset = ep.offset,
+                                     .index = ep.index,
+                                     .msg_type = ep.flow,
+                                     .payload = ep.payload,
+                                     .len = ep.payload_len};
+        out->has_ts = ep.extend;
+        out->timestamp = ep.timestamp;
+        return TK_OK;
+    }
+}
+
+static void print_packet(const dump_opts *o, const tk_te_params *p, const dump_packet *dp,
                          const tk_te_packet *k)
 {
+    const tk_te_raw_packet *rp = &dp->rp;
     if (o->csv) {
         tk_te_csv_write(stdout, p, k);
         return;
     }
     char text[512];
     tk_te_packet_format(p, k, text, sizeof(text));
-    printf("%-9" PRIu64 " #%-5" PRIu64 " %-3zu %s", rp->offset, rp->index, rp->len, text);
+    printf("%-9" PRIu64 " #%-5" PRIu64 " %-3zu ", rp->offset, rp->index, rp->len);
+    if (dp->has_ts)
+        printf("ts=0x%" PRIx64 " ", dp->timestamp);
+    fputs(text, stdout);
     if (o->raw) {
         printf("  [");
         for (size_t i = 0; i < rp->len; i++)
@@ -196,33 +261,42 @@ int tk_cmd_dump(int argc, char **argv)
         fprintf(stderr, "tracekit dump: %s\n", d.message);
         return 1;
     }
+    tk_encap_reader *er = NULL;
+    tk_te_encap_stats est = {.size = sizeof(est)};
+    if (o.encap.on && tk_encap_reader_alloc(&er, &o.encap.cfg, tk_te_raw_data(r),
+                                            (size_t)tk_te_raw_size(r)) != TK_OK) {
+        fprintf(stderr, "tracekit dump: out of memory\n");
+        tk_te_raw_close(r);
+        return 1;
+    }
     if (o.csv)
         tk_te_csv_write_header(stdout);
     int status = 0;
     tk_te_layout layout; /* reads the options through &p, so ioptions updates apply */
     tk_te_layout_init(&layout, &p);
-    tk_te_raw_packet rp;
+    dump_packet dp;
+    const tk_te_raw_packet *const rpp = &dp.rp;
     tk_status st;
     unsigned state = o.fixed_options ? TK_TE_SUPPORT_FIXED_OPTIONS : 0;
     for (;;) {
         tk_diag_clear(&d);
-        st = tk_te_raw_next(r, &rp, &d);
+        st = next_packet(&o, r, er, &est, &dp, &d);
         if (st == TK_END)
             break;
-        if (st == TK_OK && rp.msg_type != TK_ENCAP_FLOW_TE_INST) {
+        if (st == TK_OK && rpp->msg_type != TK_ENCAP_FLOW_TE_INST) {
             if (!o.csv)
                 printf("%-9" PRIu64 " #%-5" PRIu64 " %-3zu msg_type %u (not te_inst, skipped)\n",
-                       rp.offset, rp.index, rp.len, rp.msg_type);
+                       rpp->offset, rpp->index, rpp->len, rpp->msg_type);
             continue;
         }
         tk_te_packet k;
         if (st == TK_OK) {
-            st = tk_te_packet_decode_layout(&layout, rp.payload, rp.len, &k, &d);
+            st = tk_te_packet_decode_layout(&layout, rpp->payload, rpp->len, &k, &d);
             if (st != TK_OK) {
                 char msg[sizeof(d.message)];
                 memcpy(msg, d.message, sizeof(msg));
                 tk_diag_set(&d, st, "%s: offset %" PRIu64 " (packet %" PRIu64 "): %s", o.in,
-                            rp.offset, rp.index, msg);
+                            rpp->offset, rpp->index, msg);
             }
         }
         if (st != TK_OK) {
@@ -234,11 +308,11 @@ int tk_cmd_dump(int argc, char **argv)
                 break;
             continue;
         }
-        print_packet(&o, &p, &rp, &k);
+        print_packet(&o, &p, &dp, &k);
         if (k.format != TK_TE_F3)
             continue;
         if (k.subformat == TK_TE_SF_SUPPORT) {
-            if (!support_packet(&o, &p, &rp, &k, &state))
+            if (!support_packet(&o, &p, rpp, &k, &state))
                 status = 1;
         } else if (k.subformat == TK_TE_SF_START ||
                    (k.subformat == TK_TE_SF_TRAP && (p.spec != TK_TE_SPEC_2_0 || k.thaddr))) {
@@ -246,6 +320,9 @@ int tk_cmd_dump(int argc, char **argv)
             state = (state & ~(unsigned)DAMAGED) | FOLLOWING;
         }
     }
+    if (er && tk_cli_encap_report(&o.encap, "dump", o.in, &est))
+        status = 1;
+    tk_encap_reader_free(er);
     tk_te_raw_close(r);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "tracekit dump: error writing the output\n");

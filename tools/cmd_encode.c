@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "legacy_cmds.h"
+#include "encap_option.h"
 #include "tracekit/encap.h"
 #include "tracekit/te_encoder.h"
 #include "tracekit/te_filter.h"
@@ -42,6 +43,12 @@ static void encode_usage(FILE *out)
         "  --trace-format F    etrace (default), nibble or rle (docs/formats.md)\n"
         "  --spec VERSION      packet layout: 2.0 (default), 0.29, 0.26 (0.026's separate\n"
         "                      te_support messages are not written)\n"
+        "  --encap LAYOUT      write the general packet encapsulation instead of the raw\n"
+        "                      framing: srcid-bits=N,timestamp-bytes=N[,type-bits=N]\n"
+        "                      (no timestamps are written; docs/encapsulation.md)\n"
+        "  --srcid N           with --encap: the packets' source ID (default 0)\n"
+        "  --encap-sync N      with --encap: a synchronisation sequence before every Nth\n"
+        "                      packet (the first included), as a funnel inserts them\n"
         "  --stats             print instructions, packets, bytes and speed to stderr\n"
         "  -o FILE             raw packet output\n"
         "\n"
@@ -65,6 +72,8 @@ typedef struct sink {
     const char *raw_path, *csv_path;
     uint8_t *out; /* SINK_BUF bytes */
     size_t olen;
+    const tk_cli_encap *encap; /* --encap: the general encapsulation instead of raw framing */
+    unsigned long sync_every;  /* --encap-sync: a sync sequence before every Nth packet */
     char err[256];
 } sink;
 
@@ -75,6 +84,31 @@ static tk_status sink_flush(sink *s)
         return TK_ERR_IO;
     }
     s->olen = 0;
+    return TK_OK;
+}
+
+/* The payload at payload[0..len) (in the output buffer, past olen) wrapped in the general
+ * encapsulation at olen, after a sync sequence when one is due. The payload is copied first:
+ * the wrapped packet overlaps where it lies. */
+static tk_status encap_packet(sink *s, const uint8_t *payload, size_t len)
+{
+    uint8_t copy[TK_TE_MAX_PAYLOAD];
+    memcpy(copy, payload, len);
+    size_t sync = 0;
+    if (s->sync_every && s->packets % s->sync_every == 0)
+        sync = tk_encap_write_sync(&s->encap->cfg, s->out + s->olen, SINK_BUF - s->olen);
+    s->olen += sync;
+    const tk_encap_fields f = {.flow = TK_ENCAP_FLOW_TE_INST, .srcid = s->encap->srcid};
+    size_t wr = 0;
+    tk_status st =
+        tk_encap_write(&s->encap->cfg, &f, copy, len, s->out + s->olen, SINK_BUF - s->olen, &wr);
+    if (st != TK_OK) {
+        snprintf(s->err, sizeof(s->err), "packet %llu: cannot encapsulate: %s",
+                 (unsigned long long)s->packets, tk_strerror(st));
+        return st;
+    }
+    s->olen += wr;
+    s->bytes += sync + wr - 1 - len; /* the header and payload are counted by the caller */
     return TK_OK;
 }
 
@@ -91,6 +125,9 @@ static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
      * with tk_te_packet_encode: the same errors; the scratch bytes stay within it) */
     if (s->olen + 1 + TK_TE_MAX_PAYLOAD > SINK_BUF && (st = sink_flush(s)) != TK_OK)
         return st;
+    if (s->encap && s->olen + 2 * TK_ENCAP_MAX_PACKET + TK_TE_MAX_PAYLOAD > SINK_BUF &&
+        (st = sink_flush(s)) != TK_OK)
+        return st;
     uint8_t *hdr = s->out + s->olen;
     st = tk_te_packet_encode_layout(&s->layout, pkt, hdr + 1, TK_TE_MAX_PAYLOAD, &len);
     if (st != TK_OK) {
@@ -102,8 +139,13 @@ static tk_status on_packet(void *ctx, const tk_te_packet *pkt)
         snprintf(s->err, sizeof(s->err), "%s: packet too long for the raw framing", s->raw_path);
         return TK_ERR_INVALID;
     }
-    hdr[0] = (uint8_t)(TK_ENCAP_FLOW_TE_INST << 5 | len);
-    s->olen += 1 + len;
+    if (s->encap) {
+        if ((st = encap_packet(s, hdr + 1, len)) != TK_OK)
+            return st;
+    } else {
+        hdr[0] = (uint8_t)(TK_ENCAP_FLOW_TE_INST << 5 | len);
+        s->olen += 1 + len;
+    }
     if (s->csv && tk_te_csv_write(s->csv, s->p, pkt) != TK_OK) {
         snprintf(s->err, sizeof(s->err), "%s: write error", s->csv_path);
         return TK_ERR_IO;
@@ -315,6 +357,9 @@ int tk_cmd_encode(int argc, char **argv)
         {"regs", required_argument, NULL, 'R'},
         {"spec", required_argument, NULL, 'V'},
         {"output", required_argument, NULL, 'o'},
+        {"encap", required_argument, NULL, 'E'},
+        {"srcid", required_argument, NULL, 'I'},
+        {"encap-sync", required_argument, NULL, 'Y'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -322,6 +367,8 @@ int tk_cmd_encode(int argc, char **argv)
     const char *regs = NULL, *spec = NULL;
     bool quirks = true, quirks_given = false, rv32 = false, stats = false;
     unsigned retire = 1, blocks = 1;
+    tk_cli_encap encap = {0};
+    unsigned long sync_every = 0;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -367,6 +414,23 @@ int tk_cmd_encode(int argc, char **argv)
         case 'o':
             outp = optarg;
             break;
+        case 'E':
+            if (tk_cli_encap_layout(&encap, "encode", optarg))
+                return 2;
+            break;
+        case 'I':
+            if (tk_cli_encap_srcid(&encap, "encode", optarg))
+                return 2;
+            break;
+        case 'Y': {
+            char *end = NULL;
+            sync_every = strtoul(optarg, &end, 10);
+            if (!end || *end || optarg[0] == '-') {
+                fprintf(stderr, "tracekit encode: --encap-sync wants a packet count\n");
+                return 2;
+            }
+            break;
+        }
         case 'h':
             encode_usage(stdout);
             return 0;
@@ -379,6 +443,12 @@ int tk_cmd_encode(int argc, char **argv)
         fprintf(stderr, "tracekit encode: need --scf and --ucf (or --regs), one input file and "
                         "-o OUTPUT\n");
         encode_usage(stderr);
+        return 2;
+    }
+    if (tk_cli_encap_check(&encap, "encode"))
+        return 2;
+    if (sync_every && !encap.on) {
+        fprintf(stderr, "tracekit encode: --encap-sync needs --encap\n");
         return 2;
     }
     bool spike = !strcmp(fmt, "spike-csv");
@@ -438,7 +508,11 @@ int tk_cmd_encode(int argc, char **argv)
         st = tk_te_ingress_open(inp, &src.ingress, &diag);
     }
     int rc = 1;
-    sink sk = {.p = &p, .raw_path = outp, .csv_path = csvp};
+    sink sk = {.p = &p,
+               .raw_path = outp,
+               .csv_path = csvp,
+               .encap = encap.on ? &encap : NULL,
+               .sync_every = sync_every};
     tk_te_layout_init(&sk.layout, &p);
     if (st != TK_OK) {
         fprintf(stderr, "tracekit encode: %s\n", diag.message);

@@ -45,6 +45,10 @@ typedef struct tk_encap_config {
 void tk_encap_config_init(tk_encap_config *cfg);
 /* TK_ERR_CONFIG if a width is out of range. */
 tk_status tk_encap_config_validate(const tk_encap_config *cfg, tk_diag *diag);
+/* A layout from its text form, comma-separated KEY=N: srcid-bits (0..16), timestamp-bytes
+ * (0..8), type-bits (0..8); keys left out are 0 ("" is the reference raw framing's layout).
+ * e.g. "srcid-bits=8,timestamp-bytes=2". TK_ERR_CONFIG with a message naming the bad part. */
+tk_status tk_encap_config_parse(const char *spec, tk_encap_config *cfg, tk_diag *diag);
 /* Longest run of "null" bytes (5 LSBs zero) inside a normal packet: N = 31 + T + S. A run of
  * N such bytes is followed by the start of a packet (encapsulation.adoc "Synchronization"). */
 uint32_t tk_encap_sync_run(const tk_encap_config *cfg);

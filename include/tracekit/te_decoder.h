@@ -63,6 +63,32 @@ void tk_te_decoder_free(tk_te_decoder *d);
  * call tk_te_decoder_finish(). */
 tk_status tk_te_decoder_run_raw(tk_te_decoder *d, tk_te_raw *raw);
 
+/* What tk_te_decoder_run_encap found in the stream. */
+#define TK_TE_ENCAP_MAX_SOURCES 16
+typedef struct tk_te_encap_stats {
+    size_t size;            /* sizeof(tk_te_encap_stats) */
+    uint64_t packets;       /* te_inst packets of the source, fed to the decoder */
+    uint64_t other_packets; /* normal packets of other sources, or not te_inst: skipped */
+    uint64_t damaged;       /* packets the reader or the packet codec rejected */
+    uint32_t nsources;      /* distinct srcIDs seen; the first TK_TE_ENCAP_MAX_SOURCES: */
+    uint16_t sources[TK_TE_ENCAP_MAX_SOURCES];
+    uint64_t source_packets[TK_TE_ENCAP_MAX_SOURCES];
+} tk_te_encap_stats;
+/* Count one normal packet of srcid in st's per-source figures (for tools that read a stream
+ * themselves and report as tk_te_decoder_run_encap does). */
+void tk_te_encap_stats_note(tk_te_encap_stats *st, uint16_t srcid);
+
+/* Decode the te_inst packets of source srcid (flow 2) from a stream in the general packet
+ * encapsulation (encap.h; cfg: its srcID, timestamp and type widths), e.g. a trace funnel's
+ * output with several harts; packets of other sources and flows are skipped, null packets
+ * and sync sequences are read over. Events carry the stream's byte offsets and packet
+ * indexes (normal packets of every source). A packet the reader or the codec rejects becomes
+ * a TK_EV_ERROR event at its offset and the decoder resumes at the next sync; reading goes on
+ * after it (a misread framing realigns within the next sync sequence). Returns as
+ * tk_te_decoder_run_raw; stats (optional) says what the stream held. */
+tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_encap_config *cfg,
+                                  uint16_t srcid, tk_te_encap_stats *stats);
+
 /* Add spike's reset code at 0x1000 (auipc t0,0; addi a1,t0,32; csrr a0,mhartid;
  * ld t0,24(t0) or lw for RV32; jr t0), where the reference flow's traces begin and which
  * decoder_model.py adds to every image. Nothing is added if img already has code there. */

@@ -167,5 +167,13 @@ int tk_dec_exec(tk_te_decoder *d, const tk_rv_insn *insn, uint64_t this_pc, cons
  * tk_te_decoder_run_raw does, counting them in *packets; raw (optional) gets the pages
  * already read back. Shared with the parallel decoder (parallel.c). */
 tk_status tk_dec_run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint64_t *packets);
+/* A damaged packet at offset: a TK_EV_ERROR event with msg (cut to the decoder's buffer),
+ * then the decoder waits for the next sync (tk_te_decoder_lost). Returns TK_OK or the
+ * status a callback stopped with. */
+tk_status tk_dec_damaged(tk_te_decoder *d, tk_status status, uint64_t offset, uint64_t index,
+                         const char *msg);
+/* A reader's message "[file: ]offset N (packet K): what" without the location, which events
+ * carry themselves. */
+const char *tk_dec_what_of(const char *msg);
 
 #endif

@@ -8,7 +8,7 @@
 
 /* The reader's messages read "[file: ]offset N (packet K): what"; events carry offset and
  * index themselves, so keep only "what". */
-static const char *what_of(const char *msg)
+const char *tk_dec_what_of(const char *msg)
 {
     const char *p = strstr(msg, "(packet ");
     if (p && (p = strstr(p, "): ")))
@@ -16,7 +16,7 @@ static const char *what_of(const char *msg)
     return msg;
 }
 
-static tk_status damaged(tk_te_decoder *d, tk_status status, uint64_t offset, uint64_t index,
+tk_status tk_dec_damaged(tk_te_decoder *d, tk_status status, uint64_t offset, uint64_t index,
                          const char *msg)
 {
     d->byte_offset = offset;
@@ -108,7 +108,7 @@ static tk_status run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
                 return s1;
             continue;
         }
-        tk_status st = damaged(d, s1, s->offset, s->index, what_of(diag.message));
+        tk_status st = tk_dec_damaged(d, s1, s->offset, s->index, tk_dec_what_of(diag.message));
         if (st != TK_OK)
             return st;
         if (*first == TK_OK)

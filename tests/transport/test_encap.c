@@ -379,12 +379,52 @@ static void test_raw(void **state)
     free(path);
 }
 
+/* The layout's text form (--encap): keys in any order, omitted ones 0, each error named. */
+static void test_config_parse(void **state)
+{
+    (void)state;
+    tk_encap_config c;
+    tk_diag d;
+    tk_diag_clear(&d);
+    assert_int_equal(tk_encap_config_parse("srcid-bits=8,timestamp-bytes=2", &c, &d), TK_OK);
+    assert_int_equal(c.srcid_bits, 8);
+    assert_int_equal(c.timestamp_bytes, 2);
+    assert_int_equal(c.type_bits, 0);
+    assert_int_equal(c.size, sizeof(c));
+    assert_int_equal(tk_encap_config_parse("type-bits=1,srcid-bits=0x3", &c, &d), TK_OK);
+    assert_int_equal(c.srcid_bits, 3);
+    assert_int_equal(c.timestamp_bytes, 0);
+    assert_int_equal(c.type_bits, 1);
+    assert_int_equal(tk_encap_config_parse("", &c, &d), TK_OK); /* the raw framing's */
+    assert_int_equal(c.srcid_bits + c.timestamp_bytes + c.type_bits, 0);
+    static const struct {
+        const char *spec, *says;
+    } bad[] = {
+        {"srcid=8", "unknown key 'srcid'"},
+        {"srcid-bits", "expected KEY=N at 'srcid-bits'"},
+        {"srcid-bits=8,", "expected KEY=N at ''"},
+        {"srcid-bits=x", "'x' is not a width"},
+        {"srcid-bits=8x", "'8x' is not a width"},
+        {"srcid-bits=-1", "'-1' is not a width"},
+        {"srcid-bits=17", "srcID of 17 bits exceeds 16"},
+        {"timestamp-bytes=9", "timestamp of 9 bytes exceeds 8"},
+        {"type-bits=9", "type field of 9 bits exceeds 8"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        tk_diag_clear(&d);
+        assert_int_equal(tk_encap_config_parse(bad[i].spec, &c, &d), TK_ERR_CONFIG);
+        if (!strstr(d.message, bad[i].says))
+            fail_msg("'%s': message '%s' lacks '%s'", bad[i].spec, d.message, bad[i].says);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_built), cmocka_unit_test(test_random_roundtrip),
-        cmocka_unit_test(test_sync),       cmocka_unit_test(test_damage),
-        cmocka_unit_test(test_demux),      cmocka_unit_test(test_raw),
+        cmocka_unit_test(test_hand_built),   cmocka_unit_test(test_random_roundtrip),
+        cmocka_unit_test(test_sync),         cmocka_unit_test(test_damage),
+        cmocka_unit_test(test_demux),        cmocka_unit_test(test_raw),
+        cmocka_unit_test(test_config_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "encap_option.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int tk_cli_encap_layout(tk_cli_encap *e, const char *cmd, const char *layout)
+{
+    tk_diag diag;
+    tk_diag_clear(&diag);
+    if (tk_encap_config_parse(layout, &e->cfg, &diag) != TK_OK) {
+        fprintf(stderr, "tracekit %s: --encap: %s\n", cmd, diag.message);
+        return 2;
+    }
+    e->on = true;
+    return 0;
+}
+
+int tk_cli_encap_srcid(tk_cli_encap *e, const char *cmd, const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 0);
+    if (end == text || *end || errno || v > 0xffff) {
+        fprintf(stderr, "tracekit %s: --srcid '%s': expected 0..65535\n", cmd, text);
+        return 2;
+    }
+    e->srcid = (uint16_t)v;
+    return 0;
+}
+
+int tk_cli_encap_check(const tk_cli_encap *e, const char *cmd)
+{
+    if (e->on && e->cfg.srcid_bits < 16 && (e->srcid >> e->cfg.srcid_bits)) {
+        fprintf(stderr, "tracekit %s: --srcid %u does not fit srcid-bits=%u\n", cmd,
+                (unsigned)e->srcid, (unsigned)e->cfg.srcid_bits);
+        return 2;
+    }
+    return 0;
+}
+
+bool tk_cli_encap_report(const tk_cli_encap *e, const char *cmd, const char *input,
+                         const tk_te_encap_stats *st)
+{
+    if (st->packets)
+        return false;
+    fprintf(stderr, "tracekit %s: %s: no te_inst packet of srcID %u", cmd, input,
+            (unsigned)e->srcid);
+    if (st->nsources == 0) {
+        fprintf(stderr, " (no packet at all: is the layout right?)\n");
+        return true;
+    }
+    fprintf(stderr, "; the stream has srcID");
+    for (uint32_t i = 0; i < st->nsources && i < TK_TE_ENCAP_MAX_SOURCES; i++)
+        fprintf(stderr, "%s %u (%" PRIu64 " packets)", i ? "," : "", (unsigned)st->sources[i],
+                st->source_packets[i]);
+    if (st->nsources > TK_TE_ENCAP_MAX_SOURCES)
+        fprintf(stderr, " and %" PRIu32 " more", st->nsources - TK_TE_ENCAP_MAX_SOURCES);
+    fprintf(stderr, "\n");
+    return true;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* --encap LAYOUT and --srcid N, shared by the E-Trace commands: te_inst packets in the
+ * general packet encapsulation (a trace funnel's output, several harts by srcID) instead of
+ * the reference raw framing. */
+#ifndef TK_TOOLS_ENCAP_OPTION_H
+#define TK_TOOLS_ENCAP_OPTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tracekit/encap.h"
+#include "tracekit/te_decoder.h"
+
+typedef struct tk_cli_encap {
+    bool on; /* --encap given */
+    tk_encap_config cfg;
+    uint16_t srcid;
+} tk_cli_encap;
+
+/* The help lines of both options, for the commands' usage texts. */
+#define TK_CLI_ENCAP_HELP                                                                          \
+    "  --encap LAYOUT    te_inst packets in the general packet encapsulation (a trace\n"           \
+    "                    funnel's output): LAYOUT is srcid-bits=N,timestamp-bytes=N\n"             \
+    "                    [,type-bits=N] (docs/encapsulation.md)\n"                                 \
+    "  --srcid N         with --encap: the source (hart) to take (default 0)\n"
+
+/* Return 0, or print what is wrong (prefixed with cmd) and return 2 (a usage error). */
+int tk_cli_encap_layout(tk_cli_encap *e, const char *cmd, const char *layout);
+int tk_cli_encap_srcid(tk_cli_encap *e, const char *cmd, const char *text);
+/* --srcid must fit the layout's srcID width: 0 or 2. */
+int tk_cli_encap_check(const tk_cli_encap *e, const char *cmd);
+
+/* After a decode: when the source had no packet, say which sources the stream has (a wrong
+ * --srcid or layout is the likely cause). Returns true if it had none. */
+bool tk_cli_encap_report(const tk_cli_encap *e, const char *cmd, const char *input,
+                         const tk_te_encap_stats *st);
+
+#endif
