@@ -41,7 +41,9 @@ static void usage(FILE *out)
             "  --regs FILE       the encoder's Trace Control Interface registers as read off the\n"
             "                    chip (name=value lines: trTeControl, trTeInstFeatures, ... and\n"
             "                    discovery parameters such as iaddress_width_p=64; mtvec= for\n"
-            "                    implicit exceptions), instead of or on top of --scf/--ucf\n"
+            "                    implicit exceptions), instead of or on top of --scf/--ucf;\n"
+            "                    a trTeSrcBits other than 0 means the packets are\n"
+            "                    encapsulated with that srcID width, srcID trTeSrcID\n"
             "  --elf FILE        the traced program\n"
             "  -o, --output FILE output file (default: standard output)\n"
             "  --format KIND     pcs: one hex PC per line, as decoder_model.py writes it\n"
@@ -496,6 +498,8 @@ int tk_cmd_decode(int argc, char **argv)
         goto done;
     }
     p = hw.params;
+    if (tk_cli_encap_from_regs(&encap, "decode", &hw))
+        goto done;
     if ((s = tk_te_params_validate(&p, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit decode: %s\n", diag.message[0] ? diag.message : tk_strerror(s));
         goto done;

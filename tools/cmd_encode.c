@@ -39,7 +39,8 @@ static void encode_usage(FILE *out)
         "  --regs FILE         Trace Control Interface registers (name=value: trTeControl,\n"
         "                      trTeInstFeatures, filters and comparators, discovery *_p): modes,\n"
         "                      sync interval and filtering as a chip would run them; implies\n"
-        "                      --spec-faithful unless --reference-quirks is given\n"
+        "                      --spec-faithful unless --reference-quirks is given; with\n"
+        "                      trTeSrcBits set the packets are encapsulated (as --encap)\n"
         "  --trace-format F    etrace (default), nibble or rle (docs/formats.md)\n"
         "  --spec VERSION      packet layout: 2.0 (default), 0.29, 0.26 (0.026's separate\n"
         "                      te_support messages are not written)\n"
@@ -490,6 +491,8 @@ int tk_cmd_encode(int argc, char **argv)
         p = hw.params;
         if (!quirks_given)
             quirks = false;
+        if (tk_cli_encap_from_regs(&encap, "encode", &hw))
+            return 2;
     }
     if ((st = tk_te_params_validate(&p, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit encode: %s\n", diag.message);

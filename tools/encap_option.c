@@ -14,7 +14,7 @@ int tk_cli_encap_layout(tk_cli_encap *e, const char *cmd, const char *layout)
         fprintf(stderr, "tracekit %s: --encap: %s\n", cmd, diag.message);
         return 2;
     }
-    e->on = true;
+    e->on = e->layout_given = true;
     return 0;
 }
 
@@ -28,6 +28,7 @@ int tk_cli_encap_srcid(tk_cli_encap *e, const char *cmd, const char *text)
         return 2;
     }
     e->srcid = (uint16_t)v;
+    e->srcid_given = true;
     return 0;
 }
 
@@ -39,6 +40,18 @@ int tk_cli_encap_check(const tk_cli_encap *e, const char *cmd)
         return 2;
     }
     return 0;
+}
+
+int tk_cli_encap_from_regs(tk_cli_encap *e, const char *cmd, const tk_te_hw_config *hw)
+{
+    if (hw->src_bits && !e->layout_given) {
+        e->on = true;
+        tk_encap_config_init(&e->cfg);
+        e->cfg.srcid_bits = hw->src_bits;
+    }
+    if (hw->src_bits && !e->srcid_given)
+        e->srcid = hw->src_id;
+    return tk_cli_encap_check(e, cmd);
 }
 
 bool tk_cli_encap_report(const tk_cli_encap *e, const char *cmd, const char *input,

@@ -10,9 +10,11 @@
 
 #include "tracekit/encap.h"
 #include "tracekit/te_decoder.h"
+#include "tracekit/te_filter.h"
 
 typedef struct tk_cli_encap {
-    bool on; /* --encap given */
+    bool on; /* --encap given, or the registers say so */
+    bool layout_given, srcid_given;
     tk_encap_config cfg;
     uint16_t srcid;
 } tk_cli_encap;
@@ -29,6 +31,12 @@ int tk_cli_encap_layout(tk_cli_encap *e, const char *cmd, const char *layout);
 int tk_cli_encap_srcid(tk_cli_encap *e, const char *cmd, const char *text);
 /* --srcid must fit the layout's srcID width: 0 or 2. */
 int tk_cli_encap_check(const tk_cli_encap *e, const char *cmd);
+
+/* A register dump (--regs) whose trTeSrcBits is not 0 (nor inhibited) says the packets are
+ * encapsulated with a srcID of that width, value trTeSrcID: taken unless --encap or --srcid
+ * said otherwise (the timestamp width is not in the encoder's registers: --encap gives it).
+ * Then checks as tk_cli_encap_check: 0 or 2. */
+int tk_cli_encap_from_regs(tk_cli_encap *e, const char *cmd, const tk_te_hw_config *hw);
 
 /* After a decode: when the source had no packet, say which sources the stream has (a wrong
  * --srcid or layout is the likely cause). Returns true if it had none. */

@@ -116,6 +116,11 @@ typedef struct tk_te_hw_config {
     uint64_t tvec[4]; /* per privilege: 0 U, 1 S, 3 M */
     uint8_t tvec_set;
     bool have_control; /* trTeControl was given */
+    /* The packets' source field (trTeInstFeatures.trTeSrcBits/trTeSrcID, unless
+     * trTeControl.trTeInhibitSrc): when src_bits > 0 the encoder's packets leave in the
+     * general encapsulation (encap.h) with a srcID of src_bits bits, value src_id. */
+    uint8_t src_bits;
+    uint16_t src_id;
 } tk_te_hw_config;
 
 /* Start from the given parameters (NULL: tk_te_params_init defaults) and no filtering. */

@@ -253,7 +253,19 @@ static tk_status apply(tk_te_hw_config *c, const regs *r, tk_diag *diag)
             return tk_diag_set(diag, TK_ERR_CONFIG,
                                "trTeInstFeatures: repeated history, all jumps and extended "
                                "address MSB (bits 8-10) are not E-Trace features");
+        /* the source field (TCI: 0..12 bits; the encapsulation allows up to 16) */
+        c->src_bits = (uint8_t)bits(x, 28, 4);
+        c->src_id = (uint16_t)bits(x, 16, 12);
+        if (c->src_bits > 12)
+            return tk_diag_set(diag, TK_ERR_CONFIG, "trTeInstFeatures: trTeSrcBits %u exceeds 12",
+                               c->src_bits);
+        if (c->src_bits && c->src_bits < 12 && (c->src_id >> c->src_bits))
+            return tk_diag_set(diag, TK_ERR_CONFIG,
+                               "trTeInstFeatures: trTeSrcID 0x%x does not fit trTeSrcBits %u",
+                               c->src_id, c->src_bits);
     }
+    if (r->has_control && bits(r->control, 15, 1)) /* trTeInhibitSrc */
+        c->src_bits = 0;
     if (r->has_filters)
         f->inst_filters = (uint16_t)r->inst_filters;
     for (unsigned i = 0; i < TK_TE_MAX_FILTERS; i++) {
@@ -427,7 +439,7 @@ tk_status tk_te_regs_write(const tk_te_hw_config *c, FILE *out)
     uint32_t feat = (uint32_t)p->o.full_address | (uint32_t)p->o.implicit_except << 1 |
                     (uint32_t)p->o.sijump << 2 | (uint32_t)p->o.implicit_return << 3 |
                     (uint32_t)p->o.branch_prediction << 4 | (uint32_t)p->o.jump_target_cache << 5 |
-                    irmode << 6;
+                    irmode << 6 | (uint32_t)c->src_id << 16 | (uint32_t)c->src_bits << 28;
     fprintf(out, "trTeInstFeatures=0x%08" PRIx32 "\n", feat);
     fprintf(out, "trTeInstFilters=0x%04x\n", f->inst_filters);
     for (unsigned i = 0; i < TK_TE_MAX_FILTERS; i++) {

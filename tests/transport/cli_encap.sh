@@ -111,4 +111,33 @@ open(sys.argv[2], 'wb').write(b)" "$W/d.enc" "$W/bad.enc"
 grep -q "offset 3[0-9][0-9][0-9][0-9] (packet" "$W/bad.err" || fail "damaged: $(cat "$W/bad.err")"
 tail -n 50000 "$W/d.pcs" >"$W/tail.clean"
 tail -n 50000 "$W/bad.pcs" | cmp -s - "$W/tail.clean" || fail "damaged: the end differs"
-echo "PASS: encapsulated E-Trace through decode, dump and profile"
+# a register dump with a source field (trTeSrcBits 8, trTeSrcID 3): encode writes the
+# encapsulation and decode --regs reads it, with no --encap; the same dump without the field
+# gives the raw framing and the same flow
+elf=$DATA/riscv-ref/dhrystone.riscv
+spike=$R/dhrystone/dhrystone.spike_pc_trace.gz
+base="iaddress_width_p=64
+iaddress_lsb_p=1
+itype_width_p=4
+trTeControl=0x$(printf '%x' $((0x7 | (1 << 16) | (4 << 20))))"
+printf '%s\ntrTeInstFeatures=0x0\n' "$base" >"$W/raw.regs"
+printf '%s\ntrTeInstFeatures=0x%x\n' "$base" $(((8 << 28) | (3 << 16))) >"$W/src.regs"
+printf '%s\ntrTeInstFeatures=0x%x\n' "$base" $(((8 << 28) | (300 << 16))) >"$W/wide.regs"
+for k in raw src; do
+    "$TK" encode --regs "$W/$k.regs" --input-format spike-csv "$spike" -o "$W/$k.te" ||
+        fail "encode --regs $k.regs"
+    "$TK" decode --regs "$W/$k.regs" --elf "$elf" "$W/$k.te" -o "$W/$k-regs.pcs" ||
+        fail "decode --regs $k.regs"
+done
+cmp -s "$W/raw-regs.pcs" "$W/src-regs.pcs" || fail "--regs with trTeSrcBits: flow differs"
+cmp -s "$W/raw.te" "$W/src.te" && fail "--regs with trTeSrcBits: not encapsulated"
+"$TK" dump --scf "$D/dhrystone.scf" --encap srcid-bits=8 --srcid 3 "$W/src.te" >/dev/null ||
+    fail "the --regs trace is not srcID 3 in srcid-bits=8"
+"$TK" decode --regs "$W/src.regs" --elf "$elf" --srcid 4 "$W/src.te" --format count \
+    >/dev/null 2>"$W/regs4.err" && fail "--regs --srcid 4: exit 0"
+grep -q "no te_inst packet of srcID 4; the stream has srcID 3" "$W/regs4.err" ||
+    fail "--regs --srcid 4: $(cat "$W/regs4.err")"
+"$TK" decode --regs "$W/wide.regs" --elf "$elf" "$W/src.te" 2>"$W/wide.err"
+[ $? -eq 2 ] && grep -q "trTeSrcID 0x12c does not fit trTeSrcBits 8" "$W/wide.err" ||
+    fail "trTeSrcID wider than trTeSrcBits: $(cat "$W/wide.err")"
+echo "PASS: encapsulated E-Trace through decode, dump, profile and --regs"
