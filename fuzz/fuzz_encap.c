@@ -38,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.type_bits = (w2 >> 1) % 9;
     cfg.report_nulls = (w2 >> 5) & 1;
     bool demux = (w2 >> 6) & 1;
+    cfg.unframed = w2 >> 7; /* shares the bit with type_bits' residue: both values reach each */
     tk_diag diag;
     tk_diag_clear(&diag);
     if (tk_encap_config_validate(&cfg, &diag) != TK_OK)

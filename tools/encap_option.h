@@ -23,7 +23,7 @@ typedef struct tk_cli_encap {
 #define TK_CLI_ENCAP_HELP                                                                          \
     "  --encap LAYOUT    te_inst packets in the general packet encapsulation (a trace\n"           \
     "                    funnel's output): LAYOUT is srcid-bits=N,timestamp-bytes=N\n"             \
-    "                    [,type-bits=N] (docs/encapsulation.md)\n"                                 \
+    "                    [,type-bits=N][,framed=1] (docs/encapsulation.md)\n"                      \
     "  --srcid N         with --encap: the source (hart) to take (default 0)\n"
 
 /* Return 0, or print what is wrong (prefixed with cmd) and return 2 (a usage error). */

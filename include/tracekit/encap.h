@@ -39,6 +39,11 @@ typedef struct tk_encap_config {
     uint32_t timestamp_bytes; /* T: 0..8; 0 means extend must be 0 on normal packets */
     uint32_t type_bits;       /* Y: 0..8 (E-Trace: 0, or 1 with 0 = instruction, 1 = data) */
     bool report_nulls;        /* reader: return null packets instead of skipping them */
+    /* reader: the stream is unframed (PIB, a byte capture), where the last null before a
+     * normal packet must be a null.alignment (encapsulation.adoc "Synchronization"). A
+     * null.idle there is then TK_ERR_BAD_PACKET at the normal packet: zeroed or lost bytes
+     * would otherwise read as idle fill. Off by default (framed streams need no alignment). */
+    bool unframed;
 } tk_encap_config;
 
 /* Zero srcID/timestamp/type: the layout of the reference .te_inst_raw files. */
@@ -46,8 +51,10 @@ void tk_encap_config_init(tk_encap_config *cfg);
 /* TK_ERR_CONFIG if a width is out of range. */
 tk_status tk_encap_config_validate(const tk_encap_config *cfg, tk_diag *diag);
 /* A layout from its text form, comma-separated KEY=N: srcid-bits (0..16), timestamp-bytes
- * (0..8), type-bits (0..8); keys left out are 0 ("" is the reference raw framing's layout).
- * e.g. "srcid-bits=8,timestamp-bytes=2". TK_ERR_CONFIG with a message naming the bad part. */
+ * (0..8), type-bits (0..8), framed (0 or 1); widths left out are 0 ("" is the reference raw
+ * framing's layout). The text describes a stream as captured: unframed (cfg->unframed set)
+ * unless framed=1. e.g. "srcid-bits=8,timestamp-bytes=2". TK_ERR_CONFIG with a message
+ * naming the bad part. */
 tk_status tk_encap_config_parse(const char *spec, tk_encap_config *cfg, tk_diag *diag);
 /* Longest run of "null" bytes (5 LSBs zero) inside a normal packet: N = 31 + T + S. A run of
  * N such bytes is followed by the start of a packet (encapsulation.adoc "Synchronization"). */

@@ -15,6 +15,7 @@ struct tk_encap_reader {
     size_t len;
     size_t pos;
     uint64_t index;
+    bool after_idle; /* the last packet read was a null.idle (cfg.unframed's check) */
     uint8_t scratch[TK_ENCAP_MAX_LENGTH + 1]; /* realigned payloads */
 };
 
@@ -76,6 +77,7 @@ tk_status tk_encap_reader_sync_set(tk_encap_reader *r, uint64_t offset)
     if (!r || offset > r->len)
         return TK_ERR_INVALID;
     r->pos = (size_t)offset;
+    r->after_idle = false;
     return TK_OK;
 }
 
@@ -90,6 +92,7 @@ tk_status tk_encap_reader_sync_forward(tk_encap_reader *r)
             run++;
         } else if (run >= need) {
             r->pos = i;
+            r->after_idle = false;
             return TK_OK;
         } else {
             run = 0;
@@ -135,6 +138,7 @@ tk_status tk_encap_reader_next(tk_encap_reader *r, tk_encap_packet *pkt, tk_diag
         pkt->extend = h >> 7;
         if (pkt->length == 0) { /* null.idle / null.alignment */
             r->pos++;
+            r->after_idle = !pkt->extend;
             if (!r->cfg.report_nulls)
                 continue;
             pkt->is_null = true;
@@ -142,6 +146,20 @@ tk_status tk_encap_reader_next(tk_encap_reader *r, tk_encap_packet *pkt, tk_diag
             return TK_OK;
         }
         size_t s_bytes = r->cfg.srcid_bits / 8;
+        if (r->after_idle && r->cfg.unframed) {
+            /* Not what an unframed stream's sender writes: the nulls are most likely bytes
+             * zeroed or lost in the middle of packets, and this "header" a byte inside one.
+             * Skipped as its length says; the next sync sequence realigns in any case. */
+            r->after_idle = false;
+            size_t skip = 1 + s_bytes + (pkt->extend ? r->cfg.timestamp_bytes : 0) + pkt->length;
+            r->pos = skip > r->len - off ? r->len : off + skip;
+            r->index++;
+            return fail(diag, TK_ERR_BAD_PACKET, off, pkt->index,
+                        "header 0x%02x follows a null.idle, but an unframed stream ends its "
+                        "nulls with a null.alignment: zeroed or lost bytes? (skipped %zu bytes)",
+                        h, (size_t)(r->pos - off));
+        }
+        r->after_idle = false;
         if (pkt->extend && r->cfg.timestamp_bytes == 0) {
             /* encapsulation.adoc: extend must be 0 if the timestamp width is 0 */
             r->pos = off + 1 + s_bytes + pkt->length;

@@ -22,7 +22,10 @@
  * Skipping to the next sync sequence on every error gives up the rest of a sync period even
  * when the framing was still right (a damaged payload). The same stream is therefore also read
  * with rb_encap.keep_reading (rows encap-keep): on after the error, the next sync sequence
- * still realigning a misread framing, since no packet is longer than a sync sequence. */
+ * still realigning a misread framing, since no packet is longer than a sync sequence. Rows
+ * encap-check read on too and apply the unframed stream's rule (tk_encap_config.unframed,
+ * what `tracekit decode --encap` does): the last null before a normal packet must be a
+ * null.alignment, so bytes zeroed in mid-stream, which read as idle nulls, are reported. */
 #include "robust_fixture.h"
 
 /* Mutations per vector and reading (raw, encap, encap-keep), split evenly over the kinds:
@@ -44,6 +47,17 @@ static const rb_encap encap_setting = {
 /* the same stream read on after an error instead of skipping to the next sync sequence */
 static const rb_encap encap_keep = {
     .cfg = {.size = sizeof(tk_encap_config), .srcid_bits = 8, .timestamp_bytes = 2},
+    .srcid = 3,
+    .keep_reading = true,
+};
+
+/* read on, and the unframed stream's rule: the last null before a normal packet is a
+ * null.alignment, so zeroed bytes that read as idle nulls are reported (encap-check) */
+static const rb_encap encap_check = {
+    .cfg = {.size = sizeof(tk_encap_config),
+            .srcid_bits = 8,
+            .timestamp_bytes = 2,
+            .unframed = true},
     .srcid = 3,
     .keep_reading = true,
 };
@@ -94,7 +108,7 @@ static void wrap_vector(const rb_vector *v, const rb_encap *e, wrapped *w)
 }
 
 typedef struct run_ctx {
-    rb_kind_stats raw[RB_NKINDS], encap[RB_NKINDS], keep[RB_NKINDS];
+    rb_kind_stats raw[RB_NKINDS], encap[RB_NKINDS], keep[RB_NKINDS], check[RB_NKINDS];
     unsigned vectors;
     size_t raw_bytes, encap_bytes;
 } run_ctx;
@@ -123,6 +137,8 @@ static void run_vector(const char *prog, const char *setting, void *vctx)
     rb_mutate_stream(&v, &eclean, w.buf, w.len, &tmpl, MUTATIONS_PER_VECTOR, rc->encap);
     const rb_mutant keep = {.encap = &encap_keep, .seq_off = w.seq_off, .nseq = w.nseq};
     rb_mutate_stream(&v, &eclean, w.buf, w.len, &keep, MUTATIONS_PER_VECTOR, rc->keep);
+    const rb_mutant check = {.encap = &encap_check, .seq_off = w.seq_off, .nseq = w.nseq};
+    rb_mutate_stream(&v, &eclean, w.buf, w.len, &check, MUTATIONS_PER_VECTOR, rc->check);
     rb_flow_free(&eclean);
     rb_flow_free(&clean);
     free(w.buf);
@@ -151,11 +167,13 @@ static void test_encap_corruption_golden(void **state)
         rb_print_stats_row("raw", rb_kind_names[k], &rc.raw[k]);
         rb_print_stats_row("encap", rb_kind_names[k], &rc.encap[k]);
         rb_print_stats_row("encap-keep", rb_kind_names[k], &rc.keep[k]);
+        rb_print_stats_row("encap-check", rb_kind_names[k], &rc.check[k]);
         /* a truncated final packet is always noticed by either reader */
         if (k == RB_TRUNC) {
             assert_int_equal(rc.raw[k].with_error, rc.raw[k].mutations);
             assert_int_equal(rc.encap[k].with_error, rc.encap[k].mutations);
             assert_int_equal(rc.keep[k].with_error, rc.keep[k].mutations);
+            assert_int_equal(rc.check[k].with_error, rc.check[k].mutations);
         }
     }
     /* the point of the test: damage that shifts the framing, compared on the same vectors.
@@ -176,7 +194,11 @@ static void test_encap_corruption_golden(void **state)
         /* rb_check_mutant already fails on the first such mutation; kept as the claim */
         assert_int_equal(b->never_realigned, 0);
         assert_int_equal(c->never_realigned, 0);
+        assert_int_equal(rc.check[k].never_realigned, 0);
     }
+    /* the alignment rule turns zeroed stretches read as idle nulls into reports */
+    assert_true(rc.check[RB_ZERO].silent < rc.keep[RB_ZERO].silent);
+    assert_true(rc.check[RB_ZERO].with_error > rc.keep[RB_ZERO].with_error);
 }
 
 int main(void)

@@ -395,8 +395,12 @@ static void test_config_parse(void **state)
     assert_int_equal(c.srcid_bits, 3);
     assert_int_equal(c.timestamp_bytes, 0);
     assert_int_equal(c.type_bits, 1);
+    assert_true(c.unframed); /* a captured stream, unless framed=1 */
     assert_int_equal(tk_encap_config_parse("", &c, &d), TK_OK); /* the raw framing's */
     assert_int_equal(c.srcid_bits + c.timestamp_bytes + c.type_bits, 0);
+    assert_int_equal(tk_encap_config_parse("framed=1,srcid-bits=4", &c, &d), TK_OK);
+    assert_false(c.unframed);
+    assert_int_equal(c.srcid_bits, 4);
     static const struct {
         const char *spec, *says;
     } bad[] = {
@@ -409,6 +413,7 @@ static void test_config_parse(void **state)
         {"srcid-bits=17", "srcID of 17 bits exceeds 16"},
         {"timestamp-bytes=9", "timestamp of 9 bytes exceeds 8"},
         {"type-bits=9", "type field of 9 bits exceeds 8"},
+        {"framed=2", "framed is 0 or 1"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         tk_diag_clear(&d);
@@ -418,13 +423,52 @@ static void test_config_parse(void **state)
     }
 }
 
+/* An unframed stream ends every run of nulls with a null.alignment; with cfg.unframed a
+ * null.idle right before a normal packet is reported there (zeroed bytes read as idle fill),
+ * the packet skipped by its length, and reading goes on. */
+static void test_unframed_alignment(void **state)
+{
+    (void)state;
+    /* te_inst packets of 2 payload bytes: after an alignment, after an idle, after nothing */
+    const uint8_t s[] = {0x00, 0x00, 0x80, 0x42, 0xaa, 0xbb, 0x00, 0x42, 0xcc, 0xdd,
+                         0x42, 0xee, 0xff, 0x00, 0x00, 0x80, 0x42, 0x11, 0x22};
+    for (int unframed = 0; unframed < 2; unframed++) {
+        tk_encap_config cfg;
+        tk_encap_config_init(&cfg);
+        cfg.unframed = unframed;
+        tk_encap_reader *r = NULL;
+        assert_int_equal(tk_encap_reader_alloc(&r, &cfg, s, sizeof(s)), TK_OK);
+        tk_encap_packet p;
+        tk_diag d;
+        tk_diag_clear(&d);
+        assert_int_equal(tk_encap_reader_next(r, &p, &d), TK_OK);
+        assert_int_equal(p.offset, 3);
+        if (unframed) {
+            assert_int_equal(tk_encap_reader_next(r, &p, &d), TK_ERR_BAD_PACKET);
+            assert_int_equal(d.byte_offset, 7);
+            assert_int_equal(d.packet_index, 1);
+            assert_non_null(strstr(d.message, "follows a null.idle"));
+        } else {
+            assert_int_equal(tk_encap_reader_next(r, &p, &d), TK_OK);
+            assert_int_equal(p.offset, 7);
+        }
+        assert_int_equal(tk_encap_reader_next(r, &p, &d), TK_OK);
+        assert_int_equal(p.offset, 10);
+        assert_int_equal(p.index, 2);
+        assert_int_equal(tk_encap_reader_next(r, &p, &d), TK_OK);
+        assert_int_equal(p.offset, 16);
+        assert_int_equal(tk_encap_reader_next(r, &p, &d), TK_END);
+        tk_encap_reader_free(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_built),   cmocka_unit_test(test_random_roundtrip),
         cmocka_unit_test(test_sync),         cmocka_unit_test(test_damage),
         cmocka_unit_test(test_demux),        cmocka_unit_test(test_raw),
-        cmocka_unit_test(test_config_parse),
+        cmocka_unit_test(test_config_parse), cmocka_unit_test(test_unframed_alignment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
