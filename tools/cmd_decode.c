@@ -617,7 +617,7 @@ int tk_cmd_decode(int argc, char **argv)
         if (encap.on && stats)
             fprintf(stderr,
                     "tracekit decode: srcID %u: %" PRIu64 " te_inst packets, %" PRIu64
-                    " packets of other sources or flows skipped, %" PRIu64 " damaged\n",
+                    " packets of other sources or types skipped, %" PRIu64 " damaged\n",
                     (unsigned)encap.srcid, est.packets, est.other_packets, est.damaged);
         s = tk_te_decoder_finish(d);
         if (run == TK_ERR_IO || run == TK_ERR_NOMEM)

@@ -146,6 +146,7 @@ typedef struct dump_packet {
     tk_te_raw_packet rp;
     bool has_ts;
     uint64_t timestamp;
+    uint32_t type; /* --encap: the type field (0: instruction trace) */
 } dump_packet;
 
 /* The next packet of the selected source. With --encap, other sources' packets are counted
@@ -174,12 +175,16 @@ static tk_status next_packet(const dump_opts *o, tk_te_raw *r, tk_encap_reader *
             continue;
         }
         st->packets++;
-        out->rp = (tk_te_raw_packet){.offset = ep.offset,
-                                     .index = ep.index,
-                                     .msg_type = ep.flow,
-                                     .payload = ep.payload,
-                                     .len = ep.payload_len};
+        /* type 0 is instruction trace (none: all); flow only routes packets to sinks, so the
+         * listing's "not te_inst" test is given the type's meaning */
+        out->rp =
+            (tk_te_raw_packet){.offset = ep.offset,
+                               .index = ep.index,
+                               .msg_type = ep.type ? TK_ENCAP_FLOW_TE_DATA : TK_ENCAP_FLOW_TE_INST,
+                               .payload = ep.payload,
+                               .len = ep.payload_len};
         out->has_ts = ep.extend;
+        out->type = ep.type;
         out->timestamp = ep.timestamp;
         return TK_OK;
     }
@@ -283,6 +288,12 @@ int tk_cmd_dump(int argc, char **argv)
         st = next_packet(&o, r, er, &est, &dp, &d);
         if (st == TK_END)
             break;
+        if (st == TK_OK && rpp->msg_type != TK_ENCAP_FLOW_TE_INST && er) {
+            if (!o.csv)
+                printf("%-9" PRIu64 " #%-5" PRIu64 " %-3zu type %u (data trace, skipped)\n",
+                       rpp->offset, rpp->index, rpp->len, dp.type);
+            continue;
+        }
         if (st == TK_OK && rpp->msg_type != TK_ENCAP_FLOW_TE_INST) {
             if (!o.csv)
                 printf("%-9" PRIu64 " #%-5" PRIu64 " %-3zu msg_type %u (not te_inst, skipped)\n",

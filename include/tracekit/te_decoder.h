@@ -68,7 +68,7 @@ tk_status tk_te_decoder_run_raw(tk_te_decoder *d, tk_te_raw *raw);
 typedef struct tk_te_encap_stats {
     size_t size;            /* sizeof(tk_te_encap_stats) */
     uint64_t packets;       /* te_inst packets of the source, fed to the decoder */
-    uint64_t other_packets; /* normal packets of other sources, or not te_inst: skipped */
+    uint64_t other_packets; /* normal packets of other sources or types (data): skipped */
     uint64_t damaged;       /* packets the reader or the packet codec rejected */
     uint32_t nsources;      /* distinct srcIDs seen; the first TK_TE_ENCAP_MAX_SOURCES: */
     uint16_t sources[TK_TE_ENCAP_MAX_SOURCES];
@@ -78,14 +78,15 @@ typedef struct tk_te_encap_stats {
  * themselves and report as tk_te_decoder_run_encap does). */
 void tk_te_encap_stats_note(tk_te_encap_stats *st, uint16_t srcid);
 
-/* Decode the te_inst packets of source srcid (flow 2) from a stream in the general packet
+/* Decode the te_inst packets of source srcid from a stream in the general packet
  * encapsulation (encap.h; cfg: its srcID, timestamp and type widths), e.g. a trace funnel's
- * output with several harts; packets of other sources and flows are skipped, null packets
- * and sync sequences are read over. Events carry the stream's byte offsets and packet
- * indexes (normal packets of every source). A packet the reader or the codec rejects becomes
- * a TK_EV_ERROR event at its offset and the decoder resumes at the next sync; reading goes on
- * after it (a misread framing realigns within the next sync sequence). Returns as
- * tk_te_decoder_run_raw; stats (optional) says what the stream held. */
+ * output with several harts. Instruction trace is type 0 (all packets when the layout has no
+ * type field); the flow field, which routes packets to sinks, is not looked at. Packets of
+ * other sources and types are skipped, null packets and sync sequences are read over. Events carry
+ * the stream's byte offsets and packet indexes (normal packets of every source). A packet the
+ * reader or the codec rejects becomes a TK_EV_ERROR event at its offset and the decoder resumes at
+ * the next sync; reading goes on after it (a misread framing realigns within the next sync
+ * sequence). Returns as tk_te_decoder_run_raw; stats (optional) says what the stream held. */
 tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_encap_config *cfg,
                                   uint16_t srcid, tk_te_encap_stats *stats);
 

@@ -56,7 +56,10 @@ tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_enc
             index = diag.packet_index;
         } else {
             tk_te_encap_stats_note(st, p.srcid);
-            if (p.srcid != srcid || p.flow != TK_ENCAP_FLOW_TE_INST) {
+            /* Instruction trace is type 0 (e-trace-specifics.adoc; no type field: all of it).
+             * flow only routes packets to sinks: the reference flow's raw files use it as
+             * the message type, but this is the general encapsulation. */
+            if (p.srcid != srcid || p.type != 0) {
                 st->other_packets++; /* another hart's, or data trace */
                 continue;
             }

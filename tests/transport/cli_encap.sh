@@ -131,6 +131,33 @@ grep -q "offset 300[0-9][0-9] (packet [0-9]*): header 0x.. follows a null.idle" 
     2>"$W/zerof.err"
 grep -q "follows a null.idle" "$W/zerof.err" && fail "framed=1: alignment still checked"
 
+# a type field (type-bits=1): data trace packets (type 1) of the same source among the
+# instruction trace are skipped, and flow is not looked at (the inserted ones have flow 0)
+"$TK" encode --scf "$D/dhrystone.scf" --ucf "$D/dhrystone.encoder.ucf" \
+    "$D/dhrystone.encoder_input.gz" -o "$W/ty.enc" --encap srcid-bits=8,type-bits=1 --srcid 3 ||
+    fail "encode type-bits=1"
+python3 - "$W/ty.enc" "$W/tyd.enc" <<'PY' || fail "insert data packets"
+import sys
+b = open(sys.argv[1], 'rb').read()
+out, i, n = bytearray(), 0, 0
+while i < len(b):
+    h = b[i]
+    size = 1 if h & 0x1f == 0 else 2 + (h & 0x1f)
+    if h & 0x1f and n % 10 == 0:
+        out += bytes([0x02, 3, 0x01 | 0x5a << 1, 0x77])  # flow 0, srcID 3, type 1, data
+    n += h & 0x1f != 0
+    out += b[i:i + size]
+    i += size
+open(sys.argv[2], 'wb').write(out)
+PY
+"$TK" decode "${args_d[@]}" --encap srcid-bits=8,type-bits=1 --srcid 3 "$W/tyd.enc" \
+    -o "$W/ty.pcs" --stats 2>"$W/ty.err" || fail "type-bits=1: $(cat "$W/ty.err")"
+cmp -s "$W/d.pcs" "$W/ty.pcs" || fail "type-bits=1 with data packets: flow differs"
+grep -q "8742 te_inst packets, 875 packets of other sources or types" "$W/ty.err" ||
+    fail "type-bits=1 stats: $(cat "$W/ty.err")"
+"$TK" dump "${args_d[@]}" --encap srcid-bits=8,type-bits=1 --srcid 3 "$W/tyd.enc" |
+    grep -c "type 1 (data trace, skipped)" | grep -qx 875 || fail "dump: data packets not listed"
+
 # a register dump with a source field (trTeSrcBits 8, trTeSrcID 3): encode writes the
 # encapsulation and decode --regs reads it, with no --encap; the same dump without the field
 # gives the raw framing and the same flow
