@@ -167,8 +167,14 @@ static tk_status next_packet(const dump_opts *o, tk_te_raw *r, tk_encap_reader *
             if (st->damaged++)
                 continue;
         }
-        if (s != TK_OK)
+        if (s != TK_OK) {
+            if (s != TK_END) { /* the reader's message has the offset, not the file */
+                char msg[sizeof(d->message)];
+                memcpy(msg, d->message, sizeof(msg));
+                tk_diag_set(d, s, "%s: %s", o->in, msg);
+            }
             return s;
+        }
         tk_te_encap_stats_note(st, ep.srcid);
         if (ep.srcid != o->encap.srcid) {
             st->other_packets++;
