@@ -36,6 +36,9 @@ tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_enc
     tk_status s = tk_encap_reader_alloc(&r, cfg, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw));
     if (s != TK_OK)
         return s;
+    /* widths derived once; the options are read through &d->p, so support packets apply */
+    tk_te_layout layout;
+    tk_te_layout_init(&layout, &d->p);
     tk_status first = TK_OK;
     uint64_t released = 0;
     bool cut = false; /* a packet ran past the end of the stream */
@@ -64,8 +67,8 @@ tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_enc
                 continue;
             }
             tk_te_packet pkt;
-            if ((bad = tk_te_packet_decode(&d->p, p.payload, p.payload_len, &pkt, &diag)) ==
-                TK_OK) {
+            if ((bad = tk_te_packet_decode_layout(&layout, p.payload, p.payload_len, &pkt,
+                                                  &diag)) == TK_OK) {
                 st->packets++;
                 if ((s = tk_te_decoder_packet(d, &pkt, p.offset, p.index)) != TK_OK)
                     break;

@@ -185,13 +185,18 @@ tk_status tk_encap_reader_next(tk_encap_reader *r, tk_encap_packet *pkt, tk_diag
         pkt->total_len = total;
         r->pos = off + total;
         r->index++;
-        if (r->cfg.srcid_bits == 0 && r->cfg.type_bits == 0) {
-            /* byte-aligned fast path: the reference raw format and most sinks */
+        if (r->cfg.srcid_bits % 8 == 0 && r->cfg.type_bits == 0) {
+            /* byte-aligned fast path: the reference raw format and most sinks (no srcID, or
+             * the 8-bit one the spec recommends); fields little-endian, as tk_bitr reads them */
+            uint16_t src = 0;
+            for (size_t i = 0; i < s_bytes; i++)
+                src |= (uint16_t)(p[1 + i] << (8 * i));
             uint64_t ts = 0;
             for (size_t i = 0; i < t_bytes; i++)
-                ts |= (uint64_t)p[1 + i] << (8 * i);
+                ts |= (uint64_t)p[1 + s_bytes + i] << (8 * i);
+            pkt->srcid = src;
             pkt->timestamp = ts;
-            pkt->payload = p + 1 + t_bytes;
+            pkt->payload = p + 1 + s_bytes + t_bytes;
             pkt->payload_len = pkt->length;
             return TK_OK;
         }
