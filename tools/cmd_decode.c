@@ -454,8 +454,6 @@ int tk_cmd_decode(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (tk_cli_encap_check(&encap, "decode"))
-        return 2;
     const bool want_pcs = !strcmp(format, "pcs"), want_listing = !strcmp(format, "listing");
     if (!want_pcs && !want_listing && strcmp(format, "count")) {
         fprintf(stderr, "tracekit decode: unknown --format '%s' (pcs, listing, count)\n", format);

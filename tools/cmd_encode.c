@@ -446,12 +446,6 @@ int tk_cmd_encode(int argc, char **argv)
         encode_usage(stderr);
         return 2;
     }
-    if (tk_cli_encap_check(&encap, "encode"))
-        return 2;
-    if (sync_every && !encap.on) {
-        fprintf(stderr, "tracekit encode: --encap-sync needs --encap\n");
-        return 2;
-    }
     bool spike = !strcmp(fmt, "spike-csv");
     if (!spike && strcmp(fmt, "encoder-input")) {
         fprintf(stderr, "tracekit encode: unknown --input-format '%s'\n", fmt);
@@ -491,8 +485,12 @@ int tk_cmd_encode(int argc, char **argv)
         p = hw.params;
         if (!quirks_given)
             quirks = false;
-        if (tk_cli_encap_from_regs(&encap, "encode", &hw))
-            return 2;
+    }
+    if (tk_cli_encap_from_regs(&encap, "encode", &hw))
+        return 2;
+    if (sync_every && !encap.on) {
+        fprintf(stderr, "tracekit encode: --encap-sync needs --encap\n");
+        return 2;
     }
     if ((st = tk_te_params_validate(&p, &diag)) != TK_OK) {
         fprintf(stderr, "tracekit encode: %s\n", diag.message);

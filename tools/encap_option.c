@@ -34,6 +34,13 @@ int tk_cli_encap_srcid(tk_cli_encap *e, const char *cmd, const char *text)
 
 int tk_cli_encap_check(const tk_cli_encap *e, const char *cmd)
 {
+    if (!e->on && e->srcid_given) {
+        fprintf(stderr,
+                "tracekit %s: --srcid picks a source of an encapsulated stream: give "
+                "--encap LAYOUT (or --regs with trTeSrcBits)\n",
+                cmd);
+        return 2;
+    }
     if (e->on && e->cfg.srcid_bits < 16 && (e->srcid >> e->cfg.srcid_bits)) {
         fprintf(stderr, "tracekit %s: --srcid %u does not fit srcid-bits=%u\n", cmd,
                 (unsigned)e->srcid, (unsigned)e->cfg.srcid_bits);

@@ -29,7 +29,8 @@ typedef struct tk_cli_encap {
 /* Return 0, or print what is wrong (prefixed with cmd) and return 2 (a usage error). */
 int tk_cli_encap_layout(tk_cli_encap *e, const char *cmd, const char *layout);
 int tk_cli_encap_srcid(tk_cli_encap *e, const char *cmd, const char *text);
-/* --srcid must fit the layout's srcID width: 0 or 2. */
+/* --srcid needs the encapsulation and must fit its srcID width: 0 or 2. Commands with
+ * --regs call tk_cli_encap_from_regs instead, once the registers are read. */
 int tk_cli_encap_check(const tk_cli_encap *e, const char *cmd);
 
 /* A register dump (--regs) whose trTeSrcBits is not 0 (nor inhibited) says the packets are

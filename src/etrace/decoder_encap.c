@@ -53,6 +53,7 @@ tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_enc
         }
         tk_status bad = TK_OK;
         uint64_t off = 0, index = 0;
+        const bool cut_here = s == TK_ERR_TRUNCATED; /* by the reader: the stream ended */
         if (s != TK_OK) {
             bad = s;
             off = diag.byte_offset;
@@ -76,14 +77,14 @@ tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_enc
             off = p.offset;
             index = p.index;
         }
-        if (bad == TK_ERR_TRUNCATED && cut) {
+        if (cut_here && cut) {
             /* Bytes after a truncated packet, read again in case its header was a misread
              * byte: more packets cut by the end are the same damage, reported once. */
             if ((s = tk_encap_reader_sync_set(r, off + 1)) != TK_OK)
                 break;
             continue;
         }
-        cut |= bad == TK_ERR_TRUNCATED;
+        cut |= cut_here;
         if (bad != TK_OK) {
             st->damaged++;
             if (first == TK_OK)
@@ -95,7 +96,7 @@ tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_enc
              * anyway, since no packet is longer than one (docs/robustness.md, encap-keep).
              * A truncated packet moved the reader to the end; its header may be a misread
              * byte in mid-stream. */
-            if (bad == TK_ERR_TRUNCATED && (s = tk_encap_reader_sync_set(r, off + 1)) != TK_OK)
+            if (cut_here && (s = tk_encap_reader_sync_set(r, off + 1)) != TK_OK)
                 break;
         }
         if (off - released >= RELEASE_STEP) {
