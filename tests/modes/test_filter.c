@@ -166,7 +166,7 @@ static void test_register_dump(void **state)
         "mtvec = 0x80000101\n"
         "trTeControl=0x00510807   # active, enable, tracing, trig, sync 1 / max 5\n"
         "trTeImpl=0x00000101\n"
-        "trTeInstFeatures=0xfe\n"
+        "trTeInstFeatures=0x803000fe # and a source field: 8 bits, srcID 0x30\n"
         "trTeInstFilters=0x0002\n"
         "trTeFilter1Control=0x00000013\n"
         "trTeFilter1MatchInst=0x08\n"
@@ -186,6 +186,8 @@ static void test_register_dump(void **state)
     assert_int_equal(p->o.resync_max, 5);
     assert_int_equal(p->s.return_stack_size, 3);
     assert_int_equal(c.tvec[3], 0x80000101);
+    assert_int_equal(c.src_bits, 8);
+    assert_int_equal(c.src_id, 0x30);
     assert_true(c.filter.inst_tracing && c.filter.trig_enable);
     assert_int_equal(c.filter.inst_filters, 2);
     const tk_te_filter_unit *u = &c.filter.filter[1];
@@ -211,6 +213,13 @@ static void test_register_dump(void **state)
     assert_memory_equal(&d.params, &c.params, sizeof(c.params));
     assert_memory_equal(&d.filter, &c.filter, sizeof(c.filter));
     assert_int_equal(d.tvec[3], c.tvec[3]);
+    assert_int_equal(d.src_bits, 8);
+    assert_int_equal(d.src_id, 0x30);
+    /* trTeControl.trTeInhibitSrc: no source field whatever trTeSrcBits says */
+    static const char inhibit[] = "trTeControl=0x8007\ntrTeInstFeatures=0x80300000\n";
+    tk_te_hw_config_init(&d, NULL);
+    assert_int_equal(tk_te_regs_parse(&d, inhibit, sizeof(inhibit) - 1, &diag), TK_OK);
+    assert_int_equal(d.src_bits, 0);
 
     /* errors name the line */
     static const char *const bad[] = {
@@ -222,6 +231,8 @@ static void test_register_dump(void **state)
         "trTeFilter0Control=0x10000\n",     /* impdef matching */
         "trTeInstFilters\n",                /* no '=' */
         "trTeComp0PMatchLow=0x100000000\n", /* does not fit the register */
+        "trTeInstFeatures=0xd0000000\n",    /* trTeSrcBits 13: over the TCI's 12 */
+        "trTeInstFeatures=0x41000000\n",    /* trTeSrcID 0x100 in 4 bits */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         tk_te_hw_config_init(&d, NULL);
