@@ -28,7 +28,7 @@ tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_enc
 {
     if (!d || !raw || !cfg)
         return TK_ERR_INVALID;
-    tk_te_encap_stats local;
+    tk_te_encap_stats local = {0};
     tk_te_encap_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof(*st));
     st->size = sizeof(*st);
