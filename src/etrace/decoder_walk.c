@@ -753,10 +753,21 @@ static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bbloc
         /* next_pc() for the block's control-flow instruction */
         tk_dec_step s;
         unsigned link = 2; /* which static successor was taken (2: none) */
-        if (b->term.cf == TK_RV_CF_BRANCH && map_only && d->branches && b->target != b->last) {
-            const bool taken = !(d->branch_map & 1);
-            d->branch_map >>= 1;
-            d->branches--;
+        if (b->term.cf == TK_RV_CF_BRANCH && b->target != b->last &&
+            (d->branches || (!map_only && d->pred_pending))) {
+            /* take_branch() for the two common cases: a branch-map bit (the predictor, when
+             * there is one, learns it), or a correctly predicted branch of a branch count */
+            bool taken;
+            if (d->branches) {
+                taken = !(d->branch_map & 1);
+                d->branch_map >>= 1;
+                d->branches--;
+                if (!map_only)
+                    tk_te_bpred_update(&d->bp, b->last, taken);
+            } else {
+                taken = tk_te_bpred_follow(&d->bp, b->last);
+                d->pred_pending--;
+            }
             s = (tk_dec_step){.next = taken ? b->target : b->fall,
                               .taken = taken,
                               .consumed = true,

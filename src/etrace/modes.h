@@ -98,6 +98,17 @@ static inline bool tk_te_bpred_predict(const tk_te_bpred *b, uint64_t addr)
 }
 /* Record the actual outcome; returns whether the prediction was right. */
 bool tk_te_bpred_update(tk_te_bpred *b, uint64_t addr, bool taken);
+/* A branch known to go as predicted (one of a branch-count packet's correctly predicted
+ * branches): its predicted outcome, with the entry updated for a success (as
+ * tk_te_bpred_update with that outcome). One load and one store: a damaged count can ask
+ * for 2^32 of them. */
+static inline bool tk_te_bpred_follow(tk_te_bpred *b, uint64_t addr)
+{
+    uint8_t *const e = &b->state[(addr >> b->shift) & ((1ull << b->size_bits) - 1)];
+    const bool taken = (*e >> 1) & 1u;
+    *e = taken ? 3u : 0u;
+    return taken;
+}
 
 /* ---- jump target cache (jtc.c) --------------------------------------------------------------
  * Direct mapped, 2^cache_size_p entries indexed by target address bits cache_size_p:1
