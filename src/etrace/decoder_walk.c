@@ -723,6 +723,55 @@ static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bbloc
             if (r != TK_OK)
                 return r;
         }
+        /* A run of a branch count's correctly predicted branches: whole blocks ending in a
+         * conditional branch (the predictor says which way) or a direct jump, followed by
+         * the block links, as the code below would, while more than two predictions are
+         * left. Then at least two branches stay pending after each block, so the walk cannot
+         * arrive at the reported address (arrive() needs the count down to the last one)
+         * and the address checks have nothing to do. A damaged count can ask for 2^32. */
+        if (!map_only && !inferred && d->pred_pending > 2 && !d->branches &&
+            !d->stop_at_last_branch && d->range_first == b->start) {
+            while (d->pred_pending > 2) {
+                const unsigned cf = b->term.cf;
+                bool taken = false;
+                uint64_t next;
+                unsigned lk;
+                if (cf == TK_RV_CF_BRANCH && b->target != b->last) {
+                    taken = tk_te_bpred_follow(&d->bp, b->last);
+                    d->pred_pending--;
+                    next = taken ? b->target : b->fall;
+                    lk = taken;
+                } else if (cf == TK_RV_CF_JAL && b->target != b->last && idle < d->idle_limit &&
+                           !(irstack &&
+                             (b->term.jclass == TK_RV_J_CALL || b->term.jclass == TK_RV_J_SWAP))) {
+                    next = b->target;
+                    lk = 1;
+                } else {
+                    break;
+                }
+                d->range_ninsn += b->ninsn - 1;
+                if ((r = emit_range(d, ev, b, b->end, taken, false, next)) != TK_OK)
+                    return r;
+                last = &b->term;
+                d->last_pc = b->last;
+                d->last_valid = true;
+                d->pc = next;
+                d->range_first = next;
+                d->range_ninsn = 1;
+                const tk_bblock *nb;
+                if ((r = linked_block(d, b, lk, next, &nb)) != TK_OK)
+                    return r;
+                b = nb;
+                if (cf == TK_RV_CF_BRANCH) {
+                    idle = 0;
+                    cycle_reset(&cyc, d->pc);
+                } else {
+                    idle++;
+                    if (cycle_step(&cyc, d->pc))
+                        return fail_loop(d, w);
+                }
+            }
+        }
         /* The block's sequential part, from pc (already reached) to its last instruction. */
         const tk_rv_insn *prev = last;
         uint64_t prev_pc = d->last_pc;
