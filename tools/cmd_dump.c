@@ -150,50 +150,36 @@ typedef struct dump_packet {
 } dump_packet;
 
 /* The next packet of the selected source. With --encap, other sources' packets are counted
- * in st and skipped; null packets and sync sequences are read over. */
+ * in st and skipped, null packets and sync sequences read over (tk_te_encap_next). */
 static tk_status next_packet(const dump_opts *o, tk_te_raw *r, tk_encap_reader *er,
                              tk_te_encap_stats *st, dump_packet *out, tk_diag *d)
 {
     out->has_ts = false;
     if (!er)
         return tk_te_raw_next(r, &out->rp, d);
-    for (;;) {
-        tk_encap_packet ep;
-        tk_status s = tk_encap_reader_next(er, &ep, d);
-        if (s == TK_ERR_TRUNCATED) {
-            /* the header may be a misread byte: read on after it; further packets cut by the
-             * end are the same damage, reported once (as tk_te_decoder_run_encap does) */
-            (void)tk_encap_reader_sync_set(er, d->byte_offset + 1);
-            if (st->damaged++)
-                continue;
+    tk_encap_packet ep;
+    tk_status s = tk_te_encap_next(er, o->encap.srcid, st, &ep, d);
+    if (s != TK_OK) {
+        if (s != TK_END) { /* the reader's message has the offset, not the file */
+            char msg[sizeof(d->message)];
+            memcpy(msg, d->message, sizeof(msg));
+            tk_diag_set(d, s, "%s: %s", o->in, msg);
         }
-        if (s != TK_OK) {
-            if (s != TK_END) { /* the reader's message has the offset, not the file */
-                char msg[sizeof(d->message)];
-                memcpy(msg, d->message, sizeof(msg));
-                tk_diag_set(d, s, "%s: %s", o->in, msg);
-            }
-            return s;
-        }
-        tk_te_encap_stats_note(st, ep.srcid);
-        if (ep.srcid != o->encap.srcid) {
-            st->other_packets++;
-            continue;
-        }
-        st->packets++;
-        /* type 0 is instruction trace (none: all); flow only routes packets to sinks, so the
-         * listing's "not te_inst" test is given the type's meaning */
-        out->rp =
-            (tk_te_raw_packet){.offset = ep.offset,
-                               .index = ep.index,
-                               .msg_type = ep.type ? TK_ENCAP_FLOW_TE_DATA : TK_ENCAP_FLOW_TE_INST,
-                               .payload = ep.payload,
-                               .len = ep.payload_len};
-        out->has_ts = ep.extend;
-        out->type = ep.type;
-        out->timestamp = ep.timestamp;
-        return TK_OK;
+        return s;
     }
+    st->packets++;
+    /* type 0 is instruction trace (none: all); flow only routes packets to sinks, so the
+     * listing's "not te_inst" test is given the type's meaning */
+    out->rp =
+        (tk_te_raw_packet){.offset = ep.offset,
+                           .index = ep.index,
+                           .msg_type = ep.type ? TK_ENCAP_FLOW_TE_DATA : TK_ENCAP_FLOW_TE_INST,
+                           .payload = ep.payload,
+                           .len = ep.payload_len};
+    out->has_ts = ep.extend;
+    out->type = ep.type;
+    out->timestamp = ep.timestamp;
+    return TK_OK;
 }
 
 static void print_packet(const dump_opts *o, const tk_te_params *p, const dump_packet *dp,

@@ -70,13 +70,18 @@ typedef struct tk_te_encap_stats {
     uint64_t packets;       /* te_inst packets of the source, fed to the decoder */
     uint64_t other_packets; /* normal packets of other sources or types (data): skipped */
     uint64_t damaged;       /* packets the reader or the packet codec rejected */
+    uint64_t truncated;     /* packets cut by the end of the stream (the first one reported) */
     uint32_t nsources;      /* distinct srcIDs seen; the first TK_TE_ENCAP_MAX_SOURCES: */
     uint16_t sources[TK_TE_ENCAP_MAX_SOURCES];
     uint64_t source_packets[TK_TE_ENCAP_MAX_SOURCES];
 } tk_te_encap_stats;
-/* Count one normal packet of srcid in st's per-source figures (for tools that read a stream
- * themselves and report as tk_te_decoder_run_encap does). */
-void tk_te_encap_stats_note(tk_te_encap_stats *st, uint16_t srcid);
+/* The next packet of source srcid (any type) from r, as tk_te_decoder_run_encap reads them,
+ * for tools that list a stream themselves: packets of other sources are counted in st and
+ * skipped. A packet cut by the end of the stream is TK_ERR_TRUNCATED once; the bytes after its
+ * header are read again (it may be a misread byte), and packets they cut too are skipped.
+ * Other errors as tk_encap_reader_next; TK_END at the end. */
+tk_status tk_te_encap_next(tk_encap_reader *r, uint16_t srcid, tk_te_encap_stats *st,
+                           tk_encap_packet *pkt, tk_diag *diag);
 
 /* Decode the te_inst packets of source srcid from a stream in the general packet
  * encapsulation (encap.h; cfg: its srcID, timestamp and type widths), e.g. a trace funnel's

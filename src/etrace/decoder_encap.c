@@ -9,7 +9,7 @@
  * does: resident memory must not grow with the trace. */
 #define RELEASE_STEP (8u << 20)
 
-void tk_te_encap_stats_note(tk_te_encap_stats *st, uint16_t srcid)
+static void note_source(tk_te_encap_stats *st, uint16_t srcid)
 {
     for (uint32_t i = 0; i < st->nsources && i < TK_TE_ENCAP_MAX_SOURCES; i++)
         if (st->sources[i] == srcid) {
@@ -21,6 +21,29 @@ void tk_te_encap_stats_note(tk_te_encap_stats *st, uint16_t srcid)
         st->source_packets[st->nsources] = 1;
     }
     st->nsources++;
+}
+
+tk_status tk_te_encap_next(tk_encap_reader *r, uint16_t srcid, tk_te_encap_stats *st,
+                           tk_encap_packet *pkt, tk_diag *diag)
+{
+    for (;;) {
+        tk_status s = tk_encap_reader_next(r, pkt, diag);
+        if (s == TK_ERR_TRUNCATED) {
+            /* The reader moved to the end; the header may be a misread byte in mid-stream,
+             * so the bytes after it are read again. Packets those cut too are the same
+             * damage, reported once. */
+            if (tk_encap_reader_sync_set(r, diag->byte_offset + 1) != TK_OK)
+                return TK_ERR_INVALID;
+            if (st->truncated++)
+                continue;
+        }
+        if (s != TK_OK)
+            return s;
+        note_source(st, pkt->srcid);
+        if (pkt->srcid == srcid)
+            return TK_OK;
+        st->other_packets++; /* another hart's */
+    }
 }
 
 tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_encap_config *cfg,
@@ -41,30 +64,23 @@ tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_enc
     tk_te_layout_init(&layout, &d->p);
     tk_status first = TK_OK;
     uint64_t released = 0;
-    bool cut = false; /* a packet ran past the end of the stream */
     for (;;) {
         tk_encap_packet p;
         tk_diag diag;
         tk_diag_clear(&diag);
-        s = tk_encap_reader_next(r, &p, &diag);
+        s = tk_te_encap_next(r, srcid, st, &p, &diag);
         if (s == TK_END) {
             s = TK_OK;
             break;
         }
-        tk_status bad = TK_OK;
-        uint64_t off = 0, index = 0;
-        const bool cut_here = s == TK_ERR_TRUNCATED; /* by the reader: the stream ended */
-        if (s != TK_OK) {
-            bad = s;
-            off = diag.byte_offset;
-            index = diag.packet_index;
-        } else {
-            tk_te_encap_stats_note(st, p.srcid);
+        tk_status bad = s;
+        uint64_t off = diag.byte_offset, index = diag.packet_index;
+        if (s == TK_OK) {
             /* Instruction trace is type 0 (e-trace-specifics.adoc; no type field: all of it).
              * flow only routes packets to sinks: the reference flow's raw files use it as
              * the message type, but this is the general encapsulation. */
-            if (p.srcid != srcid || p.type != 0) {
-                st->other_packets++; /* another hart's, or data trace */
+            if (p.type != 0) {
+                st->other_packets++; /* data trace */
                 continue;
             }
             tk_te_packet pkt;
@@ -77,26 +93,14 @@ tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_enc
             off = p.offset;
             index = p.index;
         }
-        if (cut_here && cut) {
-            /* Bytes after a truncated packet, read again in case its header was a misread
-             * byte: more packets cut by the end are the same damage, reported once. */
-            if ((s = tk_encap_reader_sync_set(r, off + 1)) != TK_OK)
-                break;
-            continue;
-        }
-        cut |= cut_here;
         if (bad != TK_OK) {
+            /* Read on rather than skip to the next sync sequence: a damaged payload leaves the
+             * framing right, and a misread framing realigns inside the next sync sequence
+             * anyway, since no packet is longer than one (docs/robustness.md, encap-keep). */
             st->damaged++;
             if (first == TK_OK)
                 first = bad;
             if ((s = tk_dec_damaged(d, bad, off, index, tk_dec_what_of(diag.message))) != TK_OK)
-                break;
-            /* Read on rather than skip to the next sync sequence: a damaged payload leaves the
-             * framing right, and a misread framing realigns inside the next sync sequence
-             * anyway, since no packet is longer than one (docs/robustness.md, encap-keep).
-             * A truncated packet moved the reader to the end; its header may be a misread
-             * byte in mid-stream. */
-            if (cut_here && (s = tk_encap_reader_sync_set(r, off + 1)) != TK_OK)
                 break;
         }
         if (off - released >= RELEASE_STEP) {
