@@ -404,6 +404,41 @@ static int fail_loop(tk_te_decoder *d, const tk_dec_walk *w)
                        (unsigned long long)d->pc, (unsigned long long)w->address);
 }
 
+/* The block's range out (its last instruction is the one executed last) and the walk moved on
+ * to next: the general walk's step from one block to the next. */
+static inline int retire_block(tk_te_decoder *d, tk_event *ev, const tk_bblock *b, uint8_t end,
+                               bool taken, bool indirect, uint64_t next)
+{
+    int r = emit_range(d, ev, b, end, taken, indirect, next);
+    if (r != TK_OK)
+        return r;
+    d->last_pc = b->last;
+    d->last_valid = true;
+    d->pc = next;
+    d->range_first = next;
+    d->range_ninsn = 1;
+    return TK_OK;
+}
+
+/* After a block of the general walk, now at d->pc: a walk that used trace information (a
+ * branch outcome, an address) starts its idle count and cycle search again; one that did not
+ * must not go on for ever (TK_OK, or the failure). `popped`: an implicit return, which makes
+ * the path depend on the stack as well as the pc, restarts the cycle search; the block limit
+ * still ends such walks. */
+static inline int count_idle(tk_te_decoder *d, const tk_dec_walk *w, uint64_t *idle, cycle *cyc,
+                             bool used_trace, bool popped, uint64_t from)
+{
+    if (used_trace)
+        *idle = 0;
+    else if (++*idle > d->idle_limit)
+        return fail_idle(d, from);
+    if (used_trace || popped)
+        cycle_reset(cyc, d->pc);
+    else if (cycle_step(cyc, d->pc))
+        return fail_loop(d, w);
+    return TK_OK;
+}
+
 /* The common case of follow_execution_path(), block after block while nothing needs a
  * closer look: the reported address is not inside the block (after its start, which was
  * reached already), and the block ends in a branch the map resolves (without being the last
@@ -741,7 +776,7 @@ static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bbloc
                     d->pred_pending--;
                     next = taken ? b->target : b->fall;
                     lk = taken;
-                } else if (cf == TK_RV_CF_JAL && b->target != b->last && idle < d->idle_limit &&
+                } else if (cf == TK_RV_CF_JAL && b->target != b->last &&
                            !(irstack &&
                              (b->term.jclass == TK_RV_J_CALL || b->term.jclass == TK_RV_J_SWAP))) {
                     next = b->target;
@@ -750,26 +785,16 @@ static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bbloc
                     break;
                 }
                 d->range_ninsn += b->ninsn - 1;
-                if ((r = emit_range(d, ev, b, b->end, taken, false, next)) != TK_OK)
+                if ((r = retire_block(d, ev, b, b->end, taken, false, next)) != TK_OK)
                     return r;
                 last = &b->term;
-                d->last_pc = b->last;
-                d->last_valid = true;
-                d->pc = next;
-                d->range_first = next;
-                d->range_ninsn = 1;
                 const tk_bblock *nb;
                 if ((r = linked_block(d, b, lk, next, &nb)) != TK_OK)
                     return r;
                 b = nb;
-                if (cf == TK_RV_CF_BRANCH) {
-                    idle = 0;
-                    cycle_reset(&cyc, d->pc);
-                } else {
-                    idle++;
-                    if (cycle_step(&cyc, d->pc))
-                        return fail_loop(d, w);
-                }
+                r = count_idle(d, w, &idle, &cyc, cf == TK_RV_CF_BRANCH, false, previous_address);
+                if (r != TK_OK)
+                    return r;
             }
         }
         /* The block's sequential part, from pc (already reached) to its last instruction. */
@@ -833,14 +858,9 @@ static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bbloc
             if (r != TK_OK)
                 return r;
         }
-        if ((r = emit_range(d, ev, b, s.end, s.taken, s.indirect, s.next)) != TK_OK)
+        if ((r = retire_block(d, ev, b, s.end, s.taken, s.indirect, s.next)) != TK_OK)
             return r;
         last = &b->term;
-        d->last_pc = b->last;
-        d->last_valid = true;
-        d->pc = s.next;
-        d->range_first = s.next;
-        d->range_ninsn = 1;
 
         if (inferred) {
             b = NULL;
@@ -872,18 +892,9 @@ static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bbloc
                     return r;
             }
         }
-        /* Implicit returns make the path depend on the stack as well as the pc, so a pop
-         * restarts the cycle search; the block limit still ends such walks. */
-        if (s.consumed || s.stop_here) {
-            idle = 0;
-        } else if (++idle > d->idle_limit) {
-            return fail_idle(d, previous_address);
-        }
-        if (s.consumed || s.stop_here || s.popped) {
-            cycle_reset(&cyc, d->pc);
-        } else if (cycle_step(&cyc, d->pc)) {
-            return fail_loop(d, w);
-        }
+        r = count_idle(d, w, &idle, &cyc, s.consumed || s.stop_here, s.popped, previous_address);
+        if (r != TK_OK)
+            return r;
     }
 }
 
