@@ -70,7 +70,7 @@ typedef struct tk_event {
     uint8_t indirect; /* the jump's target came from the trace, not from the code */
     uint8_t interrupt;
     uint8_t priv;
-    uint8_t pad;
+    uint8_t isa; /* TK_EV_RANGE: instruction set of its code: 0 RISC-V or A64, 1 A32, 2 T32 */
     uint32_t cause;
     uint32_t trace_id; /* source (CoreSight trace ID, hart) */
     uint64_t first;

@@ -363,21 +363,23 @@ static struct block *block_alloc(block_cache *c, bool *nomem)
     return &c->chunk[k][c->nblocks++ % BLOCK_CHUNK];
 }
 
-/* Bytes 0-7 of a tk_event (kind, end, taken, indirect, interrupt, priv) as one word, so a
+/* Bytes 0-7 of a tk_event (kind, end, taken, indirect, interrupt, priv, isa) as one word, so a
  * range event's are one store. */
 _Static_assert(offsetof(tk_event, cause) == 8, "tk_event starts with 8 bytes of small fields");
 
 /* Bytes 0-7 of a range event, built in 8 bytes rather than in a cleared 120-byte tk_event
  * (two of those per block were a third of block_fill's instructions). */
-static uint64_t range_head(uint8_t end, uint8_t taken, uint8_t indirect)
+static uint64_t range_head(uint8_t end, uint8_t taken, uint8_t indirect, uint8_t isa)
 {
-    _Static_assert(offsetof(tk_event, indirect) < 8, "the head holds kind, end, taken, indirect");
+    _Static_assert(offsetof(tk_event, indirect) < 8 && offsetof(tk_event, isa) < 8,
+                   "the head holds kind, end, taken, indirect, isa");
     uint8_t h[8] = {0};
     const uint16_t kind = TK_EV_RANGE;
     memcpy(h + offsetof(tk_event, kind), &kind, sizeof(kind));
     h[offsetof(tk_event, end)] = end;
     h[offsetof(tk_event, taken)] = taken;
     h[offsetof(tk_event, indirect)] = indirect;
+    h[offsetof(tk_event, isa)] = isa;
     uint64_t w;
     memcpy(&w, h, sizeof(w));
     return w;
@@ -428,8 +430,8 @@ static NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
         end = TK_END_BRANCH;
     else
         end = TK_END_JUMP;
-    b->head[0] = range_head(end, 0, br.indirect);
-    b->head[1] = range_head(end, 1, br.indirect);
+    b->head[0] = range_head(end, 0, br.indirect, b->isa);
+    b->head[1] = range_head(end, 1, br.indirect, b->isa);
     d->blocks->index[block_slot(b->start)] = b;
     return b;
 }
@@ -542,6 +544,7 @@ static tk_status exception(tk_etm4_decoder *d, const tk_etm4_packet *p)
                 return st;
         } else if (st == TK_OK && ev.ninsn) {
             ev.kind = TK_EV_RANGE;
+            ev.isa = (uint8_t)d->isa;
             ev.end = TK_END_TRAP;
             ev.next = p->addr;
             if ((st = emit(d, &ev)))
@@ -604,6 +607,7 @@ static tk_status source_address(tk_etm4_decoder *d, const tk_etm4_packet *p)
         return emit_error(d, TK_ERR_MISMATCH, p->addr, "source address behind the current address");
     }
     ev.kind = TK_EV_RANGE;
+    ev.isa = (uint8_t)d->isa;
     ev.first = ev.ninsn ? ev.first : p->addr;
     ev.last = p->addr;
     ev.ninsn++;
@@ -637,6 +641,7 @@ static tk_status q_element(tk_etm4_decoder *d, const tk_etm4_packet *p)
         tk_event ev;
         memset(&ev, 0, sizeof(ev));
         ev.kind = TK_EV_RANGE;
+        ev.isa = (uint8_t)d->isa;
         ev.first = d->pc;
         uint64_t pc = d->pc;
         tk_arm_insn br;
