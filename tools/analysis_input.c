@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tracekit/blocks.h"
+#include "tracekit/etm4.h"
 #include "tracekit/encap.h"
 #include "tracekit/hart.h"
 #include "tracekit/riscv.h"
@@ -35,6 +36,14 @@ const char tk_an_input_help[] =
     "  --elf PROG.elf --pc-trace PCS\n"
     "                    executed PCs, one hex address per line (plain or .gz), e.g. the\n"
     "                    reference decoder's .decoder.trace or `tracekit decode` output\n"
+    "  --snapshot DIR | --trace FILE [--id N] [--elf SYMS.elf] ...\n"
+    "                    Arm CoreSight ETMv4/ETE trace, decoded over the memory images as\n"
+    "                    `tracekit decode --snapshot` does (its options: --buffer,\n"
+    "                    --trace-format, --reg, --mem). Functions are the symbols of --elf\n"
+    "                    (any ELF: AArch64, Arm) when given, else inferred from the flow:\n"
+    "                    each call target and exception handler is a function sub_ADDR that\n"
+    "                    runs to the next one. One trace ID per profile: --id picks it when\n"
+    "                    several sources have trace\n"
     "other:\n"
     "  -o, --output FILE where to write (default: standard output)\n"
     "  --quiet           no progress line (it is drawn on stderr only for a terminal)\n"
@@ -45,6 +54,19 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     const char **val = NULL;
+    /* CoreSight input options, over their defaults the first time */
+    tk_cli_cs cs;
+    if (in->cs_on)
+        cs = in->cs;
+    else
+        tk_cli_cs_init(&cs);
+    const int k = tk_cli_cs_parse(&cs, in->cmd, argc, argv, i);
+    if (k > 0) {
+        in->cs = cs;
+        in->cs_on = true;
+    }
+    if (k)
+        return k;
     if (!strcmp(a, "--elf"))
         val = &in->elf;
     else if (!strcmp(a, "--pc-trace"))
@@ -133,6 +155,7 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
  * second. */
 typedef struct relay {
     const tk_an_input *in;
+    const char *name; /* the trace, named in error lines with their offsets (NULL: none) */
     tk_profile *profile;
     tk_block_batcher *batcher; /* NULL: --by-range */
     bool progress;
@@ -159,13 +182,13 @@ static void print_line(relay *r, const char *msg)
 
 static void print_error(relay *r, uint64_t offset, uint64_t index, const char *msg)
 {
-    if (!r->in->trace) {
+    if (!r->name) {
         print_line(r, msg);
         return;
     }
     char line[512];
-    snprintf(line, sizeof(line), "%s: offset %" PRIu64 " (packet %" PRIu64 "): %s", r->in->trace,
-             offset, index, msg);
+    snprintf(line, sizeof(line), "%s: offset %" PRIu64 " (packet %" PRIu64 "): %s", r->name, offset,
+             index, msg);
     print_line(r, line);
 }
 
@@ -380,18 +403,153 @@ static int run_sim(const tk_an_input *in, tk_an_run *run, relay *r)
     return fs == TK_OK ? 0 : fail(in, fs, NULL, in->sim);
 }
 
+/* ---- CoreSight --------------------------------------------------------------------------- */
+
+/* The first pass over CoreSight trace: which source and instruction set the ranges are of,
+ * and (without symbols) the functions the flow enters. */
+typedef struct cs_scan {
+    tk_cs_code *code;  /* NULL: functions come from the ELF */
+    bool any;          /* a range seen: */
+    uint32_t id;       /* its trace ID */
+    uint8_t isa;       /* its instruction set (tk_event.isa) */
+    uint64_t first;    /* its first address */
+    uint32_t other_id; /* a range of another source (UINT32_MAX: none) */
+    bool mixed;        /* ranges of another instruction set */
+} cs_scan;
+
+static tk_status cs_learn(void *ctx, const tk_event *ev)
+{
+    cs_scan *s = ctx;
+    if (ev->kind == TK_EV_RANGE) {
+        if (!s->any) {
+            s->any = true;
+            s->id = ev->trace_id;
+            s->isa = ev->isa;
+            s->first = ev->first;
+        } else if (ev->trace_id != s->id) {
+            if (s->other_id == UINT32_MAX)
+                s->other_id = ev->trace_id;
+            return TK_OK;
+        } else if (ev->isa != s->isa) {
+            s->mixed = true;
+        }
+    }
+    return s->code ? tk_cs_code_learn(s->code, ev) : TK_OK;
+}
+
+/* Frame errors: the decoder's events report the packets they damaged; these say where. */
+static tk_status cs_frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
+{
+    (void)st;
+    print_error(ctx, offset, 0, msg);
+    return TK_OK;
+}
+
+static tk_status cs_quiet_frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
+{
+    (void)ctx, (void)st, (void)offset, (void)msg;
+    return TK_OK;
+}
+
+/* The memory images of the core that source id traces. */
+static const tk_cs_mem *cs_mem_of(const tk_cs_snapshot *ss, uint32_t id)
+{
+    for (size_t i = 0; i < ss->nsources; i++) {
+        const tk_cs_source *src = &ss->sources[i];
+        if (src->trace_id == id && tk_cs_protocol_is_etm4(src->protocol) && src->core >= 0 &&
+            (size_t)src->core < ss->ncores)
+            return ss->cores[src->core].mem;
+    }
+    return NULL;
+}
+
+/* Decode the buffer twice: once to find the source, its instruction set and the functions,
+ * then into the profile. The decode is cheap next to the profile, and a function's extent
+ * must be known before the profile files its first range under it. */
+static int run_snapshot(const tk_an_input *in, tk_an_run *run, relay *r, int buffer)
+{
+    cs_scan scan = {.code = run->img ? NULL : run->code, .other_id = UINT32_MAX};
+    tk_etm4_run_opts o;
+    memset(&o, 0, sizeof(o));
+    o.size = sizeof(o);
+    o.buffer = buffer;
+    o.id = (int)in->cs.id;
+    o.decode = true;
+    o.on_event = cs_learn;
+    o.on_frame_error = cs_quiet_frame_error;
+    o.ctx = &scan;
+    tk_diag d;
+    tk_diag_clear(&d);
+    tk_status st = tk_etm4_run_snapshot(run->ss, &o, &d);
+    if (st != TK_OK)
+        return fail(in, st, &d, run->elf);
+    if (scan.other_id != UINT32_MAX) {
+        fprintf(stderr,
+                "tracekit %s: the buffer has trace of several sources (trace IDs 0x%x and "
+                "0x%x at least): profile one at a time with --id\n",
+                in->cmd, scan.id, scan.other_id);
+        return 2;
+    }
+    if (scan.mixed) {
+        fprintf(stderr,
+                "tracekit %s: the trace runs code of two instruction sets (A64/A32/T32); "
+                "profiles take one\n",
+                in->cmd);
+        return 1;
+    }
+    if (scan.any) {
+        if ((st = tk_cs_code_set_mem(run->code, cs_mem_of(run->ss, scan.id), scan.isa)) ||
+            (!run->img && (st = tk_cs_code_add_entry(run->code, scan.first))))
+            return fail(in, st, NULL, "profile");
+    }
+    o.on_event = relay_event;
+    o.on_frame_error = cs_frame_error;
+    o.ctx = r;
+    st = tk_etm4_run_snapshot(run->ss, &o, &d);
+    return st == TK_OK ? 0 : fail(in, st, &d, run->elf);
+}
+
+/* Open the snapshot and the symbols (--elf), and make the code view. */
+static int open_snapshot(const tk_an_input *in, tk_an_run *run, int *buffer)
+{
+    int rc = tk_cli_cs_open(&in->cs, in->cmd, &run->ss, buffer);
+    if (rc)
+        return rc;
+    tk_diag d;
+    tk_diag_clear(&d);
+    tk_status st;
+    if ((st = tk_cs_code_new(&run->code)) != TK_OK)
+        return fail(in, st, NULL, "profile");
+    run->elf = strdup(in->elf ? in->elf : in->cs.dir ? in->cs.dir : in->cs.trace);
+    if (!run->elf)
+        return fail(in, TK_ERR_NOMEM, NULL, "elf");
+    if (in->elf) {
+        if ((st = tk_image_open_elf_any(in->elf, &run->img, &d)) != TK_OK)
+            return fail(in, st, &d, in->elf);
+        tk_cs_code_set_symbols(run->code, run->img);
+        tk_diag_clear(&run->lines_diag);
+        if (tk_line_table_open_elf(in->elf, &run->lines, &run->lines_diag) != TK_OK)
+            run->lines = NULL;
+    } else {
+        snprintf(run->lines_diag.message, sizeof(run->lines_diag.message),
+                 "no source lines without an ELF (--elf)");
+    }
+    tk_cs_code_view(run->code, &run->view);
+    return 0;
+}
+
 static int check_input(const tk_an_input *in)
 {
     bool trace = in->trace || in->scf || in->ucf;
-    int sources = trace + !!in->pc_trace + !!in->sim;
+    int sources = trace + !!in->pc_trace + !!in->sim + in->cs_on;
     if (!sources) {
         fprintf(stderr, "tracekit %s: no input (try --help)\n", in->cmd);
         return 2;
     }
     if (sources > 1) {
         fprintf(stderr,
-                "tracekit %s: give one input: a trace (--scf, --ucf, TRACE), --sim or "
-                "--pc-trace\n",
+                "tracekit %s: give one input: a trace (--scf, --ucf, TRACE), --sim, "
+                "--pc-trace, or CoreSight trace (--snapshot, --trace)\n",
                 in->cmd);
         return 2;
     }
@@ -417,25 +575,20 @@ static int check_input(const tk_an_input *in)
     return 0;
 }
 
-int tk_an_collect(const tk_an_input *in, tk_an_run *run)
+/* Read the E-Trace parameters and open the RISC-V program (trace, --sim, --pc-trace). */
+static int open_program(const tk_an_input *in, tk_an_run *run, tk_te_params *p)
 {
-    memset(run, 0, sizeof(*run));
-    int rc = check_input(in);
-    if (rc)
-        return rc;
     tk_diag d;
     tk_diag_clear(&d);
     tk_status st;
-    tk_te_params p;
-    tk_te_params_init(&p);
     if (in->trace) {
-        if (in->spec && tk_te_spec_parse(in->spec, &p.spec) != TK_OK) {
+        if (in->spec && tk_te_spec_parse(in->spec, &p->spec) != TK_OK) {
             fprintf(stderr, "tracekit %s: unknown --spec '%s'\n", in->cmd, in->spec);
             return 2;
         }
-        if ((st = tk_te_params_read_scf(&p, in->scf, &d)) != TK_OK ||
-            (in->ucf && (st = tk_te_params_read_ucf(&p, in->ucf, &run->elf, &d)) != TK_OK) ||
-            (st = tk_te_params_validate(&p, &d)) != TK_OK)
+        if ((st = tk_te_params_read_scf(p, in->scf, &d)) != TK_OK ||
+            (in->ucf && (st = tk_te_params_read_ucf(p, in->ucf, &run->elf, &d)) != TK_OK) ||
+            (st = tk_te_params_validate(p, &d)) != TK_OK)
             return fail(in, st, &d, in->ucf ? in->ucf : in->scf);
     }
     if (in->elf || in->sim) {
@@ -451,25 +604,45 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     if ((st = tk_image_open_elf(run->elf, &run->img, &d)) != TK_OK)
         return fail(in, st, &d, run->elf);
     if (in->trace && !in->no_bootrom &&
-        (st = tk_te_add_spike_reset_code(run->img, p.o.use_rv32_isa ||
+        (st = tk_te_add_spike_reset_code(run->img, p->o.use_rv32_isa ||
                                                        tk_image_xlen(run->img) == 32)) != TK_OK)
         return fail(in, st, NULL, "reset code at 0x1000");
     tk_diag_clear(&run->lines_diag);
     if (tk_line_table_open_elf(run->elf, &run->lines, &run->lines_diag) != TK_OK)
         run->lines = NULL;
     tk_code_view_from_image(run->img, &run->view);
+    return 0;
+}
+
+int tk_an_collect(const tk_an_input *in, tk_an_run *run)
+{
+    memset(run, 0, sizeof(*run));
+    int rc = check_input(in);
+    if (rc)
+        return rc;
+    tk_status st;
+    tk_te_params p;
+    tk_te_params_init(&p);
+    int buffer = -1;
+    if ((rc = in->cs_on ? open_snapshot(in, run, &buffer) : open_program(in, run, &p)))
+        return rc;
     if ((st = tk_profile_new_flags(&run->view, in->profile_flags, &run->profile)) != TK_OK)
         return fail(in, st, NULL, "profile");
 
     /* r.last zero: the line appears at the first check (after 65536 events), so a terminal
      * shows it at once however fast the run is, then at most twice a second */
-    relay r = {.in = in, .profile = run->profile, .progress = !in->quiet && isatty(2)};
-    if (!in->by_range &&
+    relay r = {.in = in,
+               .name = in->cs_on ? run->elf : in->trace,
+               .profile = run->profile,
+               .progress = !in->quiet && isatty(2)};
+    /* (CoreSight: the ranges come from the ETMv4 decoder's own blocks, not the image's) */
+    if (!in->by_range && !in->cs_on &&
         (st = tk_block_batcher_new(run->img, relay_event, &r, &r.batcher)) != TK_OK)
         return fail(in, st, NULL, "profile");
-    rc = in->trace ? run_trace(in, &p, run, &r)
-         : in->sim ? run_sim(in, run, &r)
-                   : run_pc_trace(in, run, &r);
+    rc = in->cs_on   ? run_snapshot(in, run, &r, buffer)
+         : in->trace ? run_trace(in, &p, run, &r)
+         : in->sim   ? run_sim(in, run, &r)
+                     : run_pc_trace(in, run, &r);
     /* The blocks after the source's last other event. */
     if (!rc && r.batcher && (st = tk_block_batcher_flush(r.batcher)) != TK_OK)
         rc = fail(in, st, NULL, "profile");
@@ -487,7 +660,10 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
                 "tracekit %s: warning: %" PRIu64
                 " trace errors (damage, or code the ELF does not have); counts cover the rest\n",
                 in->cmd, t.errors > r.errors ? t.errors : r.errors);
-    if (t.bad_ranges)
+    if (t.bad_ranges && in->cs_on)
+        fprintf(stderr, "tracekit %s: warning: %" PRIu64 " ranges do not match the memory images\n",
+                in->cmd, t.bad_ranges);
+    else if (t.bad_ranges)
         fprintf(stderr,
                 "tracekit %s: warning: %" PRIu64 " ranges do not match %s's code (wrong ELF?)\n",
                 in->cmd, t.bad_ranges, run->elf);
@@ -499,6 +675,8 @@ void tk_an_run_free(tk_an_run *run)
     tk_profile_free(run->profile);
     tk_line_table_free(run->lines);
     tk_image_free(run->img);
+    tk_cs_code_free(run->code);
+    tk_cs_snapshot_free(run->ss);
     free(run->elf);
     memset(run, 0, sizeof(*run));
 }

@@ -9,8 +9,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cs_input.h"
 #include "encap_option.h"
 #include "tracekit/analysis.h"
+#include "tracekit/cs_code.h"
 
 typedef struct tk_an_input {
     const char *cmd;              /* "profile", for messages */
@@ -30,6 +32,8 @@ typedef struct tk_an_input {
     const char *outpath;    /* -o/--output (NULL: stdout) */
     unsigned *top;          /* where --top N goes; NULL: the command has no --top */
     tk_cli_encap encap;     /* --encap, --srcid: the trace in the general encapsulation */
+    bool cs_on;             /* a CoreSight input: */
+    tk_cli_cs cs;           /* --snapshot or --trace and their options */
 } tk_an_input;
 
 /* The input options' help text, for each command's usage. */
@@ -41,12 +45,15 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i);
 
 /* A program and the profile of one run of it. */
 typedef struct tk_an_run {
-    tk_image *img;
+    tk_image *img;      /* CoreSight: the --elf for symbols, or NULL */
+    tk_cs_snapshot *ss; /* CoreSight: the snapshot, whose memory images are the code */
+    tk_cs_code *code;   /* CoreSight: the code view's state */
     tk_code_view view;
     tk_profile *profile;
     tk_line_table *lines; /* NULL when the ELF has no DWARF line table */
     tk_diag lines_diag;   /* why lines is NULL */
-    char *elf;            /* the program's path (from --elf or the .ucf) */
+    char *elf;            /* the program's path (from --elf or the .ucf; CoreSight without
+                           * --elf: the snapshot or trace file) */
 } tk_an_run;
 
 /* Check the options, open the image, feed the whole input to a new profile and finish it.

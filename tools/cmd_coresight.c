@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "cs_input.h"
 #include "tracekit/etm4.h"
 
 typedef struct cli {
@@ -36,26 +37,12 @@ static void usage(FILE *f, const char *cmd)
         "                [--id N]\n"
         "%s"
         "Arm CoreSight ETMv4/ETE trace: %s.\n"
-        "  --snapshot DIR  DS-5 snapshot directory (snapshot.ini, trace.ini, device .ini)\n"
-        "  --trace FILE    a bare trace file instead of a snapshot; its ETMv4 configuration\n"
-        "                  comes from --reg (defaults: a Cortex-A53 ETMv4.0: TRCCONFIGR=0xc1\n"
-        "                  TRCIDR0=0x28000ea1 TRCIDR1=0x4100f403 TRCIDR2=0x488, TRCIDR8=0);\n"
-        "                  TRCDEVARCH with ARCHVER (bits [15:12]) 5 makes it ETE\n"
-        "  --trace-format F  how the trace is framed: framed (ETB/ETR formatter frames,\n"
-        "                  memory aligned; the default for --trace), dstream (DSTREAM\n"
-        "                  capture: frames with FSYNCs in 512-byte blocks ending with an\n"
-        "                  8-byte footer), tpiu (frames with FSYNCs), tpiu-hsync (FSYNCs\n"
-        "                  between and HSYNCs inside frames) or raw (one unformatted source;\n"
-        "                  needs --id). With --snapshot it overrides trace.ini's format=\n"
-        "  --reg R=V       register value, e.g. --reg TRCIDR0=0x28000ea1\n"
-        "  --mem ADDR:FILE program image FILE loaded at ADDR (decode)\n"
-        "  --id N          only trace ID N (decimal or 0x hex)\n"
-        "  --buffer NAME   trace buffer to read (default: the first with an ETMv4 source)\n"
+        "%s"
         "  --stats N       print nothing per item: run N times over the buffer held in memory\n"
         "                  and report counts and throughput\n",
         cmd, cmd, decode ? "                [--format ranges|events]\n" : "",
-        decode ? "the instructions executed, walked over the memory images"
-               : "one line per packet");
+        decode ? "the instructions executed, walked over the memory images" : "one line per packet",
+        tk_cli_cs_help);
     if (decode)
         fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
                    "  --format events every event (default)\n");
@@ -250,31 +237,12 @@ static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const cha
     return TK_OK;
 }
 
-/* --trace-format NAME; 0 if unknown. */
-static tk_cs_buffer_format format_named(const char *name)
-{
-    static const struct {
-        const char *name;
-        tk_cs_buffer_format format;
-    } names[] = {
-        {"framed", TK_CS_FMT_FRAMED}, {"dstream", TK_CS_FMT_DSTREAM},
-        {"tpiu", TK_CS_FMT_TPIU},     {"tpiu-hsync", TK_CS_FMT_TPIU_HSYNC},
-        {"raw", TK_CS_FMT_RAW},
-    };
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (!strcmp(name, names[i].name))
-            return names[i].format;
-    return 0;
-}
-
 static int run(int argc, char **argv, const char *cmd, int decode)
 {
-    const char *dir = NULL, *buffer = NULL, *format = "events", *trace = NULL;
-    const char *trace_format = NULL;
-    const char *mems[64];
-    int nmem = 0;
-    tk_cs_etm_regs regs = {.configr = 0xc1, .idr = {0x28000ea1, 0x4100f403, 0x488}};
-    long id = -1, repeat = 0;
+    const char *format = "events";
+    tk_cli_cs in;
+    tk_cli_cs_init(&in);
+    long repeat = 0;
     /* --help anywhere, even where an option wants its value ("--snapshot --help"). */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -283,52 +251,21 @@ static int run(int argc, char **argv, const char *cmd, int decode)
         }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int k = tk_cli_cs_parse(&in, cmd, argc, argv, &i);
+        if (k < 0)
+            return 2;
+        if (k)
+            continue;
         if (i + 1 >= argc) {
             fprintf(stderr, "tracekit %s: option %s needs a value\n", cmd, a);
             return 2;
         }
-        if (!strcmp(a, "--snapshot"))
-            dir = argv[++i];
-        else if (!strcmp(a, "--buffer"))
-            buffer = argv[++i];
-        else if (!strcmp(a, "--trace"))
-            trace = argv[++i];
-        else if (!strcmp(a, "--trace-format"))
-            trace_format = argv[++i];
-        else if (!strcmp(a, "--mem")) {
-            if (nmem == 64) {
-                fprintf(stderr, "tracekit %s: too many --mem options\n", cmd);
-                return 2;
-            }
-            mems[nmem++] = argv[++i];
-        } else if (!strcmp(a, "--reg")) {
-            char name[64], *end;
-            const char *eq = strchr(argv[++i], '=');
-            size_t n = eq ? (size_t)(eq - argv[i]) : 0;
-            unsigned long v = eq ? strtoul(eq + 1, &end, 0) : 0;
-            if (!eq || n >= sizeof(name) || *end || eq[1] == 0) {
-                fprintf(stderr, "tracekit %s: --reg wants NAME=VALUE, not '%s'\n", cmd, argv[i]);
-                return 2;
-            }
-            memcpy(name, argv[i], n);
-            name[n] = 0;
-            if (tk_cs_etm_regs_set(&regs, name, (uint32_t)v)) {
-                fprintf(stderr, "tracekit %s: unknown register '%s'\n", cmd, name);
-                return 2;
-            }
-        } else if (!strcmp(a, "--format") && decode)
+        if (!strcmp(a, "--format") && decode)
             format = argv[++i];
         else if (!strcmp(a, "--stats")) {
             repeat = strtol(argv[++i], NULL, 0);
             if (repeat < 1 || repeat > 100000) {
                 fprintf(stderr, "tracekit %s: bad --stats count '%s'\n", cmd, argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--id")) {
-            char *end;
-            id = strtol(argv[++i], &end, 0);
-            if (*end || id < 0 || id > 0x7f) {
-                fprintf(stderr, "tracekit %s: bad trace ID '%s'\n", cmd, argv[i]);
                 return 2;
             }
         } else {
@@ -337,85 +274,34 @@ static int run(int argc, char **argv, const char *cmd, int decode)
             return 2;
         }
     }
-    if (!dir == !trace) {
-        fprintf(stderr, "tracekit %s: %s\n", cmd,
-                dir ? "--snapshot and --trace exclude each other: a snapshot names its own "
-                      "trace files"
-                    : "give --snapshot DIR or --trace FILE");
-        usage(stderr, cmd);
-        return 2;
-    }
     if (strcmp(format, "ranges") && strcmp(format, "events")) {
         fprintf(stderr, "tracekit %s: unknown format '%s'\n", cmd, format);
         return 2;
     }
-    tk_cs_buffer_format f = trace_format ? format_named(trace_format) : TK_CS_FMT_FRAMED;
-    if (!f || (trace && f == TK_CS_FMT_RAW && id < 0)) {
-        fprintf(stderr, "tracekit %s: %s\n", cmd,
-                f ? "--trace-format raw needs --id"
-                  : "unknown --trace-format (framed, dstream, tpiu, tpiu-hsync or raw)");
-        return 2;
+    tk_cs_snapshot *ss;
+    int b;
+    int rc = tk_cli_cs_open(&in, cmd, &ss, &b);
+    if (rc) {
+        if (rc == 2)
+            usage(stderr, cmd);
+        return rc;
     }
     tk_diag diag;
     tk_diag_clear(&diag);
-    tk_cs_snapshot *ss;
     tk_status st;
-    if (trace) {
-        st = tk_cs_snapshot_from_file(trace, f, &regs, (int)id, &ss);
-        for (int m = 0; !st && m < nmem; m++) {
-            char *end;
-            uint64_t addr = strtoull(mems[m], &end, 0);
-            if (*end != ':' || !end[1]) {
-                fprintf(stderr, "tracekit %s: --mem wants ADDR:FILE, not '%s'\n", cmd, mems[m]);
-                tk_cs_snapshot_free(ss);
-                return 2;
-            }
-            st = tk_cs_mem_add_file(ss->cores[0].mem, addr, end + 1, 0, 0, &diag);
-            if (st)
-                tk_cs_snapshot_free(ss);
-        }
-    } else {
-        st = tk_cs_snapshot_load(dir, &ss, &diag);
-    }
-    if (st) {
-        fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);
-        return 1;
-    }
-    int b = -1;
-    if (buffer) {
-        for (size_t i = 0; i < ss->nbuffers; i++)
-            if (!strcmp(ss->buffers[i].name, buffer))
-                b = (int)i;
-        if (b < 0) {
-            fprintf(stderr, "tracekit %s: no trace buffer '%s'\n", cmd, buffer);
-            tk_cs_snapshot_free(ss);
-            return 1;
-        }
-    }
-    /* With a snapshot, --trace-format says how the buffer read is framed, whatever trace.ini
-     * says (as trc_pkt_lister's -tpiu and -tpiu_hsync). */
-    const int fb = dir && trace_format ? pick_buffer(ss, b) : -1;
-    if (fb >= 0)
-        ss->buffers[fb].format = f;
-    for (size_t i = 0; i < ss->nsources; i++) {
-        const tk_cs_source *s = &ss->sources[i];
-        if (!tk_cs_protocol_is_etm4(s->protocol) && (id < 0 || s->trace_id == id))
-            fprintf(stderr, "tracekit %s: skipping %s (trace ID 0x%x): %s is not decoded\n", cmd,
-                    s->name, s->trace_id, tk_cs_protocol_name(s->protocol));
-    }
     cli c = {stdout, !strcmp(format, "ranges"), 0, 0, 0, 0, 0, 0};
     tk_etm4_run_opts o;
     memset(&o, 0, sizeof(o));
     o.size = sizeof(o);
     o.buffer = b;
-    o.id = (int)id;
+    o.id = (int)in.id;
     o.decode = decode;
     o.on_packet = decode ? NULL : print_packet;
     o.on_event = print_event;
     o.on_frame_error = frame_error;
     o.ctx = &c;
     if (repeat) {
-        int rc = stats(cmd, ss, &o, &c, repeat);
+        rc = stats(cmd, ss, &o, &c, repeat);
         tk_cs_snapshot_free(ss);
         return rc;
     }
@@ -446,14 +332,6 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     fprintf(stderr, "tracekit %s: %lu errors in all, the first at byte offset %llu\n", cmd,
             c.errors, c.first_error);
     return 1;
-}
-
-bool tk_cs_cli_wanted(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--snapshot") || !strcmp(argv[i], "--trace"))
-            return true;
-    return false;
 }
 
 int tk_cmd_dump_snapshot(int argc, char **argv)

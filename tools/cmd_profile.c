@@ -64,7 +64,8 @@ static const struct {
 static uint64_t default_base(const tk_image *img)
 {
     uint64_t base = UINT64_MAX;
-    for (size_t i = 0; i < tk_image_segment_count(img); i++) {
+    /* CoreSight without --elf: memory dumps have no segments, addresses stay absolute */
+    for (size_t i = 0; img && i < tk_image_segment_count(img); i++) {
         const tk_segment *s = tk_image_segment(img, i);
         if (s->exec && s->vaddr < base)
             base = s->vaddr;

@@ -30,6 +30,16 @@ B=$S/bugfix-exact-match
 cmp "$tmp/a" "$tmp/b"
 echo "raw trace files: $(wc -l <"$tmp/a") ranges identical to the snapshot's"
 
+# --mem over a snapshot adds an image to its cores': the snapshot without its text dump, with
+# the dump given by --mem, decodes as the whole snapshot.
+mkdir "$tmp/partial"
+cp "$B"/*.ini "$B/cstrace.bin" "$B/cc1.init_dump.bin" "$B/cc1.fini_dump.bin" \
+    "$B/cc1__libc_freeres_fn_dump.bin" "$B/cc1__libc_thread_freeres_fn_dump.bin" "$tmp/partial"
+"$D" decode --snapshot "$tmp/partial" --mem 0x400200:"$B/cc1.text_dump.bin" --format ranges \
+    >"$tmp/b"
+cmp "$tmp/a" "$tmp/b"
+echo "--mem over a snapshot: $(wc -l <"$tmp/b") ranges identical to the whole snapshot's"
+
 # Bad options are usage errors (exit status 2), not crashes.
 usage_error() {
     local rc=0

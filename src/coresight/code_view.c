@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The analysis code view over a snapshot's memory images (cs_code.h). */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/arm/arm_branch.h"
+#include "tracekit/cs_code.h"
+
+/* "sub_" and 16 hex digits */
+#define NAME_LEN 24
+
+struct tk_cs_code {
+    const tk_cs_mem *mem;
+    tk_arm_isa isa;
+    const tk_image *img; /* symbols from an ELF, or NULL */
+    /* Inferred functions: entries as learned (unsorted, repeats), then at the first lookup
+     * sorted, made distinct and given names and extents. */
+    uint64_t *entries;
+    size_t nentries, cap;
+    bool sealed;
+    tk_symbol *syms;
+    char (*names)[NAME_LEN];
+    size_t nsyms;
+    size_t last;     /* the symbol found last: flow stays in a function for a while */
+    bool after_call; /* the next range starts a function */
+};
+
+tk_status tk_cs_code_new(tk_cs_code **out)
+{
+    if (!out)
+        return TK_ERR_INVALID;
+    *out = calloc(1, sizeof(**out));
+    return *out ? TK_OK : TK_ERR_NOMEM;
+}
+
+void tk_cs_code_free(tk_cs_code *c)
+{
+    if (!c)
+        return;
+    free(c->entries);
+    free(c->syms);
+    free(c->names);
+    free(c);
+}
+
+tk_status tk_cs_code_set_mem(tk_cs_code *c, const tk_cs_mem *mem, uint8_t isa)
+{
+    if (!c || isa > TK_ARM_T32)
+        return TK_ERR_INVALID;
+    c->mem = mem;
+    c->isa = (tk_arm_isa)isa;
+    return TK_OK;
+}
+
+void tk_cs_code_set_symbols(tk_cs_code *c, const tk_image *img)
+{
+    c->img = img;
+}
+
+tk_status tk_cs_code_add_entry(tk_cs_code *c, uint64_t addr)
+{
+    if (c->nentries == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 256;
+        uint64_t *e = realloc(c->entries, cap * sizeof(*e));
+        if (!e)
+            return TK_ERR_NOMEM;
+        c->entries = e;
+        c->cap = cap;
+    }
+    /* the same callee again and again: most repeats are dropped here */
+    if (!c->nentries || c->entries[c->nentries - 1] != addr)
+        c->entries[c->nentries++] = addr;
+    return TK_OK;
+}
+
+tk_status tk_cs_code_learn(void *code, const tk_event *ev)
+{
+    tk_cs_code *c = code;
+    if (ev->kind == TK_EV_RANGE) {
+        tk_status st = c->after_call ? tk_cs_code_add_entry(c, ev->first) : TK_OK;
+        c->after_call = ev->end == TK_END_CALL;
+        return st;
+    }
+    if (ev->kind != TK_EV_TIMESTAMP && ev->kind != TK_EV_CONTEXT)
+        c->after_call = ev->kind == TK_EV_TRAP;
+    return TK_OK;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+size_t tk_cs_code_entry_count(const tk_cs_code *c)
+{
+    if (c->sealed)
+        return c->nsyms;
+    /* counted on a sorted copy, so learning can go on */
+    uint64_t *e = malloc((c->nentries ? c->nentries : 1) * sizeof(*e));
+    if (!e)
+        return 0;
+    memcpy(e, c->entries, c->nentries * sizeof(*e));
+    qsort(e, c->nentries, sizeof(*e), cmp_u64);
+    size_t n = 0;
+    for (size_t i = 0; i < c->nentries; i++)
+        n += !i || e[i] != e[i - 1];
+    free(e);
+    return n;
+}
+
+/* Sort the entries, drop repeats, and make each a function that runs up to the next entry or
+ * to the end of its memory region. On a failed allocation the view has no functions (all code
+ * is the profile's unknown function), which is still a correct flat profile. */
+static void seal(tk_cs_code *c)
+{
+    c->sealed = true;
+    qsort(c->entries, c->nentries, sizeof(*c->entries), cmp_u64);
+    size_t n = 0;
+    for (size_t i = 0; i < c->nentries; i++)
+        if (!n || c->entries[i] != c->entries[n - 1])
+            c->entries[n++] = c->entries[i];
+    c->nentries = n;
+    if (!n || !(c->syms = calloc(n, sizeof(*c->syms))) ||
+        !(c->names = calloc(n, sizeof(*c->names)))) {
+        free(c->syms);
+        c->syms = NULL;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t a = c->entries[i];
+        size_t avail = 0;
+        if (c->mem)
+            tk_cs_mem_ptr(c->mem, a, &avail);
+        uint64_t size = avail ? (uint64_t)avail : 1;
+        if (i + 1 < n && c->entries[i + 1] - a < size)
+            size = c->entries[i + 1] - a;
+        snprintf(c->names[i], NAME_LEN, "sub_%" PRIx64, a);
+        c->syms[i] = (tk_symbol){.name = c->names[i], .addr = a, .size = size, .is_func = true};
+    }
+    c->nsyms = n;
+}
+
+static const tk_symbol *symbolize(void *ctx, uint64_t addr, uint64_t *offset)
+{
+    tk_cs_code *c = ctx;
+    if (c->img)
+        return tk_image_symbolize(c->img, addr, offset);
+    if (!c->sealed)
+        seal(c);
+    const tk_symbol *s = c->nsyms ? &c->syms[c->last] : NULL;
+    if (!s || addr < s->addr || addr - s->addr >= s->size) {
+        /* the last function that starts at or before addr */
+        size_t lo = 0, hi = c->nsyms;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->syms[mid].addr <= addr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (!lo || addr - c->syms[lo - 1].addr >= c->syms[lo - 1].size)
+            return NULL;
+        c->last = lo - 1;
+        s = &c->syms[lo - 1];
+    }
+    *offset = addr - s->addr;
+    return s;
+}
+
+static tk_status insn(void *ctx, uint64_t addr, tk_code_insn *out)
+{
+    const tk_cs_code *c = ctx;
+    size_t avail = 0;
+    const uint8_t *b = c->mem ? tk_cs_mem_ptr(c->mem, addr, &avail) : NULL;
+    if (!b)
+        return TK_ERR_NO_CODE;
+    tk_arm_insn in;
+    if (tk_arm_classify(c->isa, addr, b, avail, &in) < 0)
+        return TK_ERR_NO_CODE; /* the instruction runs past the end of the image */
+    out->len = in.size;
+    out->cond_branch = in.kind == TK_ARM_BRANCH && in.cond;
+    out->target = in.kind == TK_ARM_BRANCH && !in.indirect ? in.target : 0;
+    return TK_OK;
+}
+
+void tk_cs_code_view(tk_cs_code *c, tk_code_view *out)
+{
+    out->ctx = c;
+    out->insn = insn;
+    out->symbolize = symbolize;
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The analysis code view over memory images (cs_code.h): instruction facts from the Arm
+ * classifier, functions inferred from calls and exceptions, and a profile built on it. */
+#include "testutil.h"
+
+#include <string.h>
+
+#include "tracekit/cs_code.h"
+
+/* A64 at 0x1000 (encodings as in test_arm_branch.c):
+ *   1000 nop; 1004 bl 0x1024; 1008 b.ne 0x1010; 100c ret; 1010 nop; 1014 ret;
+ *   1018 nop; 101c nop; 1020 nop; 1024 ret; 1028..103c nop */
+static const uint32_t code[16] = {
+    0xd503201f, 0x94000008, 0x54000041, 0xd65f03c0, 0xd503201f, 0xd65f03c0, 0xd503201f, 0xd503201f,
+    0xd503201f, 0xd65f03c0, 0xd503201f, 0xd503201f, 0xd503201f, 0xd503201f, 0xd503201f, 0xd503201f};
+
+typedef struct fixture {
+    tk_cs_mem *mem;
+    tk_cs_code *code;
+    tk_code_view view;
+} fixture;
+
+static void setup(fixture *f)
+{
+    uint8_t bytes[sizeof(code)];
+    for (size_t i = 0; i < 16; i++) /* little-endian, whatever the host */
+        for (size_t k = 0; k < 4; k++)
+            bytes[4 * i + k] = (uint8_t)(code[i] >> (8 * k));
+    assert_int_equal(tk_cs_mem_new(&f->mem), TK_OK);
+    assert_int_equal(tk_cs_mem_add(f->mem, 0x1000, bytes, sizeof(bytes)), TK_OK);
+    assert_int_equal(tk_cs_code_new(&f->code), TK_OK);
+    assert_int_equal(tk_cs_code_set_mem(f->code, f->mem, 0), TK_OK);
+    tk_cs_code_view(f->code, &f->view);
+}
+
+static void teardown(fixture *f)
+{
+    tk_cs_code_free(f->code);
+    tk_cs_mem_free(f->mem);
+}
+
+static tk_event range(uint64_t first, uint64_t last, uint8_t end, uint8_t taken)
+{
+    tk_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = TK_EV_RANGE;
+    ev.first = first;
+    ev.last = last;
+    ev.ninsn = (last - first) / 4 + 1;
+    ev.end = end;
+    ev.taken = taken;
+    return ev;
+}
+
+static tk_event simple(tk_event_kind kind)
+{
+    tk_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = kind;
+    return ev;
+}
+
+static void test_insn_facts(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    tk_code_insn in;
+    assert_int_equal(f.view.insn(f.view.ctx, 0x1000, &in), TK_OK);
+    assert_int_equal(in.len, 4);
+    assert_false(in.cond_branch);
+    assert_int_equal(in.target, 0);
+    assert_int_equal(f.view.insn(f.view.ctx, 0x1004, &in), TK_OK); /* bl: direct, not cond */
+    assert_false(in.cond_branch);
+    assert_int_equal(in.target, 0x1024);
+    assert_int_equal(f.view.insn(f.view.ctx, 0x1008, &in), TK_OK); /* b.ne */
+    assert_true(in.cond_branch);
+    assert_int_equal(in.target, 0x1010);
+    assert_int_equal(f.view.insn(f.view.ctx, 0x100c, &in), TK_OK); /* ret: no static target */
+    assert_int_equal(in.target, 0);
+    assert_int_equal(f.view.insn(f.view.ctx, 0x1040, &in), TK_ERR_NO_CODE);
+    assert_int_equal(f.view.insn(f.view.ctx, 0xffe, &in), TK_ERR_NO_CODE);
+    assert_int_equal(tk_cs_code_set_mem(f.code, f.mem, 3), TK_ERR_INVALID);
+    teardown(&f);
+}
+
+/* Call targets and exception handlers become functions; a range after lost trace does not. */
+static void test_learned_functions(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    const tk_event evs[] = {
+        range(0x1000, 0x1004, TK_END_CALL, 1),
+        range(0x1024, 0x1024, TK_END_RETURN, 1),
+        simple(TK_EV_TIMESTAMP),
+        range(0x1008, 0x1008, TK_END_BRANCH, 1),
+        simple(TK_EV_TRAP),
+        range(0x1010, 0x1014, TK_END_RETURN, 1),
+        range(0x1000, 0x1004, TK_END_CALL, 1),
+        simple(TK_EV_LOST),
+        range(0x1018, 0x1024, TK_END_RETURN, 1),
+    };
+    for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+        assert_int_equal(tk_cs_code_learn(f.code, &evs[i]), TK_OK);
+    assert_int_equal(tk_cs_code_entry_count(f.code), 2); /* 0x1024 and 0x1010 */
+    assert_int_equal(tk_cs_code_add_entry(f.code, 0x1000), TK_OK);
+    assert_int_equal(tk_cs_code_entry_count(f.code), 3);
+
+    uint64_t off = 99;
+    const tk_symbol *s = f.view.symbolize(f.view.ctx, 0x1004, &off);
+    assert_non_null(s);
+    assert_string_equal(s->name, "sub_1000");
+    assert_int_equal(off, 4);
+    assert_int_equal(s->size, 0x10); /* up to the next entry */
+    s = f.view.symbolize(f.view.ctx, 0x1020, &off);
+    assert_string_equal(s->name, "sub_1010");
+    assert_int_equal(off, 0x10);
+    s = f.view.symbolize(f.view.ctx, 0x103c, &off);
+    assert_string_equal(s->name, "sub_1024");
+    assert_int_equal(s->size, 0x1c); /* the last one: up to the end of its memory */
+    assert_null(f.view.symbolize(f.view.ctx, 0x1040, &off));
+    assert_null(f.view.symbolize(f.view.ctx, 0xffc, &off));
+    /* back to an earlier function after the lookup cache moved on */
+    s = f.view.symbolize(f.view.ctx, 0x1000, &off);
+    assert_string_equal(s->name, "sub_1000");
+    assert_int_equal(off, 0);
+    teardown(&f);
+}
+
+/* A profile over the view: self counts per inferred function and the call edge. */
+static void test_profile_on_view(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    const tk_event evs[] = {
+        range(0x1000, 0x1004, TK_END_CALL, 1),
+        range(0x1024, 0x1024, TK_END_RETURN, 1),
+        range(0x1008, 0x1008, TK_END_BRANCH, 0),
+        range(0x100c, 0x100c, TK_END_RETURN, 1),
+    };
+    const size_t n = sizeof(evs) / sizeof(evs[0]);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(tk_cs_code_learn(f.code, &evs[i]), TK_OK);
+    assert_int_equal(tk_cs_code_add_entry(f.code, 0x1000), TK_OK);
+    tk_profile *p;
+    assert_int_equal(tk_profile_new(&f.view, &p), TK_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(tk_profile_event(p, &evs[i]), TK_OK);
+    assert_int_equal(tk_profile_finish(p), TK_OK);
+    tk_profile_totals t;
+    tk_profile_get_totals(p, &t);
+    assert_int_equal(t.insns, 5);
+    assert_int_equal(t.bad_ranges, 0);
+    uint64_t self_main = 0, self_leaf = 0, entries_leaf = 0;
+    for (size_t i = 0; i < tk_profile_func_count(p); i++) {
+        const tk_prof_func *fn = tk_profile_func(p, i);
+        if (!strcmp(fn->name, "sub_1000"))
+            self_main = fn->self;
+        if (!strcmp(fn->name, "sub_1024")) {
+            self_leaf = fn->self;
+            entries_leaf = fn->entries;
+        }
+    }
+    assert_int_equal(self_main, 4);
+    assert_int_equal(self_leaf, 1);
+    assert_int_equal(entries_leaf, 1);
+    assert_int_equal(tk_profile_call_count(p), 1);
+    /* the conditional branch at 0x1008 ran once, not taken */
+    size_t b = 0;
+    for (; b < tk_profile_branch_count(p) && tk_profile_branch(p, b)->addr != 0x1008; b++)
+        ;
+    assert_true(b < tk_profile_branch_count(p));
+    assert_int_equal(tk_profile_branch(p, b)->not_taken, 1);
+    assert_int_equal(tk_profile_branch(p, b)->taken, 0);
+    tk_profile_free(p);
+    teardown(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_insn_facts),
+        cmocka_unit_test(test_learned_functions),
+        cmocka_unit_test(test_profile_on_view),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
