@@ -40,10 +40,10 @@ const char tk_an_input_help[] =
     "                    Arm CoreSight ETMv4/ETE trace, decoded over the memory images as\n"
     "                    `tracekit decode --snapshot` does (its options: --buffer,\n"
     "                    --trace-format, --reg, --mem). Functions are the symbols of --elf\n"
-    "                    (any ELF: AArch64, Arm) when given, else inferred from the flow:\n"
-    "                    each call target and exception handler is a function sub_ADDR that\n"
-    "                    runs to the next one. One trace ID per profile: --id picks it when\n"
-    "                    several sources have trace\n"
+    "                    (any ELF: AArch64, Arm; its DWARF gives source lines) and, outside\n"
+    "                    them, inferred from the flow: each call target and exception\n"
+    "                    handler is a function sub_ADDR that runs to the next one. One trace\n"
+    "                    ID per profile: --id picks it when several sources have trace\n"
     "other:\n"
     "  -o, --output FILE where to write (default: standard output)\n"
     "  --quiet           no progress line (it is drawn on stderr only for a terminal)\n"
@@ -468,7 +468,7 @@ static const tk_cs_mem *cs_mem_of(const tk_cs_snapshot *ss, uint32_t id)
  * must be known before the profile files its first range under it. */
 static int run_snapshot(const tk_an_input *in, tk_an_run *run, relay *r, int buffer)
 {
-    cs_scan scan = {.code = run->img ? NULL : run->code, .other_id = UINT32_MAX};
+    cs_scan scan = {.code = run->code, .other_id = UINT32_MAX};
     tk_etm4_run_opts o;
     memset(&o, 0, sizeof(o));
     o.size = sizeof(o);
@@ -499,7 +499,7 @@ static int run_snapshot(const tk_an_input *in, tk_an_run *run, relay *r, int buf
     }
     if (scan.any) {
         if ((st = tk_cs_code_set_mem(run->code, cs_mem_of(run->ss, scan.id), scan.isa)) ||
-            (!run->img && (st = tk_cs_code_add_entry(run->code, scan.first))))
+            (st = tk_cs_code_add_entry(run->code, scan.first)))
             return fail(in, st, NULL, "profile");
     }
     o.on_event = relay_event;

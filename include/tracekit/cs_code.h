@@ -2,8 +2,8 @@
 /* The code of a CoreSight snapshot as the analysis sinks see it (tk_code_view, analysis.h), so
  * that profiles, coverage and reports work on ETMv4 trace as on E-Trace: instruction sizes,
  * conditional branches and direct targets come from the Arm classifier over the core's memory
- * images; functions come from an ELF's symbol table when there is one, else from the flow
- * itself: every call target and exception handler the trace enters is a function (named
+ * images; functions come from an ELF's symbol table where it has one, and elsewhere from the
+ * flow itself: every call target and exception handler the trace enters is a function (named
  * sub_<address>) that runs up to the next one. Memory dumps have no symbols, and a profile with
  * all code in one function has no call graph to show. */
 #ifndef TRACEKIT_CS_CODE_H
@@ -31,8 +31,8 @@ void tk_cs_code_free(tk_cs_code *c);
  * (0 A64, 1 A32, 2 T32). Errors: TK_ERR_INVALID (unknown instruction set). */
 tk_status tk_cs_code_set_mem(tk_cs_code *c, const tk_cs_mem *mem, uint8_t isa);
 
-/* Functions from the symbol table of img (borrowed; tk_image_open_elf_any): then only those,
- * and no functions are inferred. NULL: infer them (the default). */
+/* Functions from the symbol table of img (borrowed; tk_image_open_elf_any): where img has a
+ * function symbol it is the function, and no function is inferred inside one. NULL: none. */
 void tk_cs_code_set_symbols(tk_cs_code *c, const tk_image *img);
 
 /* A tk_event_fn for a first pass over the trace: notes the first address of every range that

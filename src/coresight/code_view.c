@@ -15,7 +15,7 @@
 struct tk_cs_code {
     const tk_cs_mem *mem;
     tk_arm_isa isa;
-    const tk_image *img; /* symbols from an ELF, or NULL */
+    const tk_image *img; /* symbols from an ELF, or NULL; they come before inferred ones */
     /* Inferred functions: entries as learned (unsorted, repeats), then at the first lookup
      * sorted, made distinct and given names and extents. */
     uint64_t *entries;
@@ -112,16 +112,19 @@ size_t tk_cs_code_entry_count(const tk_cs_code *c)
     return n;
 }
 
-/* Sort the entries, drop repeats, and make each a function that runs up to the next entry or
- * to the end of its memory region. On a failed allocation the view has no functions (all code
+/* Sort the entries, drop repeats and those inside an ELF symbol, and make each a function that
+ * runs up to the next entry or to the end of its memory region (an ELF symbol inside that
+ * extent still wins there). On a failed allocation the view has no functions (all code
  * is the profile's unknown function), which is still a correct flat profile. */
 static void seal(tk_cs_code *c)
 {
     c->sealed = true;
     qsort(c->entries, c->nentries, sizeof(*c->entries), cmp_u64);
     size_t n = 0;
+    uint64_t off;
     for (size_t i = 0; i < c->nentries; i++)
-        if (!n || c->entries[i] != c->entries[n - 1])
+        if ((!n || c->entries[i] != c->entries[n - 1]) &&
+            !(c->img && tk_image_symbolize(c->img, c->entries[i], &off)))
             c->entries[n++] = c->entries[i];
     c->nentries = n;
     if (!n || !(c->syms = calloc(n, sizeof(*c->syms))) ||
@@ -130,6 +133,8 @@ static void seal(tk_cs_code *c)
         c->syms = NULL;
         return;
     }
+    const size_t nelf = c->img ? tk_image_symbol_count(c->img) : 0;
+    size_t j = 0; /* the first ELF symbol after entry i (both sorted by address) */
     for (size_t i = 0; i < n; i++) {
         const uint64_t a = c->entries[i];
         size_t avail = 0;
@@ -138,6 +143,13 @@ static void seal(tk_cs_code *c)
         uint64_t size = avail ? (uint64_t)avail : 1;
         if (i + 1 < n && c->entries[i + 1] - a < size)
             size = c->entries[i + 1] - a;
+        /* An ELF function starts a new function too: the profile asks for the function of
+         * an address again only when flow leaves the extent of the one it is in. */
+        while (j < nelf &&
+               (tk_image_symbol(c->img, j)->addr <= a || !tk_image_symbol(c->img, j)->is_func))
+            j++;
+        if (j < nelf && tk_image_symbol(c->img, j)->addr - a < size)
+            size = tk_image_symbol(c->img, j)->addr - a;
         snprintf(c->names[i], NAME_LEN, "sub_%" PRIx64, a);
         c->syms[i] = (tk_symbol){.name = c->names[i], .addr = a, .size = size, .is_func = true};
     }
@@ -147,8 +159,9 @@ static void seal(tk_cs_code *c)
 static const tk_symbol *symbolize(void *ctx, uint64_t addr, uint64_t *offset)
 {
     tk_cs_code *c = ctx;
-    if (c->img)
-        return tk_image_symbolize(c->img, addr, offset);
+    const tk_symbol *elf = c->img ? tk_image_symbolize(c->img, addr, offset) : NULL;
+    if (elf)
+        return elf;
     if (!c->sealed)
         seal(c);
     const tk_symbol *s = c->nsyms ? &c->syms[c->last] : NULL;

@@ -79,6 +79,15 @@ PY
 grep -q '^ *543921  sub_406450;sub_41a6e0;sub_435208;sub_4e8788;sub_4e7150;sub_4e4458;sub_4eaae0$' \
     "$tmp/report" || fail "hottest call path"
 
+# Symbols from an ELF (--elf, here one that has only symbols, made for the test) name their
+# functions; the call graph is the same (the symbol has the extent the inferred function had).
+python3 "$(dirname "$0")/make_syms_elf.py" "$tmp/syms.elf" compile_file=435208:2148
+"$D" report --snapshot "$B" --elf "$tmp/syms.elf" >"$tmp/report.elf"
+grep -q '^ *2193532 *3  sub_41a6e0 -> sub_435208 ' "$tmp/report" || fail "call edge without --elf"
+grep -q '^ *2193532 *3  sub_41a6e0 -> compile_file ' "$tmp/report.elf" ||
+    fail "call edge with --elf"
+grep -q 'sub_435208' "$tmp/report.elf" && fail "an inferred function inside an ELF symbol"
+
 # Several sources with trace: one at a time (usage error without --id).
 rc=0
 "$D" report --snapshot "$S/juno_r1_1" >/dev/null 2>"$tmp/err" || rc=$?
