@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int tk_cli_encap_layout(tk_cli_encap *e, const char *cmd, const char *layout)
 {
@@ -20,6 +21,13 @@ int tk_cli_encap_layout(tk_cli_encap *e, const char *cmd, const char *layout)
 
 int tk_cli_encap_srcid(tk_cli_encap *e, const char *cmd, const char *text)
 {
+    if (!strcmp(text, "all")) {
+        fprintf(stderr,
+                "tracekit %s: --srcid all: only 'tracekit dump' lists every source; %s takes "
+                "one source (hart): --srcid N\n",
+                cmd, cmd);
+        return 2;
+    }
     char *end = NULL;
     errno = 0;
     unsigned long v = strtoul(text, &end, 0);
@@ -29,6 +37,16 @@ int tk_cli_encap_srcid(tk_cli_encap *e, const char *cmd, const char *text)
     }
     e->srcid = (uint16_t)v;
     e->srcid_given = true;
+    e->all_sources = false;
+    return 0;
+}
+
+int tk_cli_encap_srcid_or_all(tk_cli_encap *e, const char *cmd, const char *text)
+{
+    if (strcmp(text, "all"))
+        return tk_cli_encap_srcid(e, cmd, text);
+    e->srcid = 0;
+    e->srcid_given = e->all_sources = true;
     return 0;
 }
 
@@ -66,6 +84,11 @@ bool tk_cli_encap_report(const tk_cli_encap *e, const char *cmd, const char *inp
 {
     if (st->packets)
         return false;
+    if (e->all_sources) {
+        fprintf(stderr, "tracekit %s: %s: no packet of any source (is the layout right?)\n", cmd,
+                input);
+        return true;
+    }
     fprintf(stderr, "tracekit %s: %s: no te_inst packet of srcID %u", cmd, input,
             (unsigned)e->srcid);
     if (st->nsources == 0) {

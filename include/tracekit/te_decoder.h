@@ -75,12 +75,17 @@ typedef struct tk_te_encap_stats {
     uint16_t sources[TK_TE_ENCAP_MAX_SOURCES];
     uint64_t source_packets[TK_TE_ENCAP_MAX_SOURCES];
 } tk_te_encap_stats;
+/* tk_te_encap_next's srcid for every source: one past the widest srcID (16 bits). */
+#define TK_TE_ENCAP_ALL_SOURCES 0x10000u
 /* The next packet of source srcid (any type) from r, as tk_te_decoder_run_encap reads them,
  * for tools that list a stream themselves: packets of other sources are counted in st and
- * skipped. A packet cut by the end of the stream is TK_ERR_TRUNCATED once; the bytes after its
- * header are read again (it may be a misread byte), and packets they cut too are skipped.
- * Other errors as tk_encap_reader_next; TK_END at the end. */
-tk_status tk_te_encap_next(tk_encap_reader *r, uint16_t srcid, tk_te_encap_stats *st,
+ * skipped. With srcid TK_TE_ENCAP_ALL_SOURCES every source's packets are returned in stream
+ * order (pkt->srcid says whose; none is counted as another source's). A packet cut by the end
+ * of the stream is TK_ERR_TRUNCATED once; the bytes after its header are read again (it may be
+ * a misread byte), and packets they cut too are skipped. TK_ERR_INVALID for a srcid over
+ * 0xffff other than TK_TE_ENCAP_ALL_SOURCES; other errors as tk_encap_reader_next; TK_END at
+ * the end. */
+tk_status tk_te_encap_next(tk_encap_reader *r, uint32_t srcid, tk_te_encap_stats *st,
                            tk_encap_packet *pkt, tk_diag *diag);
 
 /* Decode the te_inst packets of source srcid from a stream in the general packet
@@ -91,9 +96,11 @@ tk_status tk_te_encap_next(tk_encap_reader *r, uint16_t srcid, tk_te_encap_stats
  * the stream's byte offsets and packet indexes (normal packets of every source). A packet the
  * reader or the codec rejects becomes a TK_EV_ERROR event at its offset and the decoder resumes at
  * the next sync; reading goes on after it (a misread framing realigns within the next sync
- * sequence). Returns as tk_te_decoder_run_raw; stats (optional) says what the stream held. */
+ * sequence). Returns as tk_te_decoder_run_raw; stats (optional) says what the stream held.
+ * TK_ERR_INVALID for a srcid over 0xffff (TK_TE_ENCAP_ALL_SOURCES included: a decoder follows
+ * one hart's flow). */
 tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_encap_config *cfg,
-                                  uint16_t srcid, tk_te_encap_stats *stats);
+                                  uint32_t srcid, tk_te_encap_stats *stats);
 
 /* Add spike's reset code at 0x1000 (auipc t0,0; addi a1,t0,32; csrr a0,mhartid;
  * ld t0,24(t0) or lw for RV32; jr t0), where the reference flow's traces begin and which

@@ -23,9 +23,11 @@ static void note_source(tk_te_encap_stats *st, uint16_t srcid)
     st->nsources++;
 }
 
-tk_status tk_te_encap_next(tk_encap_reader *r, uint16_t srcid, tk_te_encap_stats *st,
+tk_status tk_te_encap_next(tk_encap_reader *r, uint32_t srcid, tk_te_encap_stats *st,
                            tk_encap_packet *pkt, tk_diag *diag)
 {
+    if (!r || !st || !pkt || !diag || (srcid > 0xffff && srcid != TK_TE_ENCAP_ALL_SOURCES))
+        return TK_ERR_INVALID;
     for (;;) {
         tk_status s = tk_encap_reader_next(r, pkt, diag);
         if (s == TK_ERR_TRUNCATED) {
@@ -40,16 +42,16 @@ tk_status tk_te_encap_next(tk_encap_reader *r, uint16_t srcid, tk_te_encap_stats
         if (s != TK_OK)
             return s;
         note_source(st, pkt->srcid);
-        if (pkt->srcid == srcid)
+        if (srcid == TK_TE_ENCAP_ALL_SOURCES || pkt->srcid == srcid)
             return TK_OK;
         st->other_packets++; /* another hart's */
     }
 }
 
 tk_status tk_te_decoder_run_encap(tk_te_decoder *d, tk_te_raw *raw, const tk_encap_config *cfg,
-                                  uint16_t srcid, tk_te_encap_stats *stats)
+                                  uint32_t srcid, tk_te_encap_stats *stats)
 {
-    if (!d || !raw || !cfg)
+    if (!d || !raw || !cfg || srcid > 0xffff)
         return TK_ERR_INVALID;
     tk_te_encap_stats local = {0};
     tk_te_encap_stats *st = stats ? stats : &local;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Packet encapsulation: hand-built packets with odd srcID widths, writer/reader round trips
  * over random configurations, synchronisation by null runs, damage reporting, the srcID
- * demultiplexer and the reference .te_inst_raw iterator. */
+ * demultiplexer, the reference .te_inst_raw iterator and the source reader tk_te_encap_next. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tracekit/encap.h"
+#include "tracekit/te_decoder.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -462,13 +463,113 @@ static void test_unframed_alignment(void **state)
     }
 }
 
+static tk_status ignore_event(void *ctx, const tk_event *ev)
+{
+    (void)ctx;
+    (void)ev;
+    return TK_OK;
+}
+
+/* tk_te_encap_next: one source's packets, or with TK_TE_ENCAP_ALL_SOURCES every source's in
+ * stream order with its srcID; a cut last packet reported once; out-of-range srcIDs refused. */
+static void test_encap_next_sources(void **state)
+{
+    (void)state;
+    tk_encap_config cfg;
+    tk_encap_config_init(&cfg);
+    cfg.srcid_bits = 8;
+    cfg.type_bits = 1;
+    /* srcID 3, 5, 3 (type 1: data trace), 5, then srcID 3 cut: header announces 3 bytes */
+    static const struct {
+        uint16_t srcid;
+        uint32_t type;
+        uint8_t payload;
+    } in[] = {{3, 0, 0x10}, {5, 0, 0x20}, {3, 1, 0x30}, {5, 0, 0x40}};
+    uint8_t buf[64];
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        tk_encap_fields f = {.srcid = in[i].srcid, .type = in[i].type};
+        size_t n = 0;
+        assert_int_equal(
+            tk_encap_write(&cfg, &f, &in[i].payload, 1, buf + len, sizeof(buf) - len, &n), TK_OK);
+        len += n;
+    }
+    const size_t cut = len;
+    buf[len++] = 0x03;
+    buf[len++] = 3;
+
+    tk_encap_reader *r = NULL;
+    tk_encap_packet p;
+    tk_diag d;
+    tk_diag_clear(&d);
+    assert_int_equal(tk_encap_reader_alloc(&r, &cfg, buf, len), TK_OK);
+    tk_te_encap_stats st = {.size = sizeof(st)};
+    for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        assert_int_equal(tk_te_encap_next(r, TK_TE_ENCAP_ALL_SOURCES, &st, &p, &d), TK_OK);
+        assert_int_equal(p.srcid, in[i].srcid);
+        assert_int_equal(p.type, in[i].type);
+        assert_int_equal(p.index, i);
+        assert_int_equal(p.payload[0], in[i].payload);
+    }
+    assert_int_equal(tk_te_encap_next(r, TK_TE_ENCAP_ALL_SOURCES, &st, &p, &d), TK_ERR_TRUNCATED);
+    assert_int_equal(d.byte_offset, cut);
+    assert_int_equal(tk_te_encap_next(r, TK_TE_ENCAP_ALL_SOURCES, &st, &p, &d), TK_END);
+    assert_int_equal(st.other_packets, 0);
+    assert_int_equal(st.truncated, 2); /* the cut packet, and its srcID byte read as a header */
+    assert_int_equal(st.nsources, 2);
+    assert_int_equal(st.sources[0], 3);
+    assert_int_equal(st.source_packets[0], 2);
+    assert_int_equal(st.sources[1], 5);
+    assert_int_equal(st.source_packets[1], 2);
+    tk_encap_reader_free(r);
+
+    /* one source: the others are counted and skipped, the cut packet is still reported */
+    assert_int_equal(tk_encap_reader_alloc(&r, &cfg, buf, len), TK_OK);
+    st = (tk_te_encap_stats){.size = sizeof(st)};
+    assert_int_equal(tk_te_encap_next(r, 5, &st, &p, &d), TK_OK);
+    assert_int_equal(p.payload[0], 0x20);
+    assert_int_equal(tk_te_encap_next(r, 5, &st, &p, &d), TK_OK);
+    assert_int_equal(p.payload[0], 0x40);
+    assert_int_equal(tk_te_encap_next(r, 5, &st, &p, &d), TK_ERR_TRUNCATED);
+    assert_int_equal(tk_te_encap_next(r, 5, &st, &p, &d), TK_END);
+    assert_int_equal(st.other_packets, 2);
+    assert_int_equal(st.nsources, 2);
+
+    /* no srcID is wider than 16 bits; a flow decoder takes one source */
+    assert_int_equal(tk_te_encap_next(r, 0x10001, &st, &p, &d), TK_ERR_INVALID);
+    assert_int_equal(tk_te_encap_next(r, UINT32_MAX, &st, &p, &d), TK_ERR_INVALID);
+    tk_encap_reader_free(r);
+    assert_int_equal(tk_encap_reader_alloc(&r, &cfg, buf, len), TK_OK);
+    st = (tk_te_encap_stats){.size = sizeof(st)};
+    assert_int_equal(tk_te_encap_next(r, 0xffff, &st, &p, &d), TK_ERR_TRUNCATED);
+    tk_encap_reader_free(r);
+    tk_te_params tp;
+    tk_te_params_init(&tp);
+    tk_image *img = NULL;
+    tk_te_decoder *dec = NULL;
+    tk_te_raw *raw = NULL;
+    assert_int_equal(tk_image_new(TK_ARCH_RISCV, 64, &img), TK_OK);
+    assert_int_equal(tk_te_decoder_new(&tp, img, ignore_event, NULL, &dec), TK_OK);
+    assert_int_equal(tk_te_raw_from_buffer(buf, len, &raw), TK_OK);
+    assert_int_equal(tk_te_decoder_run_encap(dec, raw, &cfg, TK_TE_ENCAP_ALL_SOURCES, NULL),
+                     TK_ERR_INVALID);
+    tk_te_raw_close(raw);
+    tk_te_decoder_free(dec);
+    tk_image_free(img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_built),   cmocka_unit_test(test_random_roundtrip),
-        cmocka_unit_test(test_sync),         cmocka_unit_test(test_damage),
-        cmocka_unit_test(test_demux),        cmocka_unit_test(test_raw),
-        cmocka_unit_test(test_config_parse), cmocka_unit_test(test_unframed_alignment),
+        cmocka_unit_test(test_hand_built),
+        cmocka_unit_test(test_random_roundtrip),
+        cmocka_unit_test(test_sync),
+        cmocka_unit_test(test_damage),
+        cmocka_unit_test(test_demux),
+        cmocka_unit_test(test_raw),
+        cmocka_unit_test(test_config_parse),
+        cmocka_unit_test(test_unframed_alignment),
+        cmocka_unit_test(test_encap_next_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
