@@ -456,9 +456,8 @@ static const tk_cs_mem *cs_mem_of(const tk_cs_snapshot *ss, uint32_t id)
 {
     for (size_t i = 0; i < ss->nsources; i++) {
         const tk_cs_source *src = &ss->sources[i];
-        if (src->trace_id == id && tk_cs_protocol_is_etm4(src->protocol) && src->core >= 0 &&
-            (size_t)src->core < ss->ncores)
-            return ss->cores[src->core].mem;
+        if (src->trace_id == id && tk_cs_protocol_is_etm4(src->protocol))
+            return tk_cs_snapshot_source_mem(ss, src);
     }
     return NULL;
 }

@@ -12,6 +12,7 @@
 
 typedef struct cli {
     FILE *out;
+    FILE *err; /* error lines of events (stderr; in memory for a piece of --jobs) */
     int format_ranges;
     unsigned long errors;
     unsigned long mismatches; /* decode errors saying trace and memory images disagree */
@@ -40,12 +41,17 @@ static void usage(FILE *f, const char *cmd)
         "%s"
         "  --stats N       print nothing per item: run N times over the buffer held in memory\n"
         "                  and report counts and throughput\n",
-        cmd, cmd, decode ? "                [--format ranges|events]\n" : "",
+        cmd, cmd, decode ? "                [--format ranges|events] [--jobs N]\n" : "",
         decode ? "the instructions executed, walked over the memory images" : "one line per packet",
         tk_cli_cs_help);
     if (decode)
         fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
-                   "  --format events every event (default)\n");
+                   "  --format events every event (default)\n"
+                   "  -j, --jobs N    decode on N threads: packets are parsed on one, cut at\n"
+                   "                  A-Syncs, and the pieces decoded on N and stitched so the\n"
+                   "                  output equals the serial decode (one trace ID: --id when\n"
+                   "                  the buffer has several sources, else one thread)\n"
+                   "  --piece-size B  with --jobs: trace bytes per piece (default 128 KiB)\n");
     fprintf(f,
             "exit status: 0; 1 when the trace has errors (%s): the last line on\n"
             "  stderr counts them and gives the first one's byte offset; 2 for a usage error\n",
@@ -73,7 +79,7 @@ static tk_status print_event(void *ctx, const tk_event *ev)
     if (ev->kind == TK_EV_ERROR) {
         note_error(c, ev->byte_offset);
         c->mismatches += ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_BAD_INSN;
-        fprintf(stderr, "[%llu, 0x%llx: %s: %s]\n", (unsigned long long)ev->byte_offset,
+        fprintf(c->err, "[%llu, 0x%llx: %s: %s]\n", (unsigned long long)ev->byte_offset,
                 (unsigned long long)ev->first, tk_strerror(ev->status),
                 ev->message ? ev->message : "");
     }
@@ -237,12 +243,91 @@ static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const cha
     return TK_OK;
 }
 
+/* --jobs: one piece's events, printed into memory and written out in trace order. */
+typedef struct piece_out {
+    cli c; /* first: the sink is &c */
+    char *out_buf, *err_buf;
+    size_t out_len, err_len;
+} piece_out;
+
+static void piece_close(piece_out *p)
+{
+    if (p->c.out)
+        fclose(p->c.out);
+    if (p->c.err)
+        fclose(p->c.err);
+    p->c.out = p->c.err = NULL;
+}
+
+static void piece_drop(void *ctx, void *sink)
+{
+    piece_out *p = sink;
+    (void)ctx;
+    piece_close(p);
+    free(p->out_buf);
+    free(p->err_buf);
+    free(p);
+}
+
+static tk_status piece_new(void *ctx, tk_event_fn *fn, void **sink)
+{
+    const cli *parent = ctx;
+    piece_out *p = calloc(1, sizeof(*p));
+    if (!p)
+        return TK_ERR_NOMEM;
+    p->c.format_ranges = parent->format_ranges;
+    p->c.out = open_memstream(&p->out_buf, &p->out_len);
+    p->c.err = open_memstream(&p->err_buf, &p->err_len);
+    if (!p->c.out || !p->c.err) {
+        piece_drop(NULL, p);
+        return TK_ERR_NOMEM;
+    }
+    *fn = print_event;
+    *sink = &p->c;
+    return TK_OK;
+}
+
+static tk_status piece_done(void *ctx, void *sink)
+{
+    cli *c = ctx;
+    piece_out *p = sink;
+    piece_close(p);
+    if (p->c.errors && (!c->errors || p->c.first_error < c->first_error))
+        c->first_error = p->c.first_error;
+    c->errors += p->c.errors;
+    c->mismatches += p->c.mismatches;
+    fwrite(p->err_buf, 1, p->err_len, c->err);
+    const bool ok = fwrite(p->out_buf, 1, p->out_len, c->out) == p->out_len;
+    piece_drop(NULL, p);
+    return ok ? TK_OK : TK_ERR_IO;
+}
+
+/* decode --jobs N: in parallel when the buffer's selection is one source, else serially. */
+static tk_status decode_jobs(const char *cmd, const tk_cs_snapshot *ss, tk_etm4_run_opts *o, cli *c,
+                             unsigned jobs, size_t piece, tk_diag *diag)
+{
+    tk_etm4_par_config pc = {.size = sizeof(pc),
+                             .jobs = jobs,
+                             .piece_bytes = piece,
+                             .ctx = c,
+                             .sink_new = piece_new,
+                             .sink_done = piece_done,
+                             .sink_drop = piece_drop};
+    tk_status st = tk_etm4_decode_parallel(ss, o, &pc, NULL, diag);
+    if (st != TK_ERR_UNSUPPORTED)
+        return st;
+    fprintf(stderr, "tracekit %s: --jobs: %s; decoding on one thread\n", cmd, diag->message);
+    tk_diag_clear(diag);
+    return tk_etm4_run_snapshot(ss, o, diag);
+}
+
 static int run(int argc, char **argv, const char *cmd, int decode)
 {
     const char *format = "events";
     tk_cli_cs in;
     tk_cli_cs_init(&in);
     long repeat = 0;
+    unsigned long jobs = 1, piece = 0;
     /* --help anywhere, even where an option wants its value ("--snapshot --help"). */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -262,7 +347,16 @@ static int run(int argc, char **argv, const char *cmd, int decode)
         }
         if (!strcmp(a, "--format") && decode)
             format = argv[++i];
-        else if (!strcmp(a, "--stats")) {
+        else if ((!strcmp(a, "--jobs") || !strcmp(a, "-j") || !strcmp(a, "--piece-size")) &&
+                 decode) {
+            char *end;
+            unsigned long v = strtoul(argv[++i], &end, 0);
+            if (*end || !*argv[i] || !v || v > (a[2] == 'p' ? 1ul << 30 : 256)) {
+                fprintf(stderr, "tracekit %s: bad %s '%s'\n", cmd, a, argv[i]);
+                return 2;
+            }
+            *(a[2] == 'p' ? &piece : &jobs) = v;
+        } else if (!strcmp(a, "--stats")) {
             repeat = strtol(argv[++i], NULL, 0);
             if (repeat < 1 || repeat > 100000) {
                 fprintf(stderr, "tracekit %s: bad --stats count '%s'\n", cmd, argv[i]);
@@ -289,7 +383,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     tk_diag diag;
     tk_diag_clear(&diag);
     tk_status st;
-    cli c = {stdout, !strcmp(format, "ranges"), 0, 0, 0, 0, 0, 0};
+    cli c = {stdout, stderr, !strcmp(format, "ranges"), 0, 0, 0, 0, 0, 0};
     tk_etm4_run_opts o;
     memset(&o, 0, sizeof(o));
     o.size = sizeof(o);
@@ -305,7 +399,8 @@ static int run(int argc, char **argv, const char *cmd, int decode)
         tk_cs_snapshot_free(ss);
         return rc;
     }
-    st = tk_etm4_run_snapshot(ss, &o, &diag);
+    st = jobs > 1 ? decode_jobs(cmd, ss, &o, &c, (unsigned)jobs, piece, &diag)
+                  : tk_etm4_run_snapshot(ss, &o, &diag);
     tk_cs_snapshot_free(ss);
     if (st) {
         fprintf(stderr, "tracekit %s: %s: %s\n", cmd, tk_strerror(st), diag.message);

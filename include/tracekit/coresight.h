@@ -105,6 +105,12 @@ typedef struct tk_cs_snapshot {
     tk_cs_buffer *buffers;
 } tk_cs_snapshot;
 
+/* Read a trace buffer's file into memory (*out, malloc'd). Errors: TK_ERR_IO, TK_ERR_NOMEM. */
+tk_status tk_cs_buffer_read(const tk_cs_buffer *b, uint8_t **out, size_t *len, tk_diag *diag);
+/* The memory images a source's trace runs over: its core's, or when the source names no core,
+ * the first core's that has images (a bare trace's --mem images are on cores[0]). NULL when
+ * the snapshot has no core. */
+const tk_cs_mem *tk_cs_snapshot_source_mem(const tk_cs_snapshot *ss, const tk_cs_source *src);
 /* Load a snapshot directory. Errors: TK_ERR_IO (missing file), TK_ERR_FORMAT (malformed .ini,
  * with line number in diag), TK_ERR_NOMEM. */
 tk_status tk_cs_snapshot_load(const char *dir, tk_cs_snapshot **out, tk_diag *diag);

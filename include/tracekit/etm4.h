@@ -266,6 +266,19 @@ tk_status tk_etm4_decoder_end(tk_etm4_decoder *d);
 
 /* ---- running a snapshot ------------------------------------------------------------- */
 
+/* What a source's parser is given, as tk_etm4_run_snapshot gives it (on_stream): parallel
+ * decoding records it to give the same to parsers of its own. */
+typedef enum tk_etm4_stream_op {
+    TK_ETM4_STREAM_DATA,   /* tk_etm4_parser_data(data, n, index) */
+    TK_ETM4_STREAM_FRAMES, /* tk_etm4_parser_frames(data, n, index) */
+    TK_ETM4_STREAM_RESYNC, /* tk_etm4_parser_resync */
+    /* the last DATA or FRAMES call was abandoned (the frame alignment was found lost) after
+     * the packet that ends at index: the bytes from index on were not parsed */
+    TK_ETM4_STREAM_CUT,
+} tk_etm4_stream_op;
+typedef void (*tk_etm4_stream_fn)(void *ctx, tk_etm4_stream_op op, uint8_t id, const uint8_t *data,
+                                  size_t n, uint64_t index);
+
 /* Options for tk_etm4_run_snapshot. Unset callbacks are not called. */
 typedef struct tk_etm4_run_opts {
     size_t size; /* sizeof(tk_etm4_run_opts) */
@@ -281,6 +294,8 @@ typedef struct tk_etm4_run_opts {
     /* Packets in batch mode (tk_etm4_parser_set_batch): compact packets here, the others to
      * on_packet. Used only without decode. */
     tk_etm4_batch_fn on_packets;
+    /* What each parser is given, just before it is given it. */
+    tk_etm4_stream_fn on_stream;
 } tk_etm4_run_opts;
 
 /* Deformat one buffer of a snapshot and parse (and decode) every ETMv4 source in it. Sources
@@ -288,6 +303,53 @@ typedef struct tk_etm4_run_opts {
  * non-OK status a callback returns. */
 tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts *opts,
                                tk_diag *diag);
+
+/* ---- parallel decoding ------------------------------------------------------------------ */
+
+/* Decoding one source's trace on several threads, with the events the serial decode gives, in
+ * the same order. The buffer is read and its packets parsed on the calling thread, as
+ * tk_etm4_run_snapshot does (deformatting, frame realignment, error packets and
+ * resynchronisation unchanged); the packets are cut into pieces at A-Sync packets, and each
+ * piece is decoded on a worker thread by a decoder of its own, into a sink of its own.
+ *
+ * Stitching: a piece's decoder starts knowing nothing; its events count from the first packet
+ * after which it is settled (address and context known, nothing pending or speculative, see
+ * coresight/etm4_state.h). The decoder that decoded the previous pieces then decodes the piece's
+ * packets up to that one, into the previous sink, and the two states are compared: equal, the
+ * piece's own events are exactly the serial ones from there on; not equal (a return stack, a
+ * speculation window that spans the cut, a piece with no settled point), the previous decoder
+ * decodes the whole piece and the piece's sink is dropped. Sinks are finished in trace order.
+ * At most jobs + 1 pieces are held at a time, so memory is bounded by the piece size. */
+typedef struct tk_etm4_par_config {
+    size_t size;        /* sizeof(tk_etm4_par_config) */
+    unsigned jobs;      /* worker threads (>= 1) */
+    size_t piece_bytes; /* trace bytes per piece (0: 128 KiB); cuts fall on the next A-Sync */
+    void *ctx;          /* passed to the sink callbacks */
+    /* A sink for one piece (worker thread): its event function and state. */
+    tk_status (*sink_new)(void *ctx, tk_event_fn *fn, void **sink);
+    /* All of a sink's events are in (calling thread, in trace order): write or merge its
+     * results, then free it. Returns an error to stop. */
+    tk_status (*sink_done)(void *ctx, void *sink);
+    /* A piece's sink that is not used (its piece was decoded by the previous decoder). */
+    void (*sink_drop)(void *ctx, void *sink);
+} tk_etm4_par_config;
+
+typedef struct tk_etm4_par_stats {
+    size_t size; /* sizeof(tk_etm4_par_stats) */
+    uint64_t packets;
+    uint64_t pieces;
+    uint64_t stitched;  /* cuts where the states agreed */
+    uint64_t redecoded; /* pieces decoded again by the previous decoder */
+} tk_etm4_par_stats;
+
+/* Decode the buffer and source that opts selects (buffer, id, data/data_len, on_frame_error
+ * and ctx for framing errors; decode, on_event, on_packet and on_packets are not used) with
+ * cfg->jobs threads. The selection must be exactly one ETMv4 source: TK_ERR_UNSUPPORTED (said
+ * in diag, before any event) otherwise, e.g. a buffer of several sources without an id. Other
+ * errors as tk_etm4_run_snapshot's, or a sink callback's status. stats is optional. */
+tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_opts *opts,
+                                  const tk_etm4_par_config *cfg, tk_etm4_par_stats *stats,
+                                  tk_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coresight/etm4_state.h"
 #include "isa/arm/arm_branch.h"
 #include "tracekit/etm4.h"
 
@@ -125,13 +126,9 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
         return TK_ERR_NOMEM;
     d->cfg = *cfg;
     d->mem = mem;
-    d->fn = fn;
-    d->ctx = ctx;
     /* The block cache is allocated at the first atom: a snapshot often names sources that
      * are not in the trace, and the cache is the bulk of a decoder's memory. */
-    d->range.kind = TK_EV_RANGE;
-    d->range.trace_id = cfg->trace_id;
-    d->rs_enabled = (cfg->configr >> 12) & 1;
+    tk_etm4_decoder_reset(d, fn, ctx);
     if (cfg->max_spec && !(d->spec = spec_new())) {
         free(d);
         return TK_ERR_NOMEM;
@@ -1241,4 +1238,89 @@ tk_status tk_etm4_decoder_end(tk_etm4_decoder *d)
     if (d->spec)
         d->spec->n = d->spec->depth = 0;
     return TK_OK;
+}
+
+/* ---- state for parallel decoding (etm4_state.h) ----------------------------------------- */
+
+bool tk_etm4_decoder_settled(const tk_etm4_decoder *d)
+{
+    const struct spec_queue *q = d->spec;
+    return d->pc_valid && d->ctx_valid && !d->exc_pending && !d->sync_check && !d->pop_pending &&
+           (!q || (!q->n && !q->unseen && !q->exc_open));
+}
+
+void tk_etm4_decoder_get_state(const tk_etm4_decoder *d, tk_etm4_dec_state *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->pc = d->pc;
+    s->q_pc = d->q_pc;
+    s->pc_valid = d->pc_valid;
+    s->ctx_valid = d->ctx_valid;
+    s->q_pc_valid = d->q_pc_valid;
+    s->exc_pending = d->exc_pending;
+    s->sync_check = d->sync_check;
+    s->pop_pending = d->pop_pending;
+    s->isa = (uint8_t)d->isa;
+    s->last_is = d->last_is;
+    s->exc_type = d->exc_type;
+    s->c = d->c;
+    s->rs_depth = d->rs_depth;
+    for (unsigned i = 0; i < d->rs_depth && i < 16; i++) {
+        s->rs_addr[i] = d->rs[i].addr;
+        s->rs_isa[i] = d->rs[i].isa;
+    }
+}
+
+bool tk_etm4_dec_state_equal(const tk_etm4_dec_state *a, const tk_etm4_dec_state *b)
+{
+    const tk_etm4_context *x = &a->c, *y = &b->c;
+    if (a->pc_valid != b->pc_valid || (a->pc_valid && a->pc != b->pc) ||
+        a->q_pc_valid != b->q_pc_valid || (a->q_pc_valid && a->q_pc != b->q_pc) ||
+        a->ctx_valid != b->ctx_valid || a->exc_pending != b->exc_pending ||
+        a->sync_check != b->sync_check || a->pop_pending != b->pop_pending || a->isa != b->isa ||
+        a->last_is != b->last_is || (a->exc_pending && a->exc_type != b->exc_type) ||
+        a->rs_depth != b->rs_depth)
+        return false;
+    if (a->ctx_valid &&
+        (x->el != y->el || x->ns != y->ns || x->sf != y->sf || x->has_vmid != y->has_vmid ||
+         x->has_cid != y->has_cid || x->vmid != y->vmid || x->cid != y->cid))
+        return false;
+    for (unsigned i = 0; i < a->rs_depth && i < 16; i++)
+        if (a->rs_addr[i] != b->rs_addr[i] || a->rs_isa[i] != b->rs_isa[i])
+            return false;
+    return true;
+}
+
+void tk_etm4_decoder_set_packet_count(tk_etm4_decoder *d, uint64_t n)
+{
+    d->packet_index = n;
+}
+
+void tk_etm4_decoder_reset(tk_etm4_decoder *d, tk_event_fn fn, void *ctx)
+{
+    const tk_etm4_config cfg = d->cfg;
+    const tk_cs_mem *mem = d->mem;
+    block_cache *blocks = d->blocks;
+    struct spec_queue *spec = d->spec;
+    memset(d, 0, sizeof(*d));
+    d->cfg = cfg;
+    d->mem = mem;
+    d->blocks = blocks;
+    d->spec = spec;
+    d->fn = fn;
+    d->ctx = ctx;
+    d->range.kind = TK_EV_RANGE;
+    d->range.trace_id = cfg.trace_id;
+    d->rs_enabled = (cfg.configr >> 12) & 1;
+    if (spec) {
+        spec->head = spec->n = 0;
+        spec->depth = spec->unseen = 0;
+        spec->exc_open = false;
+    }
+}
+
+void tk_etm4_decoder_set_events(tk_etm4_decoder *d, tk_event_fn fn, void *ctx)
+{
+    d->fn = fn;
+    d->ctx = ctx;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coresight/etm4_state.h"
 #include "tracekit/etm4.h"
 
 #define MAX_PKT 64   /* longer than any well-formed packet */
@@ -1406,4 +1407,46 @@ tk_status tk_etm4_parser_end(tk_etm4_parser *p)
     pkt.size = (uint8_t)p->npart;
     p->npart = 0;
     return emit_pkt(p, &pkt);
+}
+
+/* ---- state for parallel decoding (coresight/etm4_state.h) ------------------------------- */
+
+void tk_etm4_parser_get_state(const tk_etm4_parser *p, tk_etm4_parser_state *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->synced = p->synced;
+    s->notsync_sent = p->notsync_sent;
+    s->ctx_valid = p->ctx_valid;
+    s->ts_valid = p->ts_valid;
+    s->seen_trace_info = p->seen_trace_info;
+    s->zeros = p->zeros;
+    s->cc_threshold = p->cc_threshold;
+    s->npart = p->npart;
+    const addr_entry *a[4] = {&p->cur, &p->stack[0], &p->stack[1], &p->stack[2]};
+    for (int i = 0; i < 4; i++) {
+        s->addr[i] = a[i]->val;
+        s->addr_is[i] = a[i]->is;
+        s->addr_bits[i] = a[i]->valid_bits;
+        s->addr_64[i] = a[i]->is64;
+    }
+    s->ctx = p->ctxs;
+    s->ts = p->ts;
+}
+
+bool tk_etm4_parser_state_equal(const tk_etm4_parser_state *a, const tk_etm4_parser_state *b)
+{
+    const tk_etm4_context *x = &a->ctx, *y = &b->ctx;
+    /* the A-Sync hunt's flags matter only while hunting */
+    if (a->synced != b->synced ||
+        (!a->synced && (a->notsync_sent != b->notsync_sent || a->zeros != b->zeros)) ||
+        a->ctx_valid != b->ctx_valid || a->ts_valid != b->ts_valid ||
+        a->seen_trace_info != b->seen_trace_info || a->cc_threshold != b->cc_threshold ||
+        a->npart != b->npart || a->ts != b->ts)
+        return false;
+    for (int i = 0; i < 4; i++)
+        if (a->addr[i] != b->addr[i] || a->addr_is[i] != b->addr_is[i] ||
+            a->addr_bits[i] != b->addr_bits[i] || a->addr_64[i] != b->addr_64[i])
+            return false;
+    return x->el == y->el && x->ns == y->ns && x->sf == y->sf && x->has_vmid == y->has_vmid &&
+           x->has_cid == y->has_cid && x->vmid == y->vmid && x->cid == y->cid;
 }

@@ -89,6 +89,9 @@ static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, u
     tk_status st = switch_to(ctx, id, &ps);
     if (st || !ps)
         return st ? st : unparsed(ctx, id, index);
+    const runner *r = ctx;
+    if (r->o->on_stream)
+        r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_DATA, id, data, n, index);
     return tk_etm4_parser_data(ps, data, n, index);
 }
 
@@ -158,7 +161,12 @@ static tk_status check_alignment(runner *r, const tk_etm4_packet *pkt)
 {
     if (!tk_etm4_pkt_is_error(pkt) || pkt->type == TK_ETM4_INCOMPLETE_EOT || !r->deformatting)
         return TK_OK;
-    return realign_from(r, pkt->index, -1);
+    tk_status st = realign_from(r, pkt->index, -1);
+    /* the parser stops after this packet: the rest of its run is not parsed */
+    if (st == TK_ERR_STATE && r->o->on_stream)
+        r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_CUT, pkt->trace_id, NULL, 0,
+                        pkt->index + pkt->size);
+    return st;
 }
 
 /* Data of a source without a parser. An ID no source of the buffer has is the other sign of
@@ -194,6 +202,9 @@ static tk_status on_frames(void *ctx, uint8_t id, const uint8_t *data, size_t n,
     tk_status st = switch_to(ctx, id, &ps);
     if (st || !ps)
         return st ? st : unparsed(ctx, id, index);
+    const runner *r = ctx;
+    if (r->o->on_stream)
+        r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_FRAMES, id, data, n, index);
     return tk_etm4_parser_frames(ps, data, n, index);
 }
 
@@ -205,8 +216,11 @@ static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, co
     if (r->last_id >= 0 && (st = tk_etm4_parser_flush(r->s[r->last_id].parser)))
         return st; /* packets before the error first */
     for (int id = 0; id < 128; id++)
-        if (r->s[id].parser)
+        if (r->s[id].parser) {
+            if (r->o->on_stream)
+                r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_RESYNC, (uint8_t)id, NULL, 0, offset);
             tk_etm4_parser_resync(r->s[id].parser);
+        }
     return r->o->on_frame_error ? r->o->on_frame_error(r->o->ctx, status, offset, msg) : TK_OK;
 }
 
@@ -258,42 +272,30 @@ static tk_status to_caller_checked(void *ctx, const tk_etm4_packet *pkt)
     return st || !tk_etm4_pkt_is_error(pkt) ? st : check_alignment(s->r, pkt);
 }
 
-static const tk_cs_mem *source_mem(const tk_cs_snapshot *ss, const tk_cs_source *src)
+tk_status tk_cs_buffer_read(const tk_cs_buffer *b, uint8_t **out, size_t *len, tk_diag *diag)
 {
-    if (src->core >= 0 && (size_t)src->core < ss->ncores)
-        return ss->cores[src->core].mem;
-    for (size_t i = 0; i < ss->ncores; i++)
-        if (tk_cs_mem_nregions(ss->cores[i].mem))
-            return ss->cores[i].mem;
-    return ss->ncores ? ss->cores[0].mem : NULL;
-}
-
-static uint8_t *read_file(const char *path, size_t *len, tk_diag *diag, tk_status *st)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        *st = tk_diag_set(diag, TK_ERR_IO, "cannot open trace buffer %s", path);
-        return NULL;
-    }
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(b->path, "rb");
+    if (!f)
+        return tk_diag_set(diag, TK_ERR_IO, "cannot open trace buffer %s", b->path);
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);
     uint8_t *buf = malloc(size > 0 ? (size_t)size : 1);
     if (!buf) {
         fclose(f);
-        *st = TK_ERR_NOMEM;
-        return NULL;
+        return TK_ERR_NOMEM;
     }
     if (size > 0 && fread(buf, 1, (size_t)size, f) != (size_t)size) {
         fclose(f);
         free(buf);
-        *st = tk_diag_set(diag, TK_ERR_IO, "cannot read %s", path);
-        return NULL;
+        return tk_diag_set(diag, TK_ERR_IO, "cannot read %s", b->path);
     }
     fclose(f);
+    *out = buf;
     *len = size > 0 ? (size_t)size : 0;
-    *st = TK_OK;
-    return buf;
+    return TK_OK;
 }
 
 tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts *o, tk_diag *diag)
@@ -334,7 +336,8 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         tk_etm4_config cfg;
         tk_etm4_config_from_source(&cfg, ss, src);
         if (o->decode)
-            st = tk_etm4_decoder_new(&cfg, source_mem(ss, src), o->on_event, o->ctx, &s->decoder);
+            st = tk_etm4_decoder_new(&cfg, tk_cs_snapshot_source_mem(ss, src), o->on_event, o->ctx,
+                                     &s->decoder);
         /* Hand packets to their one consumer directly when there is only one: the per-packet
          * call is a noticeable part of the cost. */
         if (!st && o->decode && o->on_packet)
@@ -359,7 +362,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
     const uint8_t *data = o->data;
     size_t len = o->data_len;
     if (!st && !data) {
-        file = read_file(buf->path, &len, diag, &st);
+        st = tk_cs_buffer_read(buf, &file, &len, diag);
         data = file;
     }
     if (!st && buf->format == TK_CS_FMT_RAW) {
@@ -367,8 +370,11 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         if (nstreams > 1)
             st = tk_diag_set(diag, TK_ERR_CONFIG, "unformatted buffer %s has %d sources", buf->name,
                              nstreams);
-        else if (nstreams == 1)
+        else if (nstreams == 1) {
+            if (o->on_stream)
+                o->on_stream(o->ctx, TK_ETM4_STREAM_DATA, (uint8_t)raw_id, data, len, 0);
             st = tk_etm4_parser_data(r->s[raw_id].parser, data, len, 0);
+        }
     } else if (!st) {
         tk_cs_deformatter *d;
         unsigned flags = tk_cs_buffer_deformat_flags(buf->format);

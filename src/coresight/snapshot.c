@@ -415,3 +415,13 @@ int tk_cs_snapshot_default_buffer(const tk_cs_snapshot *ss)
                 return (int)b;
     return -1;
 }
+
+const tk_cs_mem *tk_cs_snapshot_source_mem(const tk_cs_snapshot *ss, const tk_cs_source *src)
+{
+    if (src->core >= 0 && (size_t)src->core < ss->ncores)
+        return ss->cores[src->core].mem;
+    for (size_t i = 0; i < ss->ncores; i++)
+        if (tk_cs_mem_nregions(ss->cores[i].mem))
+            return ss->cores[i].mem;
+    return ss->ncores ? ss->cores[0].mem : NULL;
+}

@@ -1,0 +1,602 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Parallel ETMv4 flow decoding (etm4.h, tk_etm4_decode_parallel).
+ *
+ * The calling thread runs tk_etm4_run_snapshot in parse-only mode: deformatting, frame
+ * realignment and resynchronisation happen exactly as in a serial decode, and what the source's
+ * parser is given (tk_etm4_stream_op) is recorded, cut into pieces at A-Sync packets. A worker
+ * replays a piece into a parser and decoder of its own: the serial pipeline, cache-hot, on its
+ * stretch of trace. (Recording the parsed packets instead costs more memory traffic than the
+ * decoding saves: 32 bytes per packet against about 1.5 bytes of trace.)
+ *
+ * Stitching at the boundary between piece i-1 and i: piece i's lane starts knowing nothing and
+ * settles after some packet (the decoder's state is known, etm4_state.h); it notes where that
+ * packet ends and both states. The lane that decoded everything before ("the carry") is then
+ * fed piece i's record, in the same chunks, until one of its packets ends there: with the same
+ * parser and decoder states at the same byte, both lanes do the same from then on, so the
+ * carry stops and piece i's events are the serial ones. Otherwise the carry decodes all of
+ * piece i itself and piece i's events are dropped. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coresight/etm4_state.h"
+#include "tracekit/etm4.h"
+
+enum { DEFAULT_PIECE = 128u << 10 };
+/* Before a lane settles it is fed in chunks (a multiple of a frame's 15 data bytes): the
+ * parser's state is compared between calls' packets, in non-batch mode. */
+enum { CHUNK = 240 };
+
+/* One recorded call: parser_data or parser_frames of n bytes, or a resync. The bytes are the
+ * trace buffer's own where the parser was given those (a raw buffer), else a copy. */
+typedef struct op {
+    uint8_t kind;       /* tk_etm4_stream_op, not CUT */
+    const uint8_t *ext; /* in the trace buffer, or NULL: the piece's bytes from off */
+    size_t off, n;
+    uint64_t index;
+} op;
+
+enum lane_mode { LANE_RUN, LANE_SEAM, LANE_ALL };
+
+struct par;
+
+typedef struct piece {
+    struct par *pa;
+    /* the record */
+    uint8_t *bytes;
+    size_t nbytes, cap_bytes;
+    op *ops;
+    size_t nops, cap_ops;
+    uint64_t first_count; /* packets of the trace before the piece */
+    uint64_t cut_index;   /* byte index of its first packet (an A-Sync) */
+    bool first;           /* the trace's first piece: its lane is the serial one */
+    /* its lane */
+    pthread_t thread;
+    tk_etm4_parser *ps;
+    tk_etm4_decoder *dec;
+    tk_event_fn sink_fn;
+    void *sink;
+    enum lane_mode mode;
+    bool settled;        /* LANE_RUN: settled after the packet ending at settle_end */
+    uint64_t settle_end; /* byte index after that packet */
+    tk_etm4_dec_state dstate;
+    tk_etm4_parser_state pstate;
+    const struct piece *target; /* LANE_SEAM: the piece whose settle point is looked for */
+    bool matched;               /* LANE_SEAM: found, with the same states */
+    tk_status fatal;
+} piece;
+
+typedef struct par {
+    tk_etm4_config cfg;
+    const tk_cs_mem *mem;
+    const tk_etm4_par_config *pc;
+    const tk_etm4_run_opts *user;
+    uint8_t id;
+    const uint8_t *buf; /* the trace buffer, alive until the end */
+    size_t len;
+    bool started; /* a piece was recorded */
+    size_t piece_bytes;
+    piece *cur;     /* being recorded */
+    piece **flight; /* handed to workers, oldest first */
+    size_t nflight;
+    piece *carry;   /* its lane has decoded everything up to the last stitched piece */
+    uint64_t count; /* packets parsed so far */
+    tk_status err;  /* the first error of a callback or a piece (stops the parse) */
+    tk_etm4_par_stats st;
+    /* Decoders of finished lanes, for the next ones (calling thread only): a decoder keeps
+     * its block cache, so each block of code is walked once per decoder. */
+    tk_etm4_decoder **decs;
+    size_t ndecs, max_decs;
+} par;
+
+static bool grow(void **v, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need)
+        c *= 2;
+    void *n = realloc(*v, c * size);
+    if (!n)
+        return false;
+    *v = n;
+    *cap = c;
+    return true;
+}
+
+static const uint8_t *op_bytes(const piece *p, const op *o)
+{
+    return o->ext ? o->ext : p->bytes + o->off;
+}
+
+static void free_record(piece *p)
+{
+    free(p->bytes);
+    free(p->ops);
+    p->bytes = NULL;
+    p->ops = NULL;
+    p->nbytes = p->nops = p->cap_bytes = p->cap_ops = 0;
+}
+
+/* Free the record and lane; the decoder goes back to the pool. */
+static void piece_free(par *pa, piece *p, bool drop_sink)
+{
+    if (!p)
+        return;
+    free_record(p);
+    tk_etm4_parser_free(p->ps);
+    if (p->dec && pa->ndecs < pa->max_decs)
+        pa->decs[pa->ndecs++] = p->dec;
+    else
+        tk_etm4_decoder_free(p->dec);
+    if (drop_sink && p->sink && pa->pc->sink_drop)
+        pa->pc->sink_drop(pa->pc->ctx, p->sink);
+    free(p);
+}
+
+/* ---- lanes: a parser and a decoder replaying records ---------------------------------- */
+
+static tk_status discard(void *ctx, const tk_event *ev)
+{
+    (void)ctx, (void)ev;
+    return TK_OK;
+}
+
+static tk_status lane_packet(void *ctx, const tk_etm4_packet *pkt)
+{
+    piece *p = ctx;
+    tk_status st = tk_etm4_decoder_packet(p->dec, pkt);
+    if (st)
+        return st;
+    const uint64_t end = pkt->index + pkt->size;
+    if (p->mode == LANE_RUN && !p->settled && tk_etm4_decoder_settled(p->dec)) {
+        p->settled = true;
+        p->settle_end = end;
+        tk_etm4_decoder_get_state(p->dec, &p->dstate);
+        tk_etm4_parser_get_state(p->ps, &p->pstate);
+        /* events from here on are the piece's */
+        tk_etm4_decoder_set_events(p->dec, p->sink_fn, p->sink);
+    } else if (p->mode == LANE_SEAM && end >= p->target->settle_end) {
+        /* decided at the first packet that reaches the target's settle point */
+        p->mode = LANE_ALL;
+        tk_etm4_dec_state d;
+        tk_etm4_parser_state s;
+        tk_etm4_decoder_get_state(p->dec, &d);
+        tk_etm4_parser_get_state(p->ps, &s);
+        if (end == p->target->settle_end && tk_etm4_decoder_settled(p->dec) &&
+            tk_etm4_dec_state_equal(&d, &p->target->dstate) &&
+            tk_etm4_parser_state_equal(&s, &p->target->pstate)) {
+            p->matched = true;
+            return TK_END; /* stops the parser: this lane's work is done */
+        }
+    }
+    return TK_OK;
+}
+
+static tk_status lane_batch(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
+{
+    const piece *p = ctx;
+    return tk_etm4_decoder_packets(p->dec, v, n);
+}
+
+/* Replay src's record into lane from op *k, byte *at on: in chunks while chunked() says so,
+ * then whole calls in batch mode. */
+static tk_status replay(piece *lane, const piece *src, size_t *k, size_t *at,
+                        bool (*chunked)(const piece *lane))
+{
+    tk_status st = TK_OK;
+    bool batch = false;
+    while (*k < src->nops && !st) {
+        const op *o = &src->ops[*k];
+        if (o->kind == TK_ETM4_STREAM_RESYNC) {
+            tk_etm4_parser_resync(lane->ps);
+            ++*k;
+            continue;
+        }
+        const bool small = chunked(lane);
+        if (!small && !batch) {
+            if ((st = tk_etm4_parser_flush(lane->ps)))
+                break;
+            tk_etm4_parser_set_batch(lane->ps, lane_batch, lane);
+            batch = true;
+        }
+        size_t n = o->n - *at;
+        if (small && n > CHUNK)
+            n = CHUNK;
+        const uint8_t *d = op_bytes(src, o) + *at;
+        if (o->kind == TK_ETM4_STREAM_DATA)
+            st = tk_etm4_parser_data(lane->ps, d, n, o->index + *at);
+        else
+            st = tk_etm4_parser_frames(lane->ps, d, n, o->index + *at + *at / 15);
+        if ((*at += n) == o->n) {
+            ++*k;
+            *at = 0;
+        }
+    }
+    return st;
+}
+
+static bool run_unsettled(const piece *lane)
+{
+    return !lane->first && !lane->settled;
+}
+
+static bool seam_open(const piece *lane)
+{
+    return lane->mode == LANE_SEAM;
+}
+
+static void *work(void *arg)
+{
+    piece *p = arg;
+    const par *pa = p->pa;
+    tk_status st = pa->pc->sink_new(pa->pc->ctx, &p->sink_fn, &p->sink);
+    if (!st && p->dec)
+        tk_etm4_decoder_reset(p->dec, discard, NULL);
+    else if (!st)
+        st = tk_etm4_decoder_new(&pa->cfg, pa->mem, discard, NULL, &p->dec);
+    if (!st)
+        st = tk_etm4_parser_new(&pa->cfg, lane_packet, p, &p->ps);
+    if (st) {
+        p->fatal = st;
+        return NULL;
+    }
+    tk_etm4_decoder_set_packet_count(p->dec, p->first_count);
+    if (p->first)
+        tk_etm4_decoder_set_events(p->dec, p->sink_fn, p->sink);
+    p->mode = LANE_RUN;
+    size_t k = 0, at = 0;
+    st = replay(p, p, &k, &at, run_unsettled);
+    if (!st)
+        st = tk_etm4_parser_flush(p->ps);
+    p->fatal = st;
+    return NULL;
+}
+
+/* ---- stitching ------------------------------------------------------------------------- */
+
+/* Join the oldest piece in flight onto the carry. */
+static tk_status stitch_oldest(par *pa)
+{
+    piece *p = pa->flight[0];
+    memmove(pa->flight, pa->flight + 1, --pa->nflight * sizeof(*pa->flight));
+    pthread_join(p->thread, NULL);
+    tk_status st = p->fatal;
+    if (st) {
+        piece_free(pa, p, true);
+        return st;
+    }
+    if (!pa->carry) { /* the first piece */
+        free_record(p);
+        pa->carry = p;
+        return TK_OK;
+    }
+    piece *c = pa->carry;
+    c->mode = p->settled ? LANE_SEAM : LANE_ALL;
+    c->target = p;
+    c->matched = false;
+    /* packet by packet (no held-back compact packets) up to the settle point */
+    if (c->mode == LANE_SEAM)
+        tk_etm4_parser_set_batch(c->ps, NULL, NULL);
+    size_t k = 0, at = 0;
+    st = replay(c, p, &k, &at, seam_open);
+    if (st == TK_END && c->matched) {
+        /* from here on the piece's events are the serial ones */
+        pa->st.stitched++;
+        st = pa->pc->sink_done(pa->pc->ctx, c->sink);
+        c->sink = NULL;
+        piece_free(pa, c, false);
+        free_record(p);
+        pa->carry = p;
+        return st;
+    }
+    if (!st)
+        st = tk_etm4_parser_flush(c->ps);
+    pa->st.redecoded++;
+    piece_free(pa, p, true);
+    return st;
+}
+
+/* Hand the piece being recorded to a worker, after making room. */
+static tk_status submit(par *pa)
+{
+    piece *p = pa->cur;
+    pa->cur = NULL;
+    if (!p || !p->nops) {
+        piece_free(pa, p, false);
+        return TK_OK;
+    }
+    tk_status st;
+    /* one piece more than workers: this thread records the next one meanwhile */
+    while (pa->nflight > pa->pc->jobs)
+        if ((st = stitch_oldest(pa))) {
+            piece_free(pa, p, false);
+            return st;
+        }
+    p->pa = pa;
+    if (pa->ndecs)
+        p->dec = pa->decs[--pa->ndecs];
+    if (pthread_create(&p->thread, NULL, work, p)) {
+        piece_free(pa, p, false);
+        return TK_ERR_NOMEM;
+    }
+    pa->flight[pa->nflight++] = p;
+    pa->st.pieces++;
+    return TK_OK;
+}
+
+/* ---- recording ------------------------------------------------------------------------- */
+
+static piece *new_piece(par *pa, uint64_t index)
+{
+    piece *p = calloc(1, sizeof(*p));
+    if (p) {
+        p->first_count = pa->count;
+        p->cut_index = index;
+        p->first = !pa->started;
+        pa->started = true;
+    }
+    return p;
+}
+
+static tk_status add_op(const par *pa, piece *p, uint8_t kind, const uint8_t *d, size_t n,
+                        uint64_t index)
+{
+    if (!grow((void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof(*p->ops)))
+        return TK_ERR_NOMEM;
+    if (n && d >= pa->buf && d + n <= pa->buf + pa->len) {
+        p->ops[p->nops++] = (op){kind, d, 0, n, index};
+        return TK_OK;
+    }
+    if (!grow((void **)&p->bytes, &p->cap_bytes, p->nbytes + n, 1))
+        return TK_ERR_NOMEM;
+    if (n)
+        memcpy(p->bytes + p->nbytes, d, n);
+    p->ops[p->nops++] = (op){kind, NULL, p->nbytes, n, index};
+    p->nbytes += n;
+    return TK_OK;
+}
+
+/* Byte offset in op o of the byte at index (which o holds). */
+static size_t op_offset(const op *o, uint64_t index)
+{
+    const uint64_t d = index - o->index;
+    return o->kind == TK_ETM4_STREAM_DATA ? (size_t)d : (size_t)(15 * (d / 16) + d % 16);
+}
+
+/* Index after op o's last byte. */
+static uint64_t op_end(const op *o)
+{
+    if (o->kind == TK_ETM4_STREAM_DATA || !o->n)
+        return o->index + o->n;
+    return o->index + (o->n - 1) + (o->n - 1) / 15 + 1;
+}
+
+static void on_stream(void *ctx, tk_etm4_stream_op kind, uint8_t id, const uint8_t *d, size_t n,
+                      uint64_t index)
+{
+    par *pa = ctx;
+    if (pa->err || id != pa->id)
+        return;
+    if (kind == TK_ETM4_STREAM_CUT) {
+        /* the parser stopped there: keep only what it parsed of the last call */
+        piece *p = pa->cur;
+        op *o = p && p->nops ? &p->ops[p->nops - 1] : NULL;
+        if (o && o->kind != TK_ETM4_STREAM_RESYNC && index >= o->index && index < op_end(o))
+            o->n = op_offset(o, index);
+        return;
+    }
+    if (!pa->cur && !(pa->cur = new_piece(pa, index))) {
+        pa->err = TK_ERR_NOMEM;
+        return;
+    }
+    pa->err = add_op(pa, pa->cur, (uint8_t)kind, d, n, index);
+}
+
+/* Cut before the A-Sync at index: the record from there on starts a new piece. */
+static tk_status cut(par *pa, uint64_t index)
+{
+    piece *old = pa->cur;
+    size_t k = old->nops;
+    while (k > 0 &&
+           (old->ops[k - 1].kind == TK_ETM4_STREAM_RESYNC || old->ops[k - 1].index > index))
+        k--;
+    if (!k || index >= op_end(&old->ops[k - 1]))
+        return TK_OK; /* not in the record (cannot happen): no cut */
+    const op o = old->ops[k - 1];
+    tk_status st = TK_OK;
+    piece *p = new_piece(pa, index);
+    if (!p)
+        return TK_ERR_NOMEM;
+    const size_t at = op_offset(&o, index);
+    const uint8_t *b = op_bytes(old, &o);
+    if (o.kind == TK_ETM4_STREAM_DATA) {
+        st = add_op(pa, p, TK_ETM4_STREAM_DATA, b + at, o.n - at, index);
+    } else {
+        /* the rest of the frame the A-Sync starts in, then whole frames */
+        size_t frame_end = (at / 15 + 1) * 15;
+        if (frame_end > o.n)
+            frame_end = o.n;
+        st = add_op(pa, p, TK_ETM4_STREAM_DATA, b + at, frame_end - at, index);
+        if (!st && frame_end < o.n)
+            st = add_op(pa, p, TK_ETM4_STREAM_FRAMES, b + frame_end, o.n - frame_end,
+                        o.index + frame_end + frame_end / 15);
+    }
+    for (size_t j = k; j < old->nops && !st; j++) {
+        const op *q = &old->ops[j];
+        st = add_op(pa, p, q->kind, op_bytes(old, q), q->n, q->index);
+    }
+    if (st) {
+        piece_free(pa, p, false);
+        return st;
+    }
+    old->ops[k - 1].n = at;
+    old->nops = k;
+    st = submit(pa); /* takes pa->cur, old */
+    pa->cur = p;
+    return st;
+}
+
+static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
+{
+    par *pa = ctx;
+    if (pa->err)
+        return pa->err;
+    if (pkt->type == TK_ETM4_ASYNC && pa->cur &&
+        pkt->index - pa->cur->cut_index >= pa->piece_bytes && (pa->err = cut(pa, pkt->index)))
+        return pa->err;
+    pa->count++;
+    return TK_OK;
+}
+
+static tk_status on_packets(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
+{
+    par *pa = ctx;
+    (void)v;
+    pa->count += n;
+    return pa->err;
+}
+
+static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, const char *msg)
+{
+    par *pa = ctx;
+    if (pa->err)
+        return pa->err;
+    if (!pa->user->on_frame_error)
+        return TK_OK;
+    return pa->err = pa->user->on_frame_error(pa->user->ctx, status, offset, msg);
+}
+
+/* The one source the options select. */
+static const tk_cs_source *pick_source(const tk_cs_snapshot *ss, const tk_etm4_run_opts *o,
+                                       int *buffer, tk_diag *diag, tk_status *st)
+{
+    int b = o->buffer >= 0 ? o->buffer : tk_cs_snapshot_default_buffer(ss);
+    *st = TK_OK;
+    if (b < 0 || (size_t)b >= ss->nbuffers) {
+        *st = tk_diag_set(diag, TK_ERR_UNSUPPORTED, "no ETMv4 trace buffer");
+        return NULL;
+    }
+    const tk_cs_source *found = NULL;
+    int n = 0;
+    for (size_t i = 0; i < ss->nsources; i++) {
+        const tk_cs_source *s = &ss->sources[i];
+        if (s->buffer == b && tk_cs_protocol_is_etm4(s->protocol) &&
+            (o->id < 0 || s->trace_id == o->id) && (!found || s->trace_id != found->trace_id)) {
+            found = found ? found : s;
+            n++;
+        }
+    }
+    if (n != 1) {
+        *st = n ? tk_diag_set(diag, TK_ERR_UNSUPPORTED,
+                              "buffer %s has %d ETMv4 sources: parallel decoding takes one "
+                              "(a trace ID)",
+                              ss->buffers[b].name, n)
+                : tk_diag_set(diag, TK_ERR_UNSUPPORTED, "buffer %s has no ETMv4 source",
+                              ss->buffers[b].name);
+        return NULL;
+    }
+    *buffer = b;
+    return found;
+}
+
+static void par_free(par *pa)
+{
+    if (!pa)
+        return;
+    for (size_t i = 0; i < pa->ndecs; i++)
+        tk_etm4_decoder_free(pa->decs[i]);
+    free(pa->decs);
+    free(pa->flight);
+    free(pa);
+}
+
+tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_opts *opts,
+                                  const tk_etm4_par_config *cfg, tk_etm4_par_stats *stats,
+                                  tk_diag *diag)
+{
+    if (!ss || !opts || opts->size < sizeof(*opts) || !cfg || cfg->size < sizeof(*cfg) ||
+        !cfg->jobs || !cfg->sink_new || !cfg->sink_done)
+        return TK_ERR_INVALID;
+    tk_status st;
+    int b;
+    const tk_cs_source *src = pick_source(ss, opts, &b, diag, &st);
+    if (!src)
+        return st;
+    par *pa = calloc(1, sizeof(*pa));
+    if (pa) {
+        pa->max_decs = cfg->jobs + 2;
+        pa->flight = calloc(cfg->jobs + 1, sizeof(*pa->flight));
+        pa->decs = calloc(pa->max_decs, sizeof(*pa->decs));
+    }
+    if (!pa || !pa->flight || !pa->decs) {
+        par_free(pa);
+        return TK_ERR_NOMEM;
+    }
+    tk_etm4_config_from_source(&pa->cfg, ss, src);
+    pa->mem = tk_cs_snapshot_source_mem(ss, src);
+    pa->pc = cfg;
+    pa->user = opts;
+    pa->id = src->trace_id;
+    pa->piece_bytes = cfg->piece_bytes ? cfg->piece_bytes : DEFAULT_PIECE;
+    pa->st.size = sizeof(pa->st);
+
+    /* the record points into the buffer: it must outlive the parse */
+    uint8_t *file = NULL;
+    pa->buf = opts->data;
+    pa->len = opts->data_len;
+    if (!pa->buf) {
+        if ((st = tk_cs_buffer_read(&ss->buffers[b], &file, &pa->len, diag))) {
+            par_free(pa);
+            return st;
+        }
+        pa->buf = file;
+    }
+    tk_etm4_run_opts o = *opts;
+    o.data = pa->buf;
+    o.data_len = pa->len;
+    o.buffer = b;
+    o.id = src->trace_id;
+    o.decode = false;
+    o.on_packet = on_packet;
+    o.on_packets = on_packets;
+    o.on_event = NULL;
+    o.on_frame_error = on_frame_error;
+    o.on_stream = on_stream;
+    o.ctx = pa;
+    st = tk_etm4_run_snapshot(ss, &o, diag);
+    if (pa->err)
+        st = pa->err;
+    if (!st)
+        st = submit(pa);
+    /* the pieces in flight are joined (and freed) even after an error */
+    while (pa->nflight) {
+        if (!st) {
+            st = stitch_oldest(pa);
+            continue;
+        }
+        piece *p = pa->flight[0];
+        memmove(pa->flight, pa->flight + 1, --pa->nflight * sizeof(*pa->flight));
+        pthread_join(p->thread, NULL);
+        piece_free(pa, p, true);
+    }
+    piece *c = pa->carry;
+    if (c) {
+        if (!st)
+            st = tk_etm4_parser_end(c->ps);
+        if (!st)
+            st = tk_etm4_decoder_end(c->dec);
+        if (!st) {
+            st = cfg->sink_done(cfg->ctx, c->sink);
+            c->sink = NULL;
+        }
+        piece_free(pa, c, true);
+    }
+    piece_free(pa, pa->cur, false);
+    pa->st.packets = pa->count;
+    if (stats && stats->size >= sizeof(*stats))
+        *stats = pa->st;
+    par_free(pa);
+    free(file);
+    return st;
+}
