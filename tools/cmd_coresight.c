@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "cs_input.h"
 #include "tracekit/etm4.h"
+#include "util/hex.h"
 
 typedef struct cli {
     FILE *out;
@@ -84,10 +85,20 @@ static tk_status print_event(void *ctx, const tk_event *ev)
                 ev->message ? ev->message : "");
     }
     if (c->format_ranges) {
-        if (ev->kind == TK_EV_RANGE)
-            fprintf(c->out, "0x%x 0x%llx 0x%llx %llu\n", ev->trace_id,
-                    (unsigned long long)ev->first, (unsigned long long)ev->last,
-                    (unsigned long long)ev->ninsn);
+        if (ev->kind == TK_EV_RANGE) {
+            /* "0x%x 0x%llx 0x%llx %llu\n", formatted by hand: millions of lines */
+            char line[96], *p = line;
+            memcpy(p, "0x", 2);
+            p = tk_put_hex(p + 2, ev->trace_id);
+            memcpy(p, " 0x", 3);
+            p = tk_put_hex(p + 3, ev->first);
+            memcpy(p, " 0x", 3);
+            p = tk_put_hex(p + 3, ev->last);
+            *p++ = ' ';
+            p = tk_put_dec(p, ev->ninsn);
+            *p++ = '\n';
+            fwrite(line, 1, (size_t)(p - line), c->out);
+        }
         return TK_OK;
     }
     switch (ev->kind) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hex.h"
 #include "tracekit/sink.h"
 
 #define PC_LIST_BUF (1u << 16)
@@ -85,43 +86,13 @@ tk_status tk_pc_list_flush(tk_pc_list *s)
     return s->io_error ? TK_ERR_IO : TK_OK;
 }
 
-/* Eight hex digits of a 32-bit value as ASCII, most significant first in memory order:
- * the nibbles are spread into bytes and turned into characters all at once (SWAR). */
-static inline uint64_t hex8(uint32_t v)
-{
-    uint64_t x = v;
-    x = ((x & 0xffff0000ull) << 16) | (x & 0xffffull);
-    x = ((x & 0x0000ff000000ff00ull) << 8) | (x & 0x000000ff000000ffull);
-    x = ((x & 0x00f000f000f000f0ull) << 4) | (x & 0x000f000f000f000full);
-    /* now byte i holds nibble i; 0x27 more for a..f */
-    const uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
-    x += 0x3030303030303030ull + letters * 0x27;
-    return __builtin_bswap64(x);
-}
-
 /* One line at p: v in lower-case hex without leading zeros, then a newline; returns the
  * end. Stores 8 bytes at a time, so the buffer keeps PC_LINE_MAX bytes of room. */
 static inline char *put_hex(char *p, uint64_t v)
 {
-    const unsigned n = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (n > 8) {
-        const unsigned nh = n - 8;
-        const uint64_t hi = hex8((uint32_t)(v >> 32)) >> (8 * (8 - nh));
-        memcpy(p, &hi, 8);
-        const uint64_t lo = hex8((uint32_t)v);
-        memcpy(p + nh, &lo, 8);
-    } else {
-        const uint64_t c = hex8((uint32_t)v) >> (8 * (8 - n));
-        memcpy(p, &c, 8);
-    }
-#else
-    static const char digits[] = "0123456789abcdef";
-    for (unsigned i = n; i-- > 0; v >>= 4)
-        p[i] = digits[v & 15];
-#endif
-    p[n] = '\n';
-    return p + n + 1;
+    p = tk_put_hex(p, v);
+    *p = '\n';
+    return p + 1;
 }
 
 static const tk_segment *segment_of(tk_pc_list *s, uint64_t a)
