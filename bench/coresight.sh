@@ -88,3 +88,44 @@ if [ -x "$LISTER" ] && [ -x /usr/bin/time ]; then
 else
     echo "  trc_pkt_lister (libopencsd-bin) or /usr/bin/time not installed: no comparison"
 fi
+
+# decode --jobs: 32 copies of the buffer as one bare trace (32 MiB, 55.7 M ranges listed with
+# --format ranges), wall time of --jobs 1 and --jobs 2 alternated, median of 3 each; the two
+# listings must be identical.
+COPIES=32
+BIG="$BUILD/bench-data/cs-bugfix-x$COPIES.bin"
+mkdir -p "$BUILD/bench-data"
+if [ ! -s "$BIG" ]; then
+    for _ in $(seq $COPIES); do cat "$SS/cstrace.bin"; done >"$BIG.tmp" && mv "$BIG.tmp" "$BIG"
+fi
+BARE=(--trace "$BIG" --id 0x12 --reg TRCCONFIGR=0x1 --reg TRCIDR1=0x4100F400
+    --mem 0x4001d8:"$SS/cc1.init_dump.bin" --mem 0x400200:"$SS/cc1.text_dump.bin"
+    --mem 0x5ce9c0:"$SS/cc1__libc_freeres_fn_dump.bin"
+    --mem 0x5cf610:"$SS/cc1__libc_thread_freeres_fn_dump.bin"
+    --mem 0x5cf700:"$SS/cc1.fini_dump.bin" --format ranges)
+wall() { # wall OUT command...: elapsed seconds (stdout into OUT)
+    local f
+    f=$(mktemp)
+    /usr/bin/time -f "%e %M" -o "$f" "${@:2}" >"$1" 2>/dev/null || true
+    tail -n 1 "$f" # (after "Command exited with non-zero status": the copies' seams have errors)
+    rm -f "$f"
+}
+if [ "${TK[0]##*/}" = tracekit ] && [ -x /usr/bin/time ]; then
+    J1=() J2=()
+    O1=$(mktemp) O2=$(mktemp)
+    for _ in 1 2 3; do
+        read -r t m1 < <(wall "$O1" "${TK[@]}" decode "${BARE[@]}" --jobs 1)
+        J1+=("$t")
+        read -r t m2 < <(wall "$O2" "${TK[@]}" decode "${BARE[@]}" --jobs 2)
+        J2+=("$t")
+    done
+    same=identical
+    cmp -s "$O1" "$O2" || same=DIFFERENT
+    LINES=$(wc -l <"$O1")
+    rm -f "$O1" "$O2"
+    med() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+    awk -v a="$(med "${J1[@]}")" -v b="$(med "${J2[@]}")" -v n="$LINES" -v s="$same" \
+        -v m1="$m1" -v m2="$m2" 'BEGIN {
+        printf "  decode --format ranges, %d copies (%d lines, %s): --jobs 1 %.2f s (%d KB), " \
+               "--jobs 2 %.2f s (%d KB): %.2fx\n", '"$COPIES"', n, s, a, m1, b, m2, a / b }'
+fi

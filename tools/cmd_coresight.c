@@ -52,7 +52,7 @@ static void usage(FILE *f, const char *cmd)
                    "                  A-Syncs, and the pieces decoded on N and stitched so the\n"
                    "                  output equals the serial decode (one trace ID: --id when\n"
                    "                  the buffer has several sources, else one thread)\n"
-                   "  --piece-size B  with --jobs: trace bytes per piece (default 128 KiB)\n");
+                   "  --piece-size B  with --jobs: trace bytes per piece (default 32 KiB)\n");
     fprintf(f,
             "exit status: 0; 1 when the trace has errors (%s): the last line on\n"
             "  stderr counts them and gives the first one's byte offset; 2 for a usage error\n",
@@ -317,9 +317,11 @@ static tk_status piece_done(void *ctx, void *sink)
 static tk_status decode_jobs(const char *cmd, const tk_cs_snapshot *ss, tk_etm4_run_opts *o, cli *c,
                              unsigned jobs, size_t piece, tk_diag *diag)
 {
+    /* Each piece's listing is held until its turn: 32 KiB of trace make about 2 MB of
+     * ranges, small enough to stay in reused heap memory (bigger ones cost page faults). */
     tk_etm4_par_config pc = {.size = sizeof(pc),
                              .jobs = jobs,
-                             .piece_bytes = piece,
+                             .piece_bytes = piece ? piece : 32u << 10,
                              .ctx = c,
                              .sink_new = piece_new,
                              .sink_done = piece_done,
