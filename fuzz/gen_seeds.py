@@ -169,6 +169,37 @@ def ini_values(path):
     return vals
 
 
+
+def etm4_headers(d):
+    """fuzz_etm4's input header for each ETMv4 source of snapshot d: registers, trace ID,
+    M-profile flag, the first memory dump's address and (up to 1020 bytes of) its code."""
+    heads = []
+    for ini in glob.glob(os.path.join(d, "*.ini")):
+        v = ini_values(ini)
+        if v.get(("device", "class")) != "trace_source":
+            continue
+        regs = [int(v.get(("regs", r), "0"), 0) for r in
+                ["TRCCONFIGR", "TRCIDR0", "TRCIDR1", "TRCIDR2", "TRCIDR8"]]
+        tid = int(v.get(("regs", "TRCTRACEIDR"), "0"), 0) & 0x7F
+        cortex_m = 0
+        code, addr = b"", 0
+        for cini in glob.glob(os.path.join(d, "*.ini")):
+            c = ini_values(cini)
+            if c.get(("device", "class")) != "core":
+                continue
+            cortex_m = 0x80 if "-M" in c.get(("device", "type"), "") else 0
+            dumps = sorted(s for (s, k) in c if s.startswith("dump") and k == "file")
+            path = os.path.join(d, c[(dumps[0], "file")]) if dumps else ""
+            if os.path.isfile(path):  # some snapshots name dumps they lack
+                code = read(path)
+                addr = int(c.get((dumps[0], "address"), "0"), 0)
+        code = code[:255 * 4]
+        seed = b"".join(r.to_bytes(4, "little") for r in regs)
+        seed += bytes([tid | cortex_m]) + (addr & 0xFFFFFFFF).to_bytes(4, "little")
+        seed += bytes([0, len(code) // 4]) + code[:len(code) // 4 * 4]
+        heads.append(seed)
+    return heads
+
 def coresight_seeds(testdata, out):
     snaps = os.path.join(testdata, "opencsd/snapshots")
     for ini in sorted(glob.glob(os.path.join(snaps, "*/*.ini")))[:60]:
@@ -186,31 +217,15 @@ def coresight_seeds(testdata, out):
             flags = 1 if fmt[0] == "dstream_coresight" else 0
             put(out, "fuzz_cs_deformat", bytes([flags, 15]) + buf[:MAX_SEED])
             put(out, "fuzz_cs_deformat", bytes([flags, 255]) + buf[:MAX_SEED])
+            if flags == 0:  # formatter frames, one seed per source: its trace ID and code
+                for seed in etm4_headers(d):
+                    put(out, "fuzz_etm4_parallel", seed + bytes([1, 1, 0, 1]) + buf[:MAX_SEED])
             continue
         # unformatted: the buffer is one ETMv4 stream; give fuzz_etm4 its registers and code
-        for ini in glob.glob(os.path.join(d, "*.ini")):
-            v = ini_values(ini)
-            if v.get(("device", "class")) != "trace_source":
-                continue
-            regs = [int(v.get(("regs", r), "0"), 0) for r in
-                    ["TRCCONFIGR", "TRCIDR0", "TRCIDR1", "TRCIDR2", "TRCIDR8"]]
-            tid = int(v.get(("regs", "TRCTRACEIDR"), "0"), 0) & 0x7F
-            cortex_m = 0
-            code, addr = b"", 0
-            for cini in glob.glob(os.path.join(d, "*.ini")):
-                c = ini_values(cini)
-                if c.get(("device", "class")) != "core":
-                    continue
-                cortex_m = 0x80 if "-M" in c.get(("device", "type"), "") else 0
-                dumps = sorted(s for (s, k) in c if s.startswith("dump") and k == "file")
-                if dumps:
-                    code = read(os.path.join(d, c[(dumps[0], "file")]))
-                    addr = int(c.get((dumps[0], "address"), "0"), 0)
-            code = code[:255 * 4]
-            seed = b"".join(r.to_bytes(4, "little") for r in regs)
-            seed += bytes([tid | cortex_m]) + (addr & 0xFFFFFFFF).to_bytes(4, "little")
-            seed += bytes([0, len(code) // 4]) + code[:len(code) // 4 * 4] + buf[:MAX_SEED]
-            put(out, "fuzz_etm4", seed)
+        for seed in etm4_headers(d):
+            put(out, "fuzz_etm4", seed + buf[:MAX_SEED])
+            # fuzz_etm4_parallel: raw framing, 256-byte pieces, 2 threads
+            put(out, "fuzz_etm4_parallel", seed + bytes([0, 0, 192, 1]) + buf[:MAX_SEED])
 
 
 def main():

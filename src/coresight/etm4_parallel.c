@@ -106,7 +106,9 @@ static bool grow(void **v, size_t *cap, size_t need, size_t size)
 
 static const uint8_t *op_bytes(const piece *p, const op *o)
 {
-    return o->ext ? o->ext : p->bytes + o->off;
+    if (o->ext)
+        return o->ext;
+    return p->bytes ? p->bytes + o->off : p->bytes; /* (no bytes: an empty call) */
 }
 
 static void free_record(piece *p)
@@ -190,6 +192,10 @@ static tk_status replay(piece *lane, const piece *src, size_t *k, size_t *at,
         const op *o = &src->ops[*k];
         if (o->kind == TK_ETM4_STREAM_RESYNC) {
             tk_etm4_parser_resync(lane->ps);
+            ++*k;
+            continue;
+        }
+        if (!o->n) { /* nothing to parse (a cut can leave one) */
             ++*k;
             continue;
         }
@@ -344,7 +350,7 @@ static tk_status add_op(const par *pa, piece *p, uint8_t kind, const uint8_t *d,
 {
     if (!grow((void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof(*p->ops)))
         return TK_ERR_NOMEM;
-    if (n && d >= pa->buf && d + n <= pa->buf + pa->len) {
+    if (n && pa->buf && d >= pa->buf && (size_t)(d - pa->buf) + n <= pa->len) {
         p->ops[p->nops++] = (op){kind, d, 0, n, index};
         return TK_OK;
     }
@@ -386,6 +392,8 @@ static void on_stream(void *ctx, tk_etm4_stream_op kind, uint8_t id, const uint8
             o->n = op_offset(o, index);
         return;
     }
+    if (kind != TK_ETM4_STREAM_RESYNC && !n)
+        return; /* an empty run: nothing for a parser */
     if (!pa->cur && !(pa->cur = new_piece(pa, index))) {
         pa->err = TK_ERR_NOMEM;
         return;
