@@ -239,6 +239,33 @@ static void test_errors(void **state)
     tk_cs_snapshot_free(ss);
 }
 
+/* Bug 9 (fuzz_etm4_parallel): an empty buffer recorded an empty run, whose bytes were a null
+ * pointer plus zero (UBSan). Now: no piece, no event, the same as the serial decode. */
+static void test_empty_buffer(void **state)
+{
+    (void)state;
+    const tk_cs_etm_regs regs = {.configr = 0xc1, .idr = {0x28000ea1, 0x4100f403, 0x488}};
+    for (int format = TK_CS_FMT_FRAMED; format <= TK_CS_FMT_TPIU_HSYNC; format++) {
+        tk_cs_snapshot *ss = NULL;
+        if (tk_cs_snapshot_from_file("empty", (tk_cs_buffer_format)format, &regs, 0x10, &ss))
+            continue; /* a format that takes no bare file */
+        static const uint8_t none[1];
+        tk_etm4_run_opts o = opts_for(0x10);
+        o.data = none;
+        o.data_len = 0;
+        sinks s = {0};
+        tk_etm4_par_config pc = config(&s, 2, 64);
+        tk_etm4_par_stats stats = {.size = sizeof(stats)};
+        tk_diag diag;
+        tk_diag_clear(&diag);
+        assert_int_equal(tk_etm4_decode_parallel(ss, &o, &pc, &stats, &diag), TK_OK);
+        assert_int_equal(stats.pieces, 0);
+        assert_int_equal(s.made, 0);
+        assert_int_equal(s.total.n, 0);
+        tk_cs_snapshot_free(ss);
+    }
+}
+
 int main(void)
 {
     if (!tk_test_data_present())
@@ -247,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_same_events),
         cmocka_unit_test(test_speculation),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_empty_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
