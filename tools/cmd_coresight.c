@@ -298,9 +298,10 @@ static tk_status piece_new(void *ctx, tk_event_fn *fn, void **sink)
     return TK_OK;
 }
 
-static tk_status piece_done(void *ctx, void *sink)
+static tk_status piece_done(void *ctx, void *sink, uint64_t packet_base)
 {
     cli *c = ctx;
+    (void)packet_base; /* the listing has byte offsets, not packet indexes */
     piece_out *p = sink;
     piece_close(p);
     if (p->c.errors && (!c->errors || p->c.first_error < c->first_error))

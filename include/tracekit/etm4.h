@@ -276,8 +276,9 @@ typedef enum tk_etm4_stream_op {
      * the packet that ends at index: the bytes from index on were not parsed */
     TK_ETM4_STREAM_CUT,
 } tk_etm4_stream_op;
-typedef void (*tk_etm4_stream_fn)(void *ctx, tk_etm4_stream_op op, uint8_t id, const uint8_t *data,
-                                  size_t n, uint64_t index);
+/* Returns TK_OK to go on; any other status stops the run, which returns it. */
+typedef tk_status (*tk_etm4_stream_fn)(void *ctx, tk_etm4_stream_op op, uint8_t id,
+                                       const uint8_t *data, size_t n, uint64_t index);
 
 /* Options for tk_etm4_run_snapshot. Unset callbacks are not called. */
 typedef struct tk_etm4_run_opts {
@@ -296,6 +297,9 @@ typedef struct tk_etm4_run_opts {
     tk_etm4_batch_fn on_packets;
     /* What each parser is given, just before it is given it. */
     tk_etm4_stream_fn on_stream;
+    /* Deformat only: the parsers are given nothing (on_stream still sees what they would be
+     * given), so no packet comes and no bad packet starts a frame alignment search. */
+    bool no_parse;
 } tk_etm4_run_opts;
 
 /* Deformat one buffer of a snapshot and parse (and decode) every ETMv4 source in it. Sources
@@ -307,46 +311,56 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
 /* ---- parallel decoding ------------------------------------------------------------------ */
 
 /* Decoding one source's trace on several threads, with the events the serial decode gives, in
- * the same order. The buffer is read and its packets parsed on the calling thread, as
- * tk_etm4_run_snapshot does (deformatting, frame realignment, error packets and
- * resynchronisation unchanged); the packets are cut into pieces at A-Sync packets, and each
- * piece is decoded on a worker thread by a decoder of its own, into a sink of its own.
+ * the same order. The calling thread deformats the buffer, as tk_etm4_run_snapshot does but
+ * without parsing (no_parse), and cuts what the source's parser would be given into pieces
+ * before A-Sync patterns; each piece is parsed and decoded on a worker thread by a parser and
+ * decoder of its own, into a sink of its own.
  *
  * Stitching: a piece's decoder starts knowing nothing; its events count from the first packet
  * after which it is settled (address and context known, nothing pending or speculative, see
- * coresight/etm4_state.h). The decoder that decoded the previous pieces then decodes the piece's
- * packets up to that one, into the previous sink, and the two states are compared: equal, the
- * piece's own events are exactly the serial ones from there on; not equal (a return stack, a
- * speculation window that spans the cut, a piece with no settled point), the previous decoder
- * decodes the whole piece and the piece's sink is dropped. Sinks are finished in trace order.
- * At most jobs + 1 pieces are held at a time, so memory is bounded by the piece size. */
+ * coresight/etm4_state.h). The parser and decoder that decoded the previous pieces then decode
+ * the piece up to that packet, into the previous sink, and both states are compared: equal,
+ * the piece's own events are exactly the serial ones from there on; not equal (a return stack,
+ * a speculation window across the cut, a piece with no settled point), the previous ones decode
+ * the whole piece and the piece's sink is dropped. Sinks are finished in trace order. At most
+ * jobs + 1 pieces are held at a time, so memory is bounded by the piece size.
+ *
+ * Formatter frames without FSYNC (ETB/ETR): at a bad packet the serial decode may search the
+ * frame alignment again, which needs the packets. At the first bad packet of the serial flow
+ * the parallel decode stops: the sinks finished stay, and the serial decode runs again from the
+ * start into one more sink with its events before that point dropped (damaged ETB/ETR trace
+ * decodes at serial speed or a little less). */
 typedef struct tk_etm4_par_config {
     size_t size;        /* sizeof(tk_etm4_par_config) */
     unsigned jobs;      /* worker threads (>= 1) */
     size_t piece_bytes; /* trace bytes per piece (0: 128 KiB); cuts fall on the next A-Sync */
     void *ctx;          /* passed to the sink callbacks */
-    /* A sink for one piece (worker thread): its event function and state. */
+    /* A sink for one piece (a worker thread, or the calling thread): its event function and
+     * state. */
     tk_status (*sink_new)(void *ctx, tk_event_fn *fn, void **sink);
     /* All of a sink's events are in (calling thread, in trace order): write or merge its
-     * results, then free it. Returns an error to stop. */
-    tk_status (*sink_done)(void *ctx, void *sink);
+     * results, then free it. Its events' packet_index counts from the first packet its piece's
+     * decoder saw: add packet_base for the index in the trace (known only once the piece is
+     * stitched). Returns an error to stop. */
+    tk_status (*sink_done)(void *ctx, void *sink, uint64_t packet_base);
     /* A piece's sink that is not used (its piece was decoded by the previous decoder). */
     void (*sink_drop)(void *ctx, void *sink);
 } tk_etm4_par_config;
 
 typedef struct tk_etm4_par_stats {
     size_t size; /* sizeof(tk_etm4_par_stats) */
-    uint64_t packets;
     uint64_t pieces;
     uint64_t stitched;  /* cuts where the states agreed */
     uint64_t redecoded; /* pieces decoded again by the previous decoder */
+    bool fallback;      /* a bad packet in ETB/ETR frames: the serial decode finished it */
 } tk_etm4_par_stats;
 
 /* Decode the buffer and source that opts selects (buffer, id, data/data_len, on_frame_error
- * and ctx for framing errors; decode, on_event, on_packet and on_packets are not used) with
- * cfg->jobs threads. The selection must be exactly one ETMv4 source: TK_ERR_UNSUPPORTED (said
- * in diag, before any event) otherwise, e.g. a buffer of several sources without an id. Other
- * errors as tk_etm4_run_snapshot's, or a sink callback's status. stats is optional. */
+ * and ctx for framing errors, which are handed on in trace order once kept; decode, on_event,
+ * on_packet, on_packets, on_stream and no_parse are not used) with cfg->jobs threads. The
+ * selection must be exactly one ETMv4 source: TK_ERR_UNSUPPORTED (said in diag, before any
+ * event) otherwise, e.g. a buffer of several sources without an id. Other errors as
+ * tk_etm4_run_snapshot's, or a sink callback's status. stats is optional. */
 tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_opts *opts,
                                   const tk_etm4_par_config *cfg, tk_etm4_par_stats *stats,
                                   tk_diag *diag);

@@ -1291,11 +1291,6 @@ bool tk_etm4_dec_state_equal(const tk_etm4_dec_state *a, const tk_etm4_dec_state
     return true;
 }
 
-void tk_etm4_decoder_set_packet_count(tk_etm4_decoder *d, uint64_t n)
-{
-    d->packet_index = n;
-}
-
 void tk_etm4_decoder_reset(tk_etm4_decoder *d, tk_event_fn fn, void *ctx)
 {
     const tk_etm4_config cfg = d->cfg;
@@ -1323,4 +1318,9 @@ void tk_etm4_decoder_set_events(tk_etm4_decoder *d, tk_event_fn fn, void *ctx)
 {
     d->fn = fn;
     d->ctx = ctx;
+}
+
+uint64_t tk_etm4_decoder_packet_count(const tk_etm4_decoder *d)
+{
+    return d->packet_index;
 }

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Parallel ETMv4 flow decoding (etm4.h, tk_etm4_decode_parallel).
  *
- * The calling thread runs tk_etm4_run_snapshot in parse-only mode: deformatting, frame
- * realignment and resynchronisation happen exactly as in a serial decode, and what the source's
- * parser is given (tk_etm4_stream_op) is recorded, cut into pieces at A-Sync packets. A worker
- * replays a piece into a parser and decoder of its own: the serial pipeline, cache-hot, on its
- * stretch of trace. (Recording the parsed packets instead costs more memory traffic than the
- * decoding saves: 32 bytes per packet against about 1.5 bytes of trace.)
+ * The calling thread only deformats: tk_etm4_run_snapshot without parsing (no_parse) hands it
+ * what the source's parser would be given (tk_etm4_stream_op), which it records and cuts into
+ * pieces before A-Sync byte patterns. A worker replays a piece into a parser and decoder of its
+ * own: the serial pipeline, cache-hot, on its stretch of trace.
  *
  * Stitching at the boundary between piece i-1 and i: piece i's lane starts knowing nothing and
  * settles after some packet (the decoder's state is known, etm4_state.h); it notes where that
@@ -14,7 +12,14 @@
  * fed piece i's record, in the same chunks, until one of its packets ends there: with the same
  * parser and decoder states at the same byte, both lanes do the same from then on, so the
  * carry stops and piece i's events are the serial ones. Otherwise the carry decodes all of
- * piece i itself and piece i's events are dropped. */
+ * piece i itself and piece i's events are dropped. A cut that is not a packet boundary of the
+ * serial parse (a pattern inside a packet) just fails to stitch.
+ *
+ * Formatted buffers without FSYNC: the serial decode searches the frame alignment again after a
+ * bad packet, which a deformatter that does not parse cannot do. The first bad packet of the
+ * serial flow (seen by the carry, or by a lane after it settled) therefore ends the parallel
+ * decode: what was handed over stays, and the serial decode runs again from the start with its
+ * events before that point dropped. Damaged ETB/ETR trace decodes at serial speed or less. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +31,11 @@ enum { DEFAULT_PIECE = 128u << 10 };
 /* Before a lane settles it is fed in chunks (a multiple of a frame's 15 data bytes): the
  * parser's state is compared between calls' packets, in non-batch mode. */
 enum { CHUNK = 240 };
+/* The status that ends the parallel decode for the serial one (never returned). */
+#define FALLBACK TK_ERR_STATE
 
 /* One recorded call: parser_data or parser_frames of n bytes, or a resync. The bytes are the
- * trace buffer's own where the parser was given those (a raw buffer), else a copy. */
+ * trace buffer's own where the parser would be given those (a raw buffer), else a copy. */
 typedef struct op {
     uint8_t kind;       /* tk_etm4_stream_op, not CUT */
     const uint8_t *ext; /* in the trace buffer, or NULL: the piece's bytes from off */
@@ -47,9 +54,8 @@ typedef struct piece {
     size_t nbytes, cap_bytes;
     op *ops;
     size_t nops, cap_ops;
-    uint64_t first_count; /* packets of the trace before the piece */
-    uint64_t cut_index;   /* byte index of its first packet (an A-Sync) */
-    bool first;           /* the trace's first piece: its lane is the serial one */
+    uint64_t cut_index; /* byte index where it starts (before an A-Sync pattern) */
+    bool first;         /* the trace's first piece: its lane is the serial one */
     /* its lane */
     pthread_t thread;
     tk_etm4_parser *ps;
@@ -57,14 +63,25 @@ typedef struct piece {
     tk_event_fn sink_fn;
     void *sink;
     enum lane_mode mode;
-    bool settled;        /* LANE_RUN: settled after the packet ending at settle_end */
-    uint64_t settle_end; /* byte index after that packet */
+    bool settled;          /* LANE_RUN: settled after the packet ending at settle_end */
+    uint64_t settle_end;   /* byte index after that packet */
+    uint64_t settle_count; /* packets the lane had decoded then */
     tk_etm4_dec_state dstate;
     tk_etm4_parser_state pstate;
     const struct piece *target; /* LANE_SEAM: the piece whose settle point is looked for */
     bool matched;               /* LANE_SEAM: found, with the same states */
+    bool sign;                  /* a bad packet of the serial flow (formatted buffers) */
+    uint64_t base;              /* packets of the trace before the lane's first */
+    uint64_t out_from;          /* its sink has the events of packets from this byte on */
     tk_status fatal;
 } piece;
+
+/* A framing error, handed on in trace order once the decode is known to keep it. */
+typedef struct frame_err {
+    tk_status status;
+    uint64_t offset;
+    char *msg;
+} frame_err;
 
 typedef struct par {
     tk_etm4_config cfg;
@@ -72,16 +89,24 @@ typedef struct par {
     const tk_etm4_par_config *pc;
     const tk_etm4_run_opts *user;
     uint8_t id;
+    bool checked;       /* formatter frames without FSYNC: bad packets may mean realignment */
     const uint8_t *buf; /* the trace buffer, alive until the end */
     size_t len;
-    bool started; /* a piece was recorded */
     size_t piece_bytes;
     piece *cur;     /* being recorded */
     piece **flight; /* handed to workers, oldest first */
     size_t nflight;
-    piece *carry;   /* its lane has decoded everything up to the last stitched piece */
-    uint64_t count; /* packets parsed so far */
-    tk_status err;  /* the first error of a callback or a piece (stops the parse) */
+    piece *carry; /* its lane has decoded everything up to the last stitched piece */
+    bool started; /* a piece was recorded */
+    /* A-Sync pattern search across calls: the last 11 bytes and their indices */
+    uint8_t tail[11];
+    uint64_t tail_index[11];
+    unsigned ntail;
+    tk_status err;          /* the first error of a callback or a piece (stops the record) */
+    bool fallback;          /* a bad packet in a formatted buffer: the serial decode takes over */
+    uint64_t fallback_from; /* ... for the events of packets from this byte on */
+    frame_err *errs;
+    size_t nerrs, cap_errs;
     tk_etm4_par_stats st;
     /* Decoders of finished lanes, for the next ones (calling thread only): a decoder keeps
      * its block cache, so each block of code is walked once per decoder. */
@@ -106,9 +131,7 @@ static bool grow(void **v, size_t *cap, size_t need, size_t size)
 
 static const uint8_t *op_bytes(const piece *p, const op *o)
 {
-    if (o->ext)
-        return o->ext;
-    return p->bytes ? p->bytes + o->off : p->bytes; /* (no bytes: an empty call) */
+    return o->ext ? o->ext : p->bytes + o->off; /* (never empty: empty runs are not kept) */
 }
 
 static void free_record(piece *p)
@@ -150,10 +173,16 @@ static tk_status lane_packet(void *ctx, const tk_etm4_packet *pkt)
     tk_status st = tk_etm4_decoder_packet(p->dec, pkt);
     if (st)
         return st;
+    /* a bad packet of the serial flow: where the serial decode may search the frames again
+     * (an incomplete last packet starts no search) */
+    if (p->pa->checked && tk_etm4_pkt_is_error(pkt) && pkt->type != TK_ETM4_INCOMPLETE_EOT &&
+        (p->mode != LANE_RUN || p->settled || p->first))
+        p->sign = true;
     const uint64_t end = pkt->index + pkt->size;
-    if (p->mode == LANE_RUN && !p->settled && tk_etm4_decoder_settled(p->dec)) {
+    if (p->mode == LANE_RUN && !p->settled && !p->first && tk_etm4_decoder_settled(p->dec)) {
         p->settled = true;
         p->settle_end = end;
+        p->settle_count = tk_etm4_decoder_packet_count(p->dec);
         tk_etm4_decoder_get_state(p->dec, &p->dstate);
         tk_etm4_parser_get_state(p->ps, &p->pstate);
         /* events from here on are the piece's */
@@ -165,7 +194,7 @@ static tk_status lane_packet(void *ctx, const tk_etm4_packet *pkt)
         tk_etm4_parser_state s;
         tk_etm4_decoder_get_state(p->dec, &d);
         tk_etm4_parser_get_state(p->ps, &s);
-        if (end == p->target->settle_end && tk_etm4_decoder_settled(p->dec) &&
+        if (end == p->target->settle_end && !p->sign && tk_etm4_decoder_settled(p->dec) &&
             tk_etm4_dec_state_equal(&d, &p->target->dstate) &&
             tk_etm4_parser_state_equal(&s, &p->target->pstate)) {
             p->matched = true;
@@ -192,10 +221,6 @@ static tk_status replay(piece *lane, const piece *src, size_t *k, size_t *at,
         const op *o = &src->ops[*k];
         if (o->kind == TK_ETM4_STREAM_RESYNC) {
             tk_etm4_parser_resync(lane->ps);
-            ++*k;
-            continue;
-        }
-        if (!o->n) { /* nothing to parse (a cut can leave one) */
             ++*k;
             continue;
         }
@@ -247,7 +272,6 @@ static void *work(void *arg)
         p->fatal = st;
         return NULL;
     }
-    tk_etm4_decoder_set_packet_count(p->dec, p->first_count);
     if (p->first)
         tk_etm4_decoder_set_events(p->dec, p->sink_fn, p->sink);
     p->mode = LANE_RUN;
@@ -260,6 +284,14 @@ static void *work(void *arg)
 }
 
 /* ---- stitching ------------------------------------------------------------------------- */
+
+/* The serial decode takes over for the events of packets from byte from on. */
+static tk_status fall_back(par *pa, uint64_t from)
+{
+    pa->fallback = true;
+    pa->fallback_from = from;
+    return FALLBACK;
+}
 
 /* Join the oldest piece in flight onto the carry. */
 static tk_status stitch_oldest(par *pa)
@@ -275,7 +307,7 @@ static tk_status stitch_oldest(par *pa)
     if (!pa->carry) { /* the first piece */
         free_record(p);
         pa->carry = p;
-        return TK_OK;
+        return p->sign ? fall_back(pa, 0) : TK_OK;
     }
     piece *c = pa->carry;
     c->mode = p->settled ? LANE_SEAM : LANE_ALL;
@@ -289,17 +321,23 @@ static tk_status stitch_oldest(par *pa)
     if (st == TK_END && c->matched) {
         /* from here on the piece's events are the serial ones */
         pa->st.stitched++;
-        st = pa->pc->sink_done(pa->pc->ctx, c->sink);
+        p->base = c->base + tk_etm4_decoder_packet_count(c->dec) - p->settle_count;
+        p->out_from = p->settle_end;
+        st = pa->pc->sink_done(pa->pc->ctx, c->sink, c->base);
         c->sink = NULL;
         piece_free(pa, c, false);
         free_record(p);
         pa->carry = p;
+        if (!st && p->sign)
+            st = fall_back(pa, p->out_from);
         return st;
     }
     if (!st)
         st = tk_etm4_parser_flush(c->ps);
     pa->st.redecoded++;
     piece_free(pa, p, true);
+    if (!st && c->sign)
+        st = fall_back(pa, c->out_from);
     return st;
 }
 
@@ -337,7 +375,6 @@ static piece *new_piece(par *pa, uint64_t index)
 {
     piece *p = calloc(1, sizeof(*p));
     if (p) {
-        p->first_count = pa->count;
         p->cut_index = index;
         p->first = !pa->started;
         pa->started = true;
@@ -370,35 +407,16 @@ static size_t op_offset(const op *o, uint64_t index)
     return o->kind == TK_ETM4_STREAM_DATA ? (size_t)d : (size_t)(15 * (d / 16) + d % 16);
 }
 
+/* Index of byte k of op o. */
+static uint64_t op_index(const op *o, size_t k)
+{
+    return o->index + k + (o->kind == TK_ETM4_STREAM_DATA ? 0 : k / 15);
+}
+
 /* Index after op o's last byte. */
 static uint64_t op_end(const op *o)
 {
-    if (o->kind == TK_ETM4_STREAM_DATA || !o->n)
-        return o->index + o->n;
-    return o->index + (o->n - 1) + (o->n - 1) / 15 + 1;
-}
-
-static void on_stream(void *ctx, tk_etm4_stream_op kind, uint8_t id, const uint8_t *d, size_t n,
-                      uint64_t index)
-{
-    par *pa = ctx;
-    if (pa->err || id != pa->id)
-        return;
-    if (kind == TK_ETM4_STREAM_CUT) {
-        /* the parser stopped there: keep only what it parsed of the last call */
-        piece *p = pa->cur;
-        op *o = p && p->nops ? &p->ops[p->nops - 1] : NULL;
-        if (o && o->kind != TK_ETM4_STREAM_RESYNC && index >= o->index && index < op_end(o))
-            o->n = op_offset(o, index);
-        return;
-    }
-    if (kind != TK_ETM4_STREAM_RESYNC && !n)
-        return; /* an empty run: nothing for a parser */
-    if (!pa->cur && !(pa->cur = new_piece(pa, index))) {
-        pa->err = TK_ERR_NOMEM;
-        return;
-    }
-    pa->err = add_op(pa, pa->cur, (uint8_t)kind, d, n, index);
+    return o->n ? op_index(o, o->n - 1) + 1 : o->index;
 }
 
 /* Cut before the A-Sync at index: the record from there on starts a new piece. */
@@ -412,11 +430,13 @@ static tk_status cut(par *pa, uint64_t index)
     if (!k || index >= op_end(&old->ops[k - 1]))
         return TK_OK; /* not in the record (cannot happen): no cut */
     const op o = old->ops[k - 1];
+    const size_t at = op_offset(&o, index);
+    if (k == 1 && at == 0)
+        return TK_OK; /* the piece starts there already */
     tk_status st = TK_OK;
     piece *p = new_piece(pa, index);
     if (!p)
         return TK_ERR_NOMEM;
-    const size_t at = op_offset(&o, index);
     const uint8_t *b = op_bytes(old, &o);
     if (o.kind == TK_ETM4_STREAM_DATA) {
         st = add_op(pa, p, TK_ETM4_STREAM_DATA, b + at, o.n - at, index);
@@ -428,7 +448,7 @@ static tk_status cut(par *pa, uint64_t index)
         st = add_op(pa, p, TK_ETM4_STREAM_DATA, b + at, frame_end - at, index);
         if (!st && frame_end < o.n)
             st = add_op(pa, p, TK_ETM4_STREAM_FRAMES, b + frame_end, o.n - frame_end,
-                        o.index + frame_end + frame_end / 15);
+                        op_index(&o, frame_end));
     }
     for (size_t j = k; j < old->nops && !st; j++) {
         const op *q = &old->ops[j];
@@ -439,41 +459,155 @@ static tk_status cut(par *pa, uint64_t index)
         return st;
     }
     old->ops[k - 1].n = at;
-    old->nops = k;
+    old->nops = at ? k : k - 1;
     st = submit(pa); /* takes pa->cur, old */
     pa->cur = p;
     return st;
 }
 
-static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
+/* The byte j of the stream as a sequence: op o's byte k, or before it the tail kept from
+ * earlier calls (k < 0). */
+static bool zero_before(const par *pa, const uint8_t *d, size_t k, size_t back)
 {
-    par *pa = ctx;
-    if (pa->err)
-        return pa->err;
-    if (pkt->type == TK_ETM4_ASYNC && pa->cur &&
-        pkt->index - pa->cur->cut_index >= pa->piece_bytes && (pa->err = cut(pa, pkt->index)))
-        return pa->err;
-    pa->count++;
-    return TK_OK;
+    if (back <= k)
+        return d[k - back] == 0;
+    back -= k; /* 1-based into the tail, newest last */
+    return back <= pa->ntail && pa->tail[pa->ntail - back] == 0;
 }
 
-static tk_status on_packets(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
+static uint64_t index_before(const par *pa, const op *o, size_t k, size_t back)
 {
-    par *pa = ctx;
-    (void)v;
-    pa->count += n;
-    return pa->err;
+    if (back <= k)
+        return op_index(o, k - back);
+    return pa->tail_index[pa->ntail - (back - k)];
 }
 
+/* Cut before each A-Sync pattern (11 zero bytes, then 0x80) of op o (the last one recorded)
+ * that starts a piece's worth after the current piece. */
+static tk_status find_cuts(par *pa, const op *o, const uint8_t *d)
+{
+    tk_status st = TK_OK;
+    for (const uint8_t *q = d; !st && (q = memchr(q, 0x80, o->n - (size_t)(q - d))) != NULL; q++) {
+        const size_t k = (size_t)(q - d);
+        size_t z = 1;
+        while (z <= 11 && zero_before(pa, d, k, z))
+            z++;
+        if (z <= 11)
+            continue;
+        const uint64_t start = index_before(pa, o, k, 11);
+        if (start - pa->cur->cut_index >= pa->piece_bytes)
+            st = cut(pa, start);
+    }
+    /* keep the last 11 bytes for a pattern across calls */
+    for (size_t k = o->n > 11 ? o->n - 11 : 0; k < o->n; k++) {
+        if (pa->ntail == 11) {
+            memmove(pa->tail, pa->tail + 1, 10);
+            memmove(pa->tail_index, pa->tail_index + 1, 10 * sizeof(*pa->tail_index));
+            pa->ntail = 10;
+        }
+        pa->tail[pa->ntail] = d[k];
+        pa->tail_index[pa->ntail++] = op_index(o, k);
+    }
+    return st;
+}
+
+static tk_status on_stream(void *ctx, tk_etm4_stream_op kind, uint8_t id, const uint8_t *d,
+                           size_t n, uint64_t index)
+{
+    par *pa = ctx;
+    if (id != pa->id || kind == TK_ETM4_STREAM_CUT)
+        return TK_OK; /* (no CUT: nothing is parsed here) */
+    if (kind != TK_ETM4_STREAM_RESYNC && !n)
+        return TK_OK; /* an empty run: nothing for a parser */
+    if (!pa->cur && !(pa->cur = new_piece(pa, index)))
+        return pa->err = TK_ERR_NOMEM;
+    if (kind == TK_ETM4_STREAM_RESYNC) {
+        pa->ntail = 0; /* bytes were lost: no pattern across them */
+        return pa->err = add_op(pa, pa->cur, (uint8_t)kind, NULL, 0, index);
+    }
+    if ((pa->err = add_op(pa, pa->cur, (uint8_t)kind, d, n, index)))
+        return pa->err;
+    const op o = pa->cur->ops[pa->cur->nops - 1];
+    return pa->err = find_cuts(pa, &o, d);
+}
+
+/* Framing errors wait for their turn (the decode may yet fall back to the serial one). */
 static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, const char *msg)
 {
     par *pa = ctx;
-    if (pa->err)
-        return pa->err;
     if (!pa->user->on_frame_error)
         return TK_OK;
-    return pa->err = pa->user->on_frame_error(pa->user->ctx, status, offset, msg);
+    if (!grow((void **)&pa->errs, &pa->cap_errs, pa->nerrs + 1, sizeof(*pa->errs)))
+        return pa->err = TK_ERR_NOMEM;
+    char *m = strdup(msg ? msg : "");
+    if (!m)
+        return pa->err = TK_ERR_NOMEM;
+    pa->errs[pa->nerrs++] = (frame_err){status, offset, m};
+    return TK_OK;
 }
+
+/* Hand on the framing errors before byte to (all: UINT64_MAX), once. */
+static tk_status release_errors(par *pa, uint64_t to)
+{
+    tk_status st = TK_OK;
+    for (size_t i = 0; i < pa->nerrs; i++) {
+        frame_err *e = &pa->errs[i];
+        if (!st && e->msg && e->offset < to)
+            st = pa->user->on_frame_error(pa->user->ctx, e->status, e->offset, e->msg);
+        free(e->msg);
+        e->msg = NULL;
+    }
+    pa->nerrs = 0;
+    return st;
+}
+
+/* ---- the serial decode, when it takes over ------------------------------------------- */
+
+typedef struct tail_ctx {
+    const par *pa;
+    tk_event_fn fn;
+    void *sink;
+} tail_ctx;
+
+static tk_status tail_event(void *ctx, const tk_event *ev)
+{
+    tail_ctx *t = ctx;
+    return ev->byte_offset < t->pa->fallback_from ? TK_OK : t->fn(t->sink, ev);
+}
+
+static tk_status tail_frame_error(void *ctx, tk_status status, uint64_t offset, const char *msg)
+{
+    tail_ctx *t = ctx;
+    const tk_etm4_run_opts *u = t->pa->user;
+    return offset < t->pa->fallback_from || !u->on_frame_error
+               ? TK_OK
+               : u->on_frame_error(u->ctx, status, offset, msg);
+}
+
+static tk_status serial_tail(par *pa, const tk_cs_snapshot *ss, const tk_etm4_run_opts *o,
+                             tk_diag *diag)
+{
+    tail_ctx t = {pa, NULL, NULL};
+    tk_status st = release_errors(pa, pa->fallback_from);
+    if (!st)
+        st = pa->pc->sink_new(pa->pc->ctx, &t.fn, &t.sink);
+    if (st)
+        return st;
+    tk_etm4_run_opts s = *o;
+    s.decode = true;
+    s.no_parse = false;
+    s.on_stream = NULL;
+    s.on_packet = NULL;
+    s.on_packets = NULL;
+    s.on_event = tail_event;
+    s.on_frame_error = tail_frame_error;
+    s.ctx = &t;
+    st = tk_etm4_run_snapshot(ss, &s, diag);
+    tk_status s2 = pa->pc->sink_done(pa->pc->ctx, t.sink, 0);
+    return st ? st : s2;
+}
+
+/* ---- the whole ------------------------------------------------------------------------- */
 
 /* The one source the options select. */
 static const tk_cs_source *pick_source(const tk_cs_snapshot *ss, const tk_etm4_run_opts *o,
@@ -514,9 +648,48 @@ static void par_free(par *pa)
         return;
     for (size_t i = 0; i < pa->ndecs; i++)
         tk_etm4_decoder_free(pa->decs[i]);
+    for (size_t i = 0; i < pa->nerrs; i++)
+        free(pa->errs[i].msg);
+    free(pa->errs);
     free(pa->decs);
     free(pa->flight);
     free(pa);
+}
+
+/* After the record: stitch what is in flight and finish the carry. */
+static tk_status finish(par *pa, tk_status st)
+{
+    if (!st)
+        st = submit(pa);
+    /* the pieces in flight are joined (and freed) even after an error */
+    while (pa->nflight) {
+        if (!st) {
+            st = stitch_oldest(pa);
+            continue;
+        }
+        piece *p = pa->flight[0];
+        memmove(pa->flight, pa->flight + 1, --pa->nflight * sizeof(*pa->flight));
+        pthread_join(p->thread, NULL);
+        piece_free(pa, p, true);
+    }
+    piece *c = pa->carry;
+    pa->carry = NULL;
+    if (c) {
+        if (!st)
+            st = tk_etm4_parser_end(c->ps);
+        if (!st)
+            st = tk_etm4_decoder_end(c->dec);
+        if (!st && c->sign)
+            st = fall_back(pa, c->out_from); /* a bad last packet */
+        if (!st) {
+            st = pa->pc->sink_done(pa->pc->ctx, c->sink, c->base);
+            c->sink = NULL;
+        }
+        piece_free(pa, c, true);
+    }
+    piece_free(pa, pa->cur, false);
+    pa->cur = NULL;
+    return st;
 }
 
 tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_opts *opts,
@@ -546,10 +719,11 @@ tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_op
     pa->pc = cfg;
     pa->user = opts;
     pa->id = src->trace_id;
+    pa->checked = ss->buffers[b].format == TK_CS_FMT_FRAMED;
     pa->piece_bytes = cfg->piece_bytes ? cfg->piece_bytes : DEFAULT_PIECE;
     pa->st.size = sizeof(pa->st);
 
-    /* the record points into the buffer: it must outlive the parse */
+    /* the record points into the buffer: it must outlive the deformatting */
     uint8_t *file = NULL;
     pa->buf = opts->data;
     pa->len = opts->data_len;
@@ -566,8 +740,9 @@ tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_op
     o.buffer = b;
     o.id = src->trace_id;
     o.decode = false;
-    o.on_packet = on_packet;
-    o.on_packets = on_packets;
+    o.no_parse = true;
+    o.on_packet = NULL;
+    o.on_packets = NULL;
     o.on_event = NULL;
     o.on_frame_error = on_frame_error;
     o.on_stream = on_stream;
@@ -575,33 +750,13 @@ tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_op
     st = tk_etm4_run_snapshot(ss, &o, diag);
     if (pa->err)
         st = pa->err;
-    if (!st)
-        st = submit(pa);
-    /* the pieces in flight are joined (and freed) even after an error */
-    while (pa->nflight) {
-        if (!st) {
-            st = stitch_oldest(pa);
-            continue;
-        }
-        piece *p = pa->flight[0];
-        memmove(pa->flight, pa->flight + 1, --pa->nflight * sizeof(*pa->flight));
-        pthread_join(p->thread, NULL);
-        piece_free(pa, p, true);
+    st = finish(pa, st);
+    if (st == FALLBACK && pa->fallback) {
+        pa->st.fallback = true;
+        st = serial_tail(pa, ss, &o, diag);
+    } else if (!st) {
+        st = release_errors(pa, UINT64_MAX);
     }
-    piece *c = pa->carry;
-    if (c) {
-        if (!st)
-            st = tk_etm4_parser_end(c->ps);
-        if (!st)
-            st = tk_etm4_decoder_end(c->dec);
-        if (!st) {
-            st = cfg->sink_done(cfg->ctx, c->sink);
-            c->sink = NULL;
-        }
-        piece_free(pa, c, true);
-    }
-    piece_free(pa, pa->cur, false);
-    pa->st.packets = pa->count;
     if (stats && stats->size >= sizeof(*stats))
         *stats = pa->st;
     par_free(pa);

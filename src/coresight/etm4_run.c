@@ -90,9 +90,10 @@ static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, u
     if (st || !ps)
         return st ? st : unparsed(ctx, id, index);
     const runner *r = ctx;
-    if (r->o->on_stream)
-        r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_DATA, id, data, n, index);
-    return tk_etm4_parser_data(ps, data, n, index);
+    if (r->o->on_stream &&
+        (st = r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_DATA, id, data, n, index)))
+        return st;
+    return r->o->no_parse ? TK_OK : tk_etm4_parser_data(ps, data, n, index);
 }
 
 /* ---- frame realignment ------------------------------------------------------------------ */
@@ -163,9 +164,12 @@ static tk_status check_alignment(runner *r, const tk_etm4_packet *pkt)
         return TK_OK;
     tk_status st = realign_from(r, pkt->index, -1);
     /* the parser stops after this packet: the rest of its run is not parsed */
-    if (st == TK_ERR_STATE && r->o->on_stream)
-        r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_CUT, pkt->trace_id, NULL, 0,
-                        pkt->index + pkt->size);
+    if (st == TK_ERR_STATE && r->o->on_stream) {
+        tk_status s2 = r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_CUT, pkt->trace_id, NULL, 0,
+                                       pkt->index + pkt->size);
+        if (s2)
+            return s2;
+    }
     return st;
 }
 
@@ -203,9 +207,10 @@ static tk_status on_frames(void *ctx, uint8_t id, const uint8_t *data, size_t n,
     if (st || !ps)
         return st ? st : unparsed(ctx, id, index);
     const runner *r = ctx;
-    if (r->o->on_stream)
-        r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_FRAMES, id, data, n, index);
-    return tk_etm4_parser_frames(ps, data, n, index);
+    if (r->o->on_stream &&
+        (st = r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_FRAMES, id, data, n, index)))
+        return st;
+    return r->o->no_parse ? TK_OK : tk_etm4_parser_frames(ps, data, n, index);
 }
 
 /* A framing error loses bytes of unknown sources: every stream hunts for its next A-Sync. */
@@ -217,8 +222,9 @@ static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, co
         return st; /* packets before the error first */
     for (int id = 0; id < 128; id++)
         if (r->s[id].parser) {
-            if (r->o->on_stream)
-                r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_RESYNC, (uint8_t)id, NULL, 0, offset);
+            if (r->o->on_stream && (st = r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_RESYNC,
+                                                         (uint8_t)id, NULL, 0, offset)))
+                return st;
             tk_etm4_parser_resync(r->s[id].parser);
         }
     return r->o->on_frame_error ? r->o->on_frame_error(r->o->ctx, status, offset, msg) : TK_OK;
@@ -372,8 +378,9 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
                              nstreams);
         else if (nstreams == 1) {
             if (o->on_stream)
-                o->on_stream(o->ctx, TK_ETM4_STREAM_DATA, (uint8_t)raw_id, data, len, 0);
-            st = tk_etm4_parser_data(r->s[raw_id].parser, data, len, 0);
+                st = o->on_stream(o->ctx, TK_ETM4_STREAM_DATA, (uint8_t)raw_id, data, len, 0);
+            if (!st && !o->no_parse)
+                st = tk_etm4_parser_data(r->s[raw_id].parser, data, len, 0);
         }
     } else if (!st) {
         tk_cs_deformatter *d;

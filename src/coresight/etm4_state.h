@@ -48,8 +48,7 @@ bool tk_etm4_dec_state_equal(const tk_etm4_dec_state *a, const tk_etm4_dec_state
 void tk_etm4_decoder_reset(tk_etm4_decoder *d, tk_event_fn fn, void *ctx);
 /* Where events go from now on. */
 void tk_etm4_decoder_set_events(tk_etm4_decoder *d, tk_event_fn fn, void *ctx);
-/* Packets fed so far (events carry it as packet_index): a decoder that starts at a cut counts
- * on from the packets before it. */
-void tk_etm4_decoder_set_packet_count(tk_etm4_decoder *d, uint64_t n);
+/* Packets fed so far (events carry it as packet_index). */
+uint64_t tk_etm4_decoder_packet_count(const tk_etm4_decoder *d);
 
 #endif

@@ -34,9 +34,9 @@ tk_status tiny_decoder_end(tiny_decoder *d);
 #define tk_etm4_decoder_settled tiny_decoder_settled
 #define tk_etm4_decoder_get_state tiny_decoder_get_state
 #define tk_etm4_dec_state_equal tiny_dec_state_equal
-#define tk_etm4_decoder_set_packet_count tiny_decoder_set_packet_count
 #define tk_etm4_decoder_reset tiny_decoder_reset
 #define tk_etm4_decoder_set_events tiny_decoder_set_events
+#define tk_etm4_decoder_packet_count tiny_decoder_packet_count
 #include "coresight/etm4_decoder.c"
 #undef tk_etm4_decoder
 #undef tk_etm4_decoder_new

@@ -11,15 +11,41 @@
 
 #include "tracekit/etm4.h"
 
-/* Events as one 64-bit value each (a hash of every field a consumer sees). */
+/* Events as one 64-bit value each (a hash of every field a consumer sees but packet_index)
+ * and their packet_index, which a piece's sink gets relative to its piece (sink_done's
+ * packet_base). */
 typedef struct ev_list {
-    uint64_t *v;
+    uint64_t *v, *pi;
     size_t n, cap;
 } ev_list;
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     return (h ^ v) * 0x100000001b3ull;
+}
+
+static tk_status list_add(ev_list *l, uint64_t h, uint64_t pi)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 1 << 12;
+        uint64_t *v = realloc(l->v, cap * sizeof(*v));
+        if (v)
+            l->v = v;
+        uint64_t *q = v ? realloc(l->pi, cap * sizeof(*q)) : NULL;
+        if (!q)
+            return TK_ERR_NOMEM;
+        l->pi = q;
+        l->cap = cap;
+    }
+    l->v[l->n] = h;
+    l->pi[l->n++] = pi;
+    return TK_OK;
+}
+
+static void list_free(ev_list *l)
+{
+    free(l->v);
+    free(l->pi);
 }
 
 static tk_status list_event(void *ctx, const tk_event *ev)
@@ -33,19 +59,10 @@ static tk_status list_event(void *ctx, const tk_event *ev)
     h = mix(h, ev->ninsn);
     h = mix(h, ev->next);
     h = mix(h, ev->byte_offset);
-    h = mix(h, ev->packet_index);
     h = mix(h, ev->cause);
     h = mix(h, ev->context);
     h = mix(h, (uint64_t)ev->status);
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 1 << 12;
-        uint64_t *v = realloc(l->v, l->cap * sizeof(*v));
-        if (!v)
-            return TK_ERR_NOMEM;
-        l->v = v;
-    }
-    l->v[l->n++] = h;
-    return TK_OK;
+    return list_add(l, h, ev->packet_index);
 }
 
 /* Each piece lists its events; done appends them to the total, so the comparison with the
@@ -67,24 +84,14 @@ static tk_status sink_new(void *ctx, tk_event_fn *fn, void **sink)
     return *sink ? TK_OK : TK_ERR_NOMEM;
 }
 
-static tk_status sink_done(void *ctx, void *sink)
+static tk_status sink_done(void *ctx, void *sink, uint64_t packet_base)
 {
     sinks *s = ctx;
     ev_list *l = sink;
     tk_status st = ++s->done == s->fail_done_at ? TK_ERR_IO : TK_OK;
-    for (size_t i = 0; i < l->n && !st; i++) {
-        if (s->total.n == s->total.cap) {
-            s->total.cap = s->total.cap ? 2 * s->total.cap : 1 << 16;
-            uint64_t *v = realloc(s->total.v, s->total.cap * sizeof(*v));
-            if (!v)
-                st = TK_ERR_NOMEM;
-            else
-                s->total.v = v;
-        }
-        if (!st)
-            s->total.v[s->total.n++] = l->v[i];
-    }
-    free(l->v);
+    for (size_t i = 0; i < l->n && !st; i++)
+        st = list_add(&s->total, l->v[i], l->pi[i] + packet_base);
+    list_free(l);
     free(l);
     return st;
 }
@@ -94,7 +101,7 @@ static void sink_drop(void *ctx, void *sink)
     sinks *s = ctx;
     ev_list *l = sink;
     s->dropped++;
-    free(l->v);
+    list_free(l);
     free(l);
 }
 
@@ -158,13 +165,16 @@ static uint64_t check_equal(const char *rel, int id, unsigned jobs, size_t piece
     assert_int_equal(tk_etm4_decode_parallel(ss, &o, &pc, &stats, &diag), TK_OK);
     assert_int_equal(s.total.n, want.n);
     assert_memory_equal(s.total.v, want.v, want.n * sizeof(*want.v));
+    assert_memory_equal(s.total.pi, want.pi, want.n * sizeof(*want.pi));
     /* every piece's sink is either finished (in order) or dropped: none is lost */
-    assert_int_equal(s.made, stats.pieces);
     assert_int_equal(s.done + s.dropped, s.made);
-    assert_int_equal(stats.stitched + stats.redecoded + 1, stats.pieces);
-    assert_int_equal(s.dropped, stats.redecoded);
-    free(want.v);
-    free(s.total.v);
+    if (!stats.fallback) {
+        assert_int_equal(s.made, stats.pieces);
+        assert_int_equal(stats.stitched + stats.redecoded + 1, stats.pieces);
+        assert_int_equal(s.dropped, stats.redecoded);
+    }
+    list_free(&want);
+    list_free(&s.total);
     tk_cs_snapshot_free(ss);
     return stats.stitched;
 }
@@ -182,6 +192,46 @@ static void test_same_events(void **state)
     /* the missing kernel code gives error events; and a capture with bad packets */
     check_equal("opencsd/snapshots/juno_r1_1", 0x10, 2, 2048);
     check_equal("opencsd/snapshots/a55-test-tpiu", -1, 2, 2048);
+}
+
+/* ETB/ETR frames with bad packets: the parallel decode hands over to the serial one at the
+ * first, with the same events in the end. */
+static void test_damaged_frames(void **state)
+{
+    (void)state;
+    tk_cs_snapshot *ss = load("opencsd/snapshots/bugfix-exact-match");
+    assert_non_null(ss);
+    uint8_t *buf;
+    size_t len;
+    tk_diag diag;
+    tk_diag_clear(&diag);
+    assert_int_equal(tk_cs_buffer_read(&ss->buffers[0], &buf, &len, &diag), TK_OK);
+    buf[600001] = 0; /* a bad packet (I_BAD_SEQUENCE) two thirds in */
+    tk_etm4_run_opts o = opts_for(0x12);
+    o.data = buf;
+    o.data_len = len;
+    ev_list want = {0};
+    o.decode = true;
+    o.on_event = list_event;
+    o.ctx = &want;
+    assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
+    o = opts_for(0x12);
+    o.data = buf;
+    o.data_len = len;
+    sinks s = {0};
+    tk_etm4_par_config pc = config(&s, 2, 8192);
+    tk_etm4_par_stats stats = {.size = sizeof(stats)};
+    assert_int_equal(tk_etm4_decode_parallel(ss, &o, &pc, &stats, &diag), TK_OK);
+    assert_true(stats.fallback);
+    assert_true(stats.stitched > 10); /* up to the damage: in parallel */
+    assert_int_equal(s.total.n, want.n);
+    assert_memory_equal(s.total.v, want.v, want.n * sizeof(*want.v));
+    assert_memory_equal(s.total.pi, want.pi, want.n * sizeof(*want.pi));
+    assert_int_equal(s.done + s.dropped, s.made);
+    list_free(&want);
+    list_free(&s.total);
+    free(buf);
+    tk_cs_snapshot_free(ss);
 }
 
 /* Speculation: the queue spans the cuts, so seams are decoded again; the events still agree. */
@@ -221,12 +271,12 @@ static void test_errors(void **state)
     s = (sinks){.fail_done_at = 3};
     pc = config(&s, 2, 4096);
     assert_int_equal(tk_etm4_decode_parallel(ss, &o, &pc, NULL, &diag), TK_ERR_IO);
-    free(s.total.v);
+    list_free(&s.total);
     /* a sink that cannot be made */
     s = (sinks){.fail_new_at = 5};
     pc = config(&s, 3, 4096);
     assert_int_equal(tk_etm4_decode_parallel(ss, &o, &pc, NULL, &diag), TK_ERR_NOMEM);
-    free(s.total.v);
+    list_free(&s.total);
 
     /* bad arguments */
     s = (sinks){0};
@@ -271,9 +321,8 @@ int main(void)
     if (!tk_test_data_present())
         return TK_TEST_SKIP;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_events),
-        cmocka_unit_test(test_speculation),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_same_events),    cmocka_unit_test(test_speculation),
+        cmocka_unit_test(test_damaged_frames), cmocka_unit_test(test_errors),
         cmocka_unit_test(test_empty_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
