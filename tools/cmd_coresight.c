@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* `tracekit dump --snapshot DIR` and `tracekit decode --snapshot DIR`: CoreSight ETMv4. */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,7 @@ static void usage(FILE *f, const char *cmd)
                    "                  A-Syncs, and the pieces decoded on N and stitched so the\n"
                    "                  output equals the serial decode (one trace ID: --id when\n"
                    "                  the buffer has several sources, else one thread)\n"
-                   "  --piece-size B  with --jobs: trace bytes per piece (default 32 KiB)\n");
+                   "  --piece-size B  with --jobs: trace bytes per piece (default 128 KiB)\n");
     fprintf(f,
             "exit status: 0; 1 when the trace has errors (%s): the last line on\n"
             "  stderr counts them and gives the first one's byte offset; 2 for a usage error\n",
@@ -254,45 +255,90 @@ static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const cha
     return TK_OK;
 }
 
-/* --jobs: one piece's events, printed into memory and written out in trace order. */
+/* --jobs: one piece's events, printed into memory and written out in trace order. The
+ * buffers are kept for later pieces: a fresh one per piece cost a page fault every 4 KiB. */
+typedef struct membuf {
+    char *p;
+    size_t len, cap;
+} membuf;
+
+static ssize_t membuf_write(void *cookie, const char *buf, size_t n)
+{
+    membuf *m = cookie;
+    if (m->len + n > m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 1u << 16;
+        while (cap < m->len + n)
+            cap *= 2;
+        char *q = realloc(m->p, cap);
+        if (!q)
+            return -1;
+        m->p = q;
+        m->cap = cap;
+    }
+    memcpy(m->p + m->len, buf, n);
+    m->len += n;
+    return (ssize_t)n;
+}
+
 typedef struct piece_out {
     cli c; /* first: the sink is &c */
-    char *out_buf, *err_buf;
-    size_t out_len, err_len;
+    membuf out, err;
+    struct piece_out *next; /* in the pool */
 } piece_out;
 
-static void piece_close(piece_out *p)
+typedef struct jobs_ctx {
+    cli *c;
+    pthread_mutex_t mu; /* the pool: sinks are made on worker threads */
+    piece_out *pool;
+} jobs_ctx;
+
+static void piece_free(piece_out *p)
 {
     if (p->c.out)
         fclose(p->c.out);
     if (p->c.err)
         fclose(p->c.err);
-    p->c.out = p->c.err = NULL;
+    free(p->out.p);
+    free(p->err.p);
+    free(p);
 }
 
+/* Back to the pool, emptied. */
 static void piece_drop(void *ctx, void *sink)
 {
+    jobs_ctx *j = ctx;
     piece_out *p = sink;
-    (void)ctx;
-    piece_close(p);
-    free(p->out_buf);
-    free(p->err_buf);
-    free(p);
+    fflush(p->c.out);
+    fflush(p->c.err);
+    p->out.len = p->err.len = 0;
+    pthread_mutex_lock(&j->mu);
+    p->next = j->pool;
+    j->pool = p;
+    pthread_mutex_unlock(&j->mu);
 }
 
 static tk_status piece_new(void *ctx, tk_event_fn *fn, void **sink)
 {
-    const cli *parent = ctx;
-    piece_out *p = calloc(1, sizeof(*p));
-    if (!p)
-        return TK_ERR_NOMEM;
-    p->c.format_ranges = parent->format_ranges;
-    p->c.out = open_memstream(&p->out_buf, &p->out_len);
-    p->c.err = open_memstream(&p->err_buf, &p->err_len);
-    if (!p->c.out || !p->c.err) {
-        piece_drop(NULL, p);
-        return TK_ERR_NOMEM;
+    jobs_ctx *j = ctx;
+    pthread_mutex_lock(&j->mu);
+    piece_out *p = j->pool;
+    if (p)
+        j->pool = p->next;
+    pthread_mutex_unlock(&j->mu);
+    if (!p) {
+        const cookie_io_functions_t io = {.write = membuf_write};
+        if (!(p = calloc(1, sizeof(*p))))
+            return TK_ERR_NOMEM;
+        p->c.out = fopencookie(&p->out, "w", io);
+        p->c.err = fopencookie(&p->err, "w", io);
+        if (!p->c.out || !p->c.err) {
+            piece_free(p);
+            return TK_ERR_NOMEM;
+        }
     }
+    p->c.format_ranges = j->c->format_ranges;
+    p->c.errors = p->c.mismatches = 0;
+    p->c.first_error = 0;
     *fn = print_event;
     *sink = &p->c;
     return TK_OK;
@@ -300,17 +346,20 @@ static tk_status piece_new(void *ctx, tk_event_fn *fn, void **sink)
 
 static tk_status piece_done(void *ctx, void *sink, uint64_t packet_base)
 {
-    cli *c = ctx;
+    jobs_ctx *j = ctx;
+    cli *c = j->c;
     (void)packet_base; /* the listing has byte offsets, not packet indexes */
     piece_out *p = sink;
-    piece_close(p);
+    if (fflush(p->c.out) || fflush(p->c.err))
+        return TK_ERR_NOMEM;
     if (p->c.errors && (!c->errors || p->c.first_error < c->first_error))
         c->first_error = p->c.first_error;
     c->errors += p->c.errors;
     c->mismatches += p->c.mismatches;
-    fwrite(p->err_buf, 1, p->err_len, c->err);
-    const bool ok = fwrite(p->out_buf, 1, p->out_len, c->out) == p->out_len;
-    piece_drop(NULL, p);
+    if (p->err.len)
+        fwrite(p->err.p, 1, p->err.len, c->err);
+    const bool ok = !p->out.len || fwrite(p->out.p, 1, p->out.len, c->out) == p->out.len;
+    piece_drop(ctx, p);
     return ok ? TK_OK : TK_ERR_IO;
 }
 
@@ -318,16 +367,24 @@ static tk_status piece_done(void *ctx, void *sink, uint64_t packet_base)
 static tk_status decode_jobs(const char *cmd, const tk_cs_snapshot *ss, tk_etm4_run_opts *o, cli *c,
                              unsigned jobs, size_t piece, tk_diag *diag)
 {
-    /* Each piece's listing is held until its turn: 32 KiB of trace make about 2 MB of
-     * ranges, small enough to stay in reused heap memory (bigger ones cost page faults). */
+    jobs_ctx j = {.c = c, .pool = NULL};
+    pthread_mutex_init(&j.mu, NULL);
+    /* Each piece's listing is held until its turn: 128 KiB of trace make about 7 MB of
+     * ranges (smaller pieces cost more in threads than they save in memory). */
     tk_etm4_par_config pc = {.size = sizeof(pc),
                              .jobs = jobs,
-                             .piece_bytes = piece ? piece : 32u << 10,
-                             .ctx = c,
+                             .piece_bytes = piece ? piece : 128u << 10,
+                             .ctx = &j,
                              .sink_new = piece_new,
                              .sink_done = piece_done,
                              .sink_drop = piece_drop};
     tk_status st = tk_etm4_decode_parallel(ss, o, &pc, NULL, diag);
+    while (j.pool) {
+        piece_out *p = j.pool;
+        j.pool = p->next;
+        piece_free(p);
+    }
+    pthread_mutex_destroy(&j.mu);
     if (st != TK_ERR_UNSUPPORTED)
         return st;
     fprintf(stderr, "tracekit %s: --jobs: %s; decoding on one thread\n", cmd, diag->message);

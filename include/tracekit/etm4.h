@@ -333,7 +333,7 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
 typedef struct tk_etm4_par_config {
     size_t size;        /* sizeof(tk_etm4_par_config) */
     unsigned jobs;      /* worker threads (>= 1) */
-    size_t piece_bytes; /* trace bytes per piece (0: 128 KiB); cuts fall on the next A-Sync */
+    size_t piece_bytes; /* trace bytes per piece (0: 512 KiB); cuts fall on the next A-Sync */
     void *ctx;          /* passed to the sink callbacks */
     /* A sink for one piece (a worker thread, or the calling thread): its event function and
      * state. */

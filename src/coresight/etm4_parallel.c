@@ -27,7 +27,7 @@
 #include "coresight/etm4_state.h"
 #include "tracekit/etm4.h"
 
-enum { DEFAULT_PIECE = 128u << 10 };
+enum { DEFAULT_PIECE = 512u << 10 };
 /* Before a lane settles it is fed in chunks (a multiple of a frame's 15 data bytes): the
  * parser's state is compared between calls' packets, in non-batch mode. */
 enum { CHUNK = 240 };
@@ -352,7 +352,7 @@ static tk_status submit(par *pa)
     }
     tk_status st;
     /* one piece more than workers: this thread records the next one meanwhile */
-    while (pa->nflight > pa->pc->jobs)
+    while (pa->nflight > 2 * pa->pc->jobs)
         if ((st = stitch_oldest(pa))) {
             piece_free(pa, p, false);
             return st;
@@ -706,8 +706,8 @@ tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_op
         return st;
     par *pa = calloc(1, sizeof(*pa));
     if (pa) {
-        pa->max_decs = cfg->jobs + 2;
-        pa->flight = calloc(cfg->jobs + 1, sizeof(*pa->flight));
+        pa->max_decs = 2 * cfg->jobs + 2;
+        pa->flight = calloc(2 * cfg->jobs + 1, sizeof(*pa->flight));
         pa->decs = calloc(pa->max_decs, sizeof(*pa->decs));
     }
     if (!pa || !pa->flight || !pa->decs) {
