@@ -49,10 +49,11 @@ static void usage(FILE *f, const char *cmd)
     if (decode)
         fprintf(f, "  --format ranges one line per executed range: <id> <first> <last> <count>\n"
                    "  --format events every event (default)\n"
-                   "  -j, --jobs N    decode on N threads: packets are parsed on one, cut at\n"
-                   "                  A-Syncs, and the pieces decoded on N and stitched so the\n"
-                   "                  output equals the serial decode (one trace ID: --id when\n"
-                   "                  the buffer has several sources, else one thread)\n"
+                   "  -j, --jobs N    decode on N threads: the trace is cut before A-Syncs, the\n"
+                   "                  pieces decoded on N threads and stitched so the output\n"
+                   "                  equals the serial decode. One trace ID (--id when the\n"
+                   "                  buffer has several sources, else one thread); ETB/ETR\n"
+                   "                  frames hand over to the serial decode at a bad packet\n"
                    "  --piece-size B  with --jobs: trace bytes per piece (default 128 KiB)\n");
     fprintf(f,
             "exit status: 0; 1 when the trace has errors (%s): the last line on\n"
