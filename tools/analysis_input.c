@@ -405,8 +405,8 @@ static int run_sim(const tk_an_input *in, tk_an_run *run, relay *r)
 
 /* ---- CoreSight --------------------------------------------------------------------------- */
 
-/* The first pass over CoreSight trace: which source and instruction set the ranges are of,
- * and (without symbols) the functions the flow enters. */
+/* The first pass over CoreSight trace: which source the ranges are of, and what the code
+ * view learns from them (functions entered, code of another instruction set). */
 typedef struct cs_scan {
     tk_cs_code *code;  /* NULL: functions come from the ELF */
     bool any;          /* a range seen: */
@@ -414,7 +414,6 @@ typedef struct cs_scan {
     uint8_t isa;       /* its instruction set (tk_event.isa) */
     uint64_t first;    /* its first address */
     uint32_t other_id; /* a range of another source (UINT32_MAX: none) */
-    bool mixed;        /* ranges of another instruction set */
 } cs_scan;
 
 static tk_status cs_learn(void *ctx, const tk_event *ev)
@@ -430,8 +429,6 @@ static tk_status cs_learn(void *ctx, const tk_event *ev)
             if (s->other_id == UINT32_MAX)
                 s->other_id = ev->trace_id;
             return TK_OK;
-        } else if (ev->isa != s->isa) {
-            s->mixed = true;
         }
     }
     return s->code ? tk_cs_code_learn(s->code, ev) : TK_OK;
@@ -488,13 +485,6 @@ static int run_snapshot(const tk_an_input *in, tk_an_run *run, relay *r, int buf
                 "0x%x at least): profile one at a time with --id\n",
                 in->cmd, scan.id, scan.other_id);
         return 2;
-    }
-    if (scan.mixed) {
-        fprintf(stderr,
-                "tracekit %s: the trace runs code of two instruction sets (A64/A32/T32); "
-                "profiles take one\n",
-                in->cmd);
-        return 1;
     }
     if (scan.any) {
         if ((st = tk_cs_code_set_mem(run->code, cs_mem_of(run->ss, scan.id), scan.isa)) ||

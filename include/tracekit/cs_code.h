@@ -27,8 +27,9 @@ typedef struct tk_cs_code tk_cs_code;
 tk_status tk_cs_code_new(tk_cs_code **out);
 void tk_cs_code_free(tk_cs_code *c);
 
-/* The memory images (borrowed) and their instruction set: tk_event.isa of the ranges
- * (0 A64, 1 A32, 2 T32). Errors: TK_ERR_INVALID (unknown instruction set). */
+/* The memory images (borrowed) and the instruction set of their code (tk_event.isa: 0 A64,
+ * 1 A32, 2 T32), but where tk_cs_code_learn saw ranges of another one. Errors: TK_ERR_INVALID
+ * (unknown instruction set). */
 tk_status tk_cs_code_set_mem(tk_cs_code *c, const tk_cs_mem *mem, uint8_t isa);
 
 /* Functions from the symbol table of img (borrowed; tk_image_open_elf_any): where img has a
@@ -36,9 +37,10 @@ tk_status tk_cs_code_set_mem(tk_cs_code *c, const tk_cs_mem *mem, uint8_t isa);
 void tk_cs_code_set_symbols(tk_cs_code *c, const tk_image *img);
 
 /* A tk_event_fn for a first pass over the trace: notes the first address of every range that
- * follows a call (TK_END_CALL) or an exception (TK_EV_TRAP) as a function entry. Events of
- * other kinds only break the chain (after lost trace the next range is not the callee).
- * Errors: TK_ERR_NOMEM. */
+ * follows a call (TK_END_CALL) or an exception (TK_EV_TRAP) as a function entry (events of
+ * other kinds only break the chain: after lost trace the next range is not the callee), and
+ * the code of ranges in another instruction set than the first range's (A32/T32
+ * interworking), which is then walked in its own. Errors: TK_ERR_NOMEM. */
 tk_status tk_cs_code_learn(void *code, const tk_event *ev);
 /* A function entry of its own (e.g. where the trace starts). Errors: TK_ERR_NOMEM. */
 tk_status tk_cs_code_add_entry(tk_cs_code *c, uint64_t addr);

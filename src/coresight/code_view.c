@@ -12,9 +12,19 @@
 /* "sub_" and 16 hex digits */
 #define NAME_LEN 24
 
+/* Code the flow ran in another instruction set than the first range's (A32 and T32
+ * interworking, AArch32 under AArch64). */
+typedef struct isa_span {
+    uint64_t first, last;
+    uint8_t isa;
+} isa_span;
+
 struct tk_cs_code {
     const tk_cs_mem *mem;
-    tk_arm_isa isa;
+    tk_arm_isa isa; /* of the first range, and of all code outside the spans */
+    bool have_isa;
+    isa_span *spans; /* sorted and merged when sealed */
+    size_t nspans, cap_spans;
     const tk_image *img; /* symbols from an ELF, or NULL; they come before inferred ones */
     /* Inferred functions: entries as learned (unsorted, repeats), then at the first lookup
      * sorted, made distinct and given names and extents. */
@@ -41,6 +51,7 @@ void tk_cs_code_free(tk_cs_code *c)
     if (!c)
         return;
     free(c->entries);
+    free(c->spans);
     free(c->syms);
     free(c->names);
     free(c);
@@ -52,6 +63,7 @@ tk_status tk_cs_code_set_mem(tk_cs_code *c, const tk_cs_mem *mem, uint8_t isa)
         return TK_ERR_INVALID;
     c->mem = mem;
     c->isa = (tk_arm_isa)isa;
+    c->have_isa = true;
     return TK_OK;
 }
 
@@ -76,11 +88,40 @@ tk_status tk_cs_code_add_entry(tk_cs_code *c, uint64_t addr)
     return TK_OK;
 }
 
+/* A range in another instruction set than the first one's. */
+static tk_status add_span(tk_cs_code *c, const tk_event *ev)
+{
+    isa_span *last = c->nspans ? &c->spans[c->nspans - 1] : NULL;
+    if (last && last->isa == ev->isa && ev->first >= last->first && ev->first <= last->last + 4) {
+        if (ev->last > last->last)
+            last->last = ev->last; /* flow going on (or a loop) in the same code */
+        return TK_OK;
+    }
+    if (c->nspans == c->cap_spans) {
+        size_t cap = c->cap_spans ? 2 * c->cap_spans : 256;
+        isa_span *v = realloc(c->spans, cap * sizeof(*v));
+        if (!v)
+            return TK_ERR_NOMEM;
+        c->spans = v;
+        c->cap_spans = cap;
+    }
+    c->spans[c->nspans++] = (isa_span){ev->first, ev->last, ev->isa};
+    return TK_OK;
+}
+
 tk_status tk_cs_code_learn(void *code, const tk_event *ev)
 {
     tk_cs_code *c = code;
     if (ev->kind == TK_EV_RANGE) {
-        tk_status st = c->after_call ? tk_cs_code_add_entry(c, ev->first) : TK_OK;
+        tk_status st = TK_OK;
+        if (!c->have_isa) {
+            c->isa = ev->isa <= TK_ARM_T32 ? (tk_arm_isa)ev->isa : TK_ARM_A64;
+            c->have_isa = true;
+        } else if (ev->isa != c->isa && ev->isa <= TK_ARM_T32) {
+            st = add_span(c, ev);
+        }
+        if (!st && c->after_call)
+            st = tk_cs_code_add_entry(c, ev->first);
         c->after_call = ev->end == TK_END_CALL;
         return st;
     }
@@ -116,9 +157,34 @@ size_t tk_cs_code_entry_count(const tk_cs_code *c)
  * runs up to the next entry or to the end of its memory region (an ELF symbol inside that
  * extent still wins there). On a failed allocation the view has no functions (all code
  * is the profile's unknown function), which is still a correct flat profile. */
+static int cmp_span(const void *a, const void *b)
+{
+    const isa_span *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Sorted by first address, overlapping spans of one instruction set merged (the same bytes
+ * do not run as two instruction sets). */
+static void seal_spans(tk_cs_code *c)
+{
+    qsort(c->spans, c->nspans, sizeof(*c->spans), cmp_span);
+    size_t n = 0;
+    for (size_t i = 0; i < c->nspans; i++) {
+        isa_span *last = n ? &c->spans[n - 1] : NULL;
+        if (last && last->isa == c->spans[i].isa && c->spans[i].first <= last->last + 4) {
+            if (c->spans[i].last > last->last)
+                last->last = c->spans[i].last;
+        } else {
+            c->spans[n++] = c->spans[i];
+        }
+    }
+    c->nspans = n;
+}
+
 static void seal(tk_cs_code *c)
 {
     c->sealed = true;
+    seal_spans(c);
     qsort(c->entries, c->nentries, sizeof(*c->entries), cmp_u64);
     size_t n = 0;
     uint64_t off;
@@ -184,15 +250,31 @@ static const tk_symbol *symbolize(void *ctx, uint64_t addr, uint64_t *offset)
     return s;
 }
 
+/* The instruction set of the code at addr. */
+static tk_arm_isa isa_at(const tk_cs_code *c, uint64_t addr)
+{
+    size_t lo = 0, hi = c->nspans;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->spans[mid].first <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && addr <= c->spans[lo - 1].last ? (tk_arm_isa)c->spans[lo - 1].isa : c->isa;
+}
+
 static tk_status insn(void *ctx, uint64_t addr, tk_code_insn *out)
 {
-    const tk_cs_code *c = ctx;
+    tk_cs_code *c = ctx;
+    if (!c->sealed)
+        seal(c);
     size_t avail = 0;
     const uint8_t *b = c->mem ? tk_cs_mem_ptr(c->mem, addr, &avail) : NULL;
     if (!b)
         return TK_ERR_NO_CODE;
     tk_arm_insn in;
-    if (tk_arm_classify(c->isa, addr, b, avail, &in) < 0)
+    if (tk_arm_classify(isa_at(c, addr), addr, b, avail, &in) < 0)
         return TK_ERR_NO_CODE; /* the instruction runs past the end of the image */
     out->len = in.size;
     out->cond_branch = in.kind == TK_ARM_BRANCH && in.cond;

@@ -178,12 +178,55 @@ static void test_profile_on_view(void **state)
     teardown(&f);
 }
 
+/* A32 and T32 interworking: the code view walks each range in the instruction set the flow
+ * ran it in (the first range's outside the others). */
+static void test_mixed_instruction_sets(void **state)
+{
+    (void)state;
+    /* 0x2000: A32 nop, nop, bx lr; 0x3000: T32 nop (16-bit), nop, bl (32-bit), bx lr */
+    static const uint8_t a32[12] = {0x00, 0xf0, 0x20, 0xe3, 0x00, 0xf0,
+                                    0x20, 0xe3, 0x1e, 0xff, 0x2f, 0xe1};
+    static const uint8_t t32[10] = {0x00, 0xbf, 0x00, 0xbf, 0x00, 0xf0, 0x00, 0xf8, 0x70, 0x47};
+    tk_cs_mem *mem;
+    tk_cs_code *view_state;
+    assert_int_equal(tk_cs_mem_new(&mem), TK_OK);
+    assert_int_equal(tk_cs_mem_add(mem, 0x2000, a32, sizeof(a32)), TK_OK);
+    assert_int_equal(tk_cs_mem_add(mem, 0x3000, t32, sizeof(t32)), TK_OK);
+    assert_int_equal(tk_cs_code_new(&view_state), TK_OK);
+    tk_event ev = range(0x2000, 0x2004, TK_END_CALL, 1);
+    ev.isa = 1; /* A32 first: the default */
+    assert_int_equal(tk_cs_code_learn(view_state, &ev), TK_OK);
+    ev = range(0x3000, 0x3004, TK_END_CALL, 1);
+    ev.isa = 2;
+    assert_int_equal(tk_cs_code_learn(view_state, &ev), TK_OK);
+    ev = range(0x3008, 0x3008, TK_END_RETURN, 1);
+    ev.isa = 2;
+    assert_int_equal(tk_cs_code_learn(view_state, &ev), TK_OK);
+    assert_int_equal(tk_cs_code_set_mem(view_state, mem, 1), TK_OK);
+    tk_code_view view;
+    tk_cs_code_view(view_state, &view);
+    tk_code_insn in;
+    assert_int_equal(view.insn(view.ctx, 0x2000, &in), TK_OK);
+    assert_int_equal(in.len, 4);
+    assert_int_equal(view.insn(view.ctx, 0x3000, &in), TK_OK);
+    assert_int_equal(in.len, 2); /* T32 nop */
+    assert_int_equal(view.insn(view.ctx, 0x3004, &in), TK_OK);
+    assert_int_equal(in.len, 4); /* T32 bl */
+    assert_int_equal(view.insn(view.ctx, 0x3008, &in), TK_OK);
+    assert_int_equal(in.len, 2); /* T32 bx lr */
+    assert_int_equal(view.insn(view.ctx, 0x2008, &in), TK_OK);
+    assert_int_equal(in.len, 4); /* A32 bx lr */
+    tk_cs_code_free(view_state);
+    tk_cs_mem_free(mem);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_insn_facts),
         cmocka_unit_test(test_learned_functions),
         cmocka_unit_test(test_profile_on_view),
+        cmocka_unit_test(test_mixed_instruction_sets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
