@@ -21,6 +21,7 @@
  * decode: what was handed over stays, and the serial decode runs again from the start with its
  * events before that point dropped. Damaged ETB/ETR trace decodes at serial speed or less. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -351,7 +352,8 @@ static tk_status submit(par *pa)
         return TK_OK;
     }
     tk_status st;
-    /* one piece more than workers: this thread records the next one meanwhile */
+    /* twice as many pieces as workers: a worker starts the next one while the oldest, whose
+     * turn it is, still runs */
     while (pa->nflight > 2 * pa->pc->jobs)
         if ((st = stitch_oldest(pa))) {
             piece_free(pa, p, false);
@@ -387,7 +389,9 @@ static tk_status add_op(const par *pa, piece *p, uint8_t kind, const uint8_t *d,
 {
     if (!grow((void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof(*p->ops)))
         return TK_ERR_NOMEM;
-    if (n && pa->buf && d >= pa->buf && (size_t)(d - pa->buf) + n <= pa->len) {
+    /* (as integers: pointers into different objects do not compare in C) */
+    const uintptr_t at = (uintptr_t)d - (uintptr_t)pa->buf;
+    if (n && pa->buf && at < pa->len && n <= pa->len - at) {
         p->ops[p->nops++] = (op){kind, d, 0, n, index};
         return TK_OK;
     }
