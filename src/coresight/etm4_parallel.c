@@ -20,102 +20,14 @@
  * serial flow (seen by the carry, or by a lane after it settled) therefore ends the parallel
  * decode: what was handed over stays, and the serial decode runs again from the start with its
  * events before that point dropped. Damaged ETB/ETR trace decodes at serial speed or less. */
-#include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coresight/etm4_state.h"
-#include "tracekit/etm4.h"
+#include "coresight/etm4_parallel_int.h"
 
 enum { DEFAULT_PIECE = 512u << 10 };
-/* Before a lane settles it is fed in chunks (a multiple of a frame's 15 data bytes): the
- * parser's state is compared between calls' packets, in non-batch mode. */
-enum { CHUNK = 240 };
-/* The status that ends the parallel decode for the serial one (never returned). */
-#define FALLBACK TK_ERR_STATE
 
-/* One recorded call: parser_data or parser_frames of n bytes, or a resync. The bytes are the
- * trace buffer's own where the parser would be given those (a raw buffer), else a copy. */
-typedef struct op {
-    uint8_t kind;       /* tk_etm4_stream_op, not CUT */
-    const uint8_t *ext; /* in the trace buffer, or NULL: the piece's bytes from off */
-    size_t off, n;
-    uint64_t index;
-} op;
-
-enum lane_mode { LANE_RUN, LANE_SEAM, LANE_ALL };
-
-struct par;
-
-typedef struct piece {
-    struct par *pa;
-    /* the record */
-    uint8_t *bytes;
-    size_t nbytes, cap_bytes;
-    op *ops;
-    size_t nops, cap_ops;
-    uint64_t cut_index; /* byte index where it starts (before an A-Sync pattern) */
-    bool first;         /* the trace's first piece: its lane is the serial one */
-    /* its lane */
-    pthread_t thread;
-    tk_etm4_parser *ps;
-    tk_etm4_decoder *dec;
-    tk_event_fn sink_fn;
-    void *sink;
-    enum lane_mode mode;
-    bool settled;          /* LANE_RUN: settled after the packet ending at settle_end */
-    uint64_t settle_end;   /* byte index after that packet */
-    uint64_t settle_count; /* packets the lane had decoded then */
-    tk_etm4_dec_state dstate;
-    tk_etm4_parser_state pstate;
-    const struct piece *target; /* LANE_SEAM: the piece whose settle point is looked for */
-    bool matched;               /* LANE_SEAM: found, with the same states */
-    bool sign;                  /* a bad packet of the serial flow (formatted buffers) */
-    uint64_t base;              /* packets of the trace before the lane's first */
-    uint64_t out_from;          /* its sink has the events of packets from this byte on */
-    tk_status fatal;
-} piece;
-
-/* A framing error, handed on in trace order once the decode is known to keep it. */
-typedef struct frame_err {
-    tk_status status;
-    uint64_t offset;
-    char *msg;
-} frame_err;
-
-typedef struct par {
-    tk_etm4_config cfg;
-    const tk_cs_mem *mem;
-    const tk_etm4_par_config *pc;
-    const tk_etm4_run_opts *user;
-    uint8_t id;
-    bool checked;       /* formatter frames without FSYNC: bad packets may mean realignment */
-    const uint8_t *buf; /* the trace buffer, alive until the end */
-    size_t len;
-    size_t piece_bytes;
-    piece *cur;     /* being recorded */
-    piece **flight; /* handed to workers, oldest first */
-    size_t nflight;
-    piece *carry; /* its lane has decoded everything up to the last stitched piece */
-    bool started; /* a piece was recorded */
-    /* A-Sync pattern search across calls: the last 11 bytes and their indices */
-    uint8_t tail[11];
-    uint64_t tail_index[11];
-    unsigned ntail;
-    tk_status err;          /* the first error of a callback or a piece (stops the record) */
-    bool fallback;          /* a bad packet in a formatted buffer: the serial decode takes over */
-    uint64_t fallback_from; /* ... for the events of packets from this byte on */
-    frame_err *errs;
-    size_t nerrs, cap_errs;
-    tk_etm4_par_stats st;
-    /* Decoders of finished lanes, for the next ones (calling thread only): a decoder keeps
-     * its block cache, so each block of code is walked once per decoder. */
-    tk_etm4_decoder **decs;
-    size_t ndecs, max_decs;
-} par;
-
-static bool grow(void **v, size_t *cap, size_t need, size_t size)
+bool tk_par_grow(void **v, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
         return true;
@@ -130,7 +42,7 @@ static bool grow(void **v, size_t *cap, size_t need, size_t size)
     return true;
 }
 
-static const uint8_t *op_bytes(const piece *p, const op *o)
+const uint8_t *tk_par_op_bytes(const piece *p, const op *o)
 {
     return o->ext ? o->ext : p->bytes + o->off; /* (never empty: empty runs are not kept) */
 }
@@ -144,8 +56,7 @@ static void free_record(piece *p)
     p->nbytes = p->nops = p->cap_bytes = p->cap_ops = 0;
 }
 
-/* Free the record and lane; the decoder goes back to the pool. */
-static void piece_free(par *pa, piece *p, bool drop_sink)
+void tk_par_piece_free(par *pa, piece *p, bool drop_sink)
 {
     if (!p)
         return;
@@ -235,7 +146,7 @@ static tk_status replay(piece *lane, const piece *src, size_t *k, size_t *at,
         size_t n = o->n - *at;
         if (small && n > CHUNK)
             n = CHUNK;
-        const uint8_t *d = op_bytes(src, o) + *at;
+        const uint8_t *d = tk_par_op_bytes(src, o) + *at;
         if (o->kind == TK_ETM4_STREAM_DATA)
             st = tk_etm4_parser_data(lane->ps, d, n, o->index + *at);
         else
@@ -302,7 +213,7 @@ static tk_status stitch_oldest(par *pa)
     pthread_join(p->thread, NULL);
     tk_status st = p->fatal;
     if (st) {
-        piece_free(pa, p, true);
+        tk_par_piece_free(pa, p, true);
         return st;
     }
     if (!pa->carry) { /* the first piece */
@@ -326,7 +237,7 @@ static tk_status stitch_oldest(par *pa)
         p->out_from = p->settle_end;
         st = pa->pc->sink_done(pa->pc->ctx, c->sink, c->base);
         c->sink = NULL;
-        piece_free(pa, c, false);
+        tk_par_piece_free(pa, c, false);
         free_record(p);
         pa->carry = p;
         if (!st && p->sign)
@@ -336,19 +247,18 @@ static tk_status stitch_oldest(par *pa)
     if (!st)
         st = tk_etm4_parser_flush(c->ps);
     pa->st.redecoded++;
-    piece_free(pa, p, true);
+    tk_par_piece_free(pa, p, true);
     if (!st && c->sign)
         st = fall_back(pa, c->out_from);
     return st;
 }
 
-/* Hand the piece being recorded to a worker, after making room. */
-static tk_status submit(par *pa)
+tk_status tk_par_submit(par *pa)
 {
     piece *p = pa->cur;
     pa->cur = NULL;
     if (!p || !p->nops) {
-        piece_free(pa, p, false);
+        tk_par_piece_free(pa, p, false);
         return TK_OK;
     }
     tk_status st;
@@ -356,213 +266,19 @@ static tk_status submit(par *pa)
      * turn it is, still runs */
     while (pa->nflight > 2 * pa->pc->jobs)
         if ((st = stitch_oldest(pa))) {
-            piece_free(pa, p, false);
+            tk_par_piece_free(pa, p, false);
             return st;
         }
     p->pa = pa;
     if (pa->ndecs)
         p->dec = pa->decs[--pa->ndecs];
     if (pthread_create(&p->thread, NULL, work, p)) {
-        piece_free(pa, p, false);
+        tk_par_piece_free(pa, p, false);
         return TK_ERR_NOMEM;
     }
     pa->flight[pa->nflight++] = p;
     pa->st.pieces++;
     return TK_OK;
-}
-
-/* ---- recording ------------------------------------------------------------------------- */
-
-static piece *new_piece(par *pa, uint64_t index)
-{
-    piece *p = calloc(1, sizeof(*p));
-    if (p) {
-        p->cut_index = index;
-        p->first = !pa->started;
-        pa->started = true;
-    }
-    return p;
-}
-
-static tk_status add_op(const par *pa, piece *p, uint8_t kind, const uint8_t *d, size_t n,
-                        uint64_t index)
-{
-    if (!grow((void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof(*p->ops)))
-        return TK_ERR_NOMEM;
-    /* (as integers: pointers into different objects do not compare in C) */
-    const uintptr_t at = (uintptr_t)d - (uintptr_t)pa->buf;
-    if (n && pa->buf && at < pa->len && n <= pa->len - at) {
-        p->ops[p->nops++] = (op){kind, d, 0, n, index};
-        return TK_OK;
-    }
-    if (!grow((void **)&p->bytes, &p->cap_bytes, p->nbytes + n, 1))
-        return TK_ERR_NOMEM;
-    if (n)
-        memcpy(p->bytes + p->nbytes, d, n);
-    p->ops[p->nops++] = (op){kind, NULL, p->nbytes, n, index};
-    p->nbytes += n;
-    return TK_OK;
-}
-
-/* Byte offset in op o of the byte at index (which o holds). */
-static size_t op_offset(const op *o, uint64_t index)
-{
-    const uint64_t d = index - o->index;
-    return o->kind == TK_ETM4_STREAM_DATA ? (size_t)d : (size_t)(15 * (d / 16) + d % 16);
-}
-
-/* Index of byte k of op o. */
-static uint64_t op_index(const op *o, size_t k)
-{
-    return o->index + k + (o->kind == TK_ETM4_STREAM_DATA ? 0 : k / 15);
-}
-
-/* Index after op o's last byte. */
-static uint64_t op_end(const op *o)
-{
-    return o->n ? op_index(o, o->n - 1) + 1 : o->index;
-}
-
-/* Cut before the A-Sync at index: the record from there on starts a new piece. */
-static tk_status cut(par *pa, uint64_t index)
-{
-    piece *old = pa->cur;
-    size_t k = old->nops;
-    while (k > 0 &&
-           (old->ops[k - 1].kind == TK_ETM4_STREAM_RESYNC || old->ops[k - 1].index > index))
-        k--;
-    if (!k || index >= op_end(&old->ops[k - 1]))
-        return TK_OK; /* not in the record (cannot happen): no cut */
-    const op o = old->ops[k - 1];
-    const size_t at = op_offset(&o, index);
-    if (k == 1 && at == 0)
-        return TK_OK; /* the piece starts there already */
-    tk_status st = TK_OK;
-    piece *p = new_piece(pa, index);
-    if (!p)
-        return TK_ERR_NOMEM;
-    const uint8_t *b = op_bytes(old, &o);
-    if (o.kind == TK_ETM4_STREAM_DATA) {
-        st = add_op(pa, p, TK_ETM4_STREAM_DATA, b + at, o.n - at, index);
-    } else {
-        /* the rest of the frame the A-Sync starts in, then whole frames */
-        size_t frame_end = (at / 15 + 1) * 15;
-        if (frame_end > o.n)
-            frame_end = o.n;
-        st = add_op(pa, p, TK_ETM4_STREAM_DATA, b + at, frame_end - at, index);
-        if (!st && frame_end < o.n)
-            st = add_op(pa, p, TK_ETM4_STREAM_FRAMES, b + frame_end, o.n - frame_end,
-                        op_index(&o, frame_end));
-    }
-    for (size_t j = k; j < old->nops && !st; j++) {
-        const op *q = &old->ops[j];
-        st = add_op(pa, p, q->kind, op_bytes(old, q), q->n, q->index);
-    }
-    if (st) {
-        piece_free(pa, p, false);
-        return st;
-    }
-    old->ops[k - 1].n = at;
-    old->nops = at ? k : k - 1;
-    st = submit(pa); /* takes pa->cur, old */
-    pa->cur = p;
-    return st;
-}
-
-/* The byte j of the stream as a sequence: op o's byte k, or before it the tail kept from
- * earlier calls (k < 0). */
-static bool zero_before(const par *pa, const uint8_t *d, size_t k, size_t back)
-{
-    if (back <= k)
-        return d[k - back] == 0;
-    back -= k; /* 1-based into the tail, newest last */
-    return back <= pa->ntail && pa->tail[pa->ntail - back] == 0;
-}
-
-static uint64_t index_before(const par *pa, const op *o, size_t k, size_t back)
-{
-    if (back <= k)
-        return op_index(o, k - back);
-    return pa->tail_index[pa->ntail - (back - k)];
-}
-
-/* Cut before each A-Sync pattern (11 zero bytes, then 0x80) of op o (the last one recorded)
- * that starts a piece's worth after the current piece. */
-static tk_status find_cuts(par *pa, const op *o, const uint8_t *d)
-{
-    tk_status st = TK_OK;
-    for (const uint8_t *q = d; !st && (q = memchr(q, 0x80, o->n - (size_t)(q - d))) != NULL; q++) {
-        const size_t k = (size_t)(q - d);
-        size_t z = 1;
-        while (z <= 11 && zero_before(pa, d, k, z))
-            z++;
-        if (z <= 11)
-            continue;
-        const uint64_t start = index_before(pa, o, k, 11);
-        if (start - pa->cur->cut_index >= pa->piece_bytes)
-            st = cut(pa, start);
-    }
-    /* keep the last 11 bytes for a pattern across calls */
-    for (size_t k = o->n > 11 ? o->n - 11 : 0; k < o->n; k++) {
-        if (pa->ntail == 11) {
-            memmove(pa->tail, pa->tail + 1, 10);
-            memmove(pa->tail_index, pa->tail_index + 1, 10 * sizeof(*pa->tail_index));
-            pa->ntail = 10;
-        }
-        pa->tail[pa->ntail] = d[k];
-        pa->tail_index[pa->ntail++] = op_index(o, k);
-    }
-    return st;
-}
-
-static tk_status on_stream(void *ctx, tk_etm4_stream_op kind, uint8_t id, const uint8_t *d,
-                           size_t n, uint64_t index)
-{
-    par *pa = ctx;
-    if (id != pa->id || kind == TK_ETM4_STREAM_CUT)
-        return TK_OK; /* (no CUT: nothing is parsed here) */
-    if (kind != TK_ETM4_STREAM_RESYNC && !n)
-        return TK_OK; /* an empty run: nothing for a parser */
-    if (!pa->cur && !(pa->cur = new_piece(pa, index)))
-        return pa->err = TK_ERR_NOMEM;
-    if (kind == TK_ETM4_STREAM_RESYNC) {
-        pa->ntail = 0; /* bytes were lost: no pattern across them */
-        return pa->err = add_op(pa, pa->cur, (uint8_t)kind, NULL, 0, index);
-    }
-    if ((pa->err = add_op(pa, pa->cur, (uint8_t)kind, d, n, index)))
-        return pa->err;
-    const op o = pa->cur->ops[pa->cur->nops - 1];
-    return pa->err = find_cuts(pa, &o, d);
-}
-
-/* Framing errors wait for their turn (the decode may yet fall back to the serial one). */
-static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, const char *msg)
-{
-    par *pa = ctx;
-    if (!pa->user->on_frame_error)
-        return TK_OK;
-    if (!grow((void **)&pa->errs, &pa->cap_errs, pa->nerrs + 1, sizeof(*pa->errs)))
-        return pa->err = TK_ERR_NOMEM;
-    char *m = strdup(msg ? msg : "");
-    if (!m)
-        return pa->err = TK_ERR_NOMEM;
-    pa->errs[pa->nerrs++] = (frame_err){status, offset, m};
-    return TK_OK;
-}
-
-/* Hand on the framing errors before byte to (all: UINT64_MAX), once. */
-static tk_status release_errors(par *pa, uint64_t to)
-{
-    tk_status st = TK_OK;
-    for (size_t i = 0; i < pa->nerrs; i++) {
-        frame_err *e = &pa->errs[i];
-        if (!st && e->msg && e->offset < to)
-            st = pa->user->on_frame_error(pa->user->ctx, e->status, e->offset, e->msg);
-        free(e->msg);
-        e->msg = NULL;
-    }
-    pa->nerrs = 0;
-    return st;
 }
 
 /* ---- the serial decode, when it takes over ------------------------------------------- */
@@ -592,7 +308,7 @@ static tk_status serial_tail(par *pa, const tk_cs_snapshot *ss, const tk_etm4_ru
                              tk_diag *diag)
 {
     tail_ctx t = {pa, NULL, NULL};
-    tk_status st = release_errors(pa, pa->fallback_from);
+    tk_status st = tk_par_release_errors(pa, pa->fallback_from);
     if (!st)
         st = pa->pc->sink_new(pa->pc->ctx, &t.fn, &t.sink);
     if (st)
@@ -664,7 +380,7 @@ static void par_free(par *pa)
 static tk_status finish(par *pa, tk_status st)
 {
     if (!st)
-        st = submit(pa);
+        st = tk_par_submit(pa);
     /* the pieces in flight are joined (and freed) even after an error */
     while (pa->nflight) {
         if (!st) {
@@ -674,7 +390,7 @@ static tk_status finish(par *pa, tk_status st)
         piece *p = pa->flight[0];
         memmove(pa->flight, pa->flight + 1, --pa->nflight * sizeof(*pa->flight));
         pthread_join(p->thread, NULL);
-        piece_free(pa, p, true);
+        tk_par_piece_free(pa, p, true);
     }
     piece *c = pa->carry;
     pa->carry = NULL;
@@ -689,9 +405,9 @@ static tk_status finish(par *pa, tk_status st)
             st = pa->pc->sink_done(pa->pc->ctx, c->sink, c->base);
             c->sink = NULL;
         }
-        piece_free(pa, c, true);
+        tk_par_piece_free(pa, c, true);
     }
-    piece_free(pa, pa->cur, false);
+    tk_par_piece_free(pa, pa->cur, false);
     pa->cur = NULL;
     return st;
 }
@@ -748,8 +464,8 @@ tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_op
     o.on_packet = NULL;
     o.on_packets = NULL;
     o.on_event = NULL;
-    o.on_frame_error = on_frame_error;
-    o.on_stream = on_stream;
+    o.on_frame_error = tk_par_on_frame_error;
+    o.on_stream = tk_par_on_stream;
     o.ctx = pa;
     st = tk_etm4_run_snapshot(ss, &o, diag);
     if (pa->err)
@@ -759,7 +475,7 @@ tk_status tk_etm4_decode_parallel(const tk_cs_snapshot *ss, const tk_etm4_run_op
         pa->st.fallback = true;
         st = serial_tail(pa, ss, &o, diag);
     } else if (!st) {
-        st = release_errors(pa, UINT64_MAX);
+        st = tk_par_release_errors(pa, UINT64_MAX);
     }
     if (stats && stats->size >= sizeof(*stats))
         *stats = pa->st;
