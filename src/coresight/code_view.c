@@ -144,8 +144,10 @@ size_t tk_cs_code_entry_count(const tk_cs_code *c)
     uint64_t *e = malloc((c->nentries ? c->nentries : 1) * sizeof(*e));
     if (!e)
         return 0;
-    memcpy(e, c->entries, c->nentries * sizeof(*e));
-    qsort(e, c->nentries, sizeof(*e), cmp_u64);
+    if (c->nentries) {
+        memcpy(e, c->entries, c->nentries * sizeof(*e));
+        qsort(e, c->nentries, sizeof(*e), cmp_u64);
+    }
     size_t n = 0;
     for (size_t i = 0; i < c->nentries; i++)
         n += !i || e[i] != e[i - 1];
@@ -167,7 +169,8 @@ static int cmp_span(const void *a, const void *b)
  * do not run as two instruction sets). */
 static void seal_spans(tk_cs_code *c)
 {
-    qsort(c->spans, c->nspans, sizeof(*c->spans), cmp_span);
+    if (c->nspans) /* (qsort wants a buffer even for none) */
+        qsort(c->spans, c->nspans, sizeof(*c->spans), cmp_span);
     size_t n = 0;
     for (size_t i = 0; i < c->nspans; i++) {
         isa_span *last = n ? &c->spans[n - 1] : NULL;
@@ -185,7 +188,8 @@ static void seal(tk_cs_code *c)
 {
     c->sealed = true;
     seal_spans(c);
-    qsort(c->entries, c->nentries, sizeof(*c->entries), cmp_u64);
+    if (c->nentries)
+        qsort(c->entries, c->nentries, sizeof(*c->entries), cmp_u64);
     size_t n = 0;
     uint64_t off;
     for (size_t i = 0; i < c->nentries; i++)
