@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "cs_input.h"
 #include "tracekit/etm4.h"
+#include "util/grow.h"
 #include "util/hex.h"
 
 typedef struct cli {
@@ -183,24 +184,6 @@ static int pick_buffer(const tk_cs_snapshot *ss, int b)
     return b >= 0 ? b : tk_cs_snapshot_default_buffer(ss);
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = buf ? (size_t)n : 0;
-    return buf;
-}
-
 /* --stats: time the pipeline over the in-memory buffer (file reading excluded). */
 static int stats(const char *cmd, tk_cs_snapshot *ss, tk_etm4_run_opts *o, cli *c, long repeat)
 {
@@ -210,9 +193,11 @@ static int stats(const char *cmd, tk_cs_snapshot *ss, tk_etm4_run_opts *o, cli *
         return 1;
     }
     size_t len;
-    uint8_t *data = slurp(ss->buffers[b].path, &len);
-    if (!data) {
-        fprintf(stderr, "tracekit %s: cannot read %s\n", cmd, ss->buffers[b].path);
+    uint8_t *data;
+    tk_diag rd;
+    tk_diag_clear(&rd);
+    if (tk_cs_buffer_read(&ss->buffers[b], &data, &len, &rd)) {
+        fprintf(stderr, "tracekit %s: %s\n", cmd, rd.message);
         return 1;
     }
     o->buffer = b;
@@ -266,16 +251,8 @@ typedef struct membuf {
 static ssize_t membuf_write(void *cookie, const char *buf, size_t n)
 {
     membuf *m = cookie;
-    if (m->len + n > m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 1u << 16;
-        while (cap < m->len + n)
-            cap *= 2;
-        char *q = realloc(m->p, cap);
-        if (!q)
-            return -1;
-        m->p = q;
-        m->cap = cap;
-    }
+    if (TK_GROW(m->p, m->len, m->cap, m->len + n))
+        return -1;
     memcpy(m->p + m->len, buf, n);
     m->len += n;
     return (ssize_t)n;

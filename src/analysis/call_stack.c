@@ -14,7 +14,7 @@
  *    into the next symbol), keeping its caller and return address. */
 #include <string.h>
 
-#include "grow.h"
+#include "util/grow.h"
 #include "profile_internal.h"
 
 static tk_status ctx_child(tk_profile *p, uint32_t parent, uint32_t func, uint32_t *out)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "grow.h"
+#include "util/grow.h"
 #include "tracekit/analysis.h"
 
 typedef struct lt_row {

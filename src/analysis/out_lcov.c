@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "util/grow.h"
 #include "pair_map.h"
 #include "profile_internal.h"
 

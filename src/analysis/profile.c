@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "util/grow.h"
 #include "profile_internal.h"
 
 const char tk_prof_unknown_name[] = "[unknown]";

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "util/grow.h"
 #include "profile_internal.h"
 
 static int cmp_insn(const void *a, const void *b)

@@ -11,7 +11,7 @@
 
 #include "tracekit/image.h"
 
-#include "grow.h"
+#include "util/grow.h"
 #include "profile_internal.h"
 
 /* Function entries without a stack, only its depth: a call or trap enters the function of

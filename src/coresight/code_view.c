@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "isa/arm/arm_branch.h"
+#include "util/grow.h"
 #include "tracekit/cs_code.h"
 
 /* "sub_" and 16 hex digits */
@@ -74,14 +75,9 @@ void tk_cs_code_set_symbols(tk_cs_code *c, const tk_image *img)
 
 tk_status tk_cs_code_add_entry(tk_cs_code *c, uint64_t addr)
 {
-    if (c->nentries == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 256;
-        uint64_t *e = realloc(c->entries, cap * sizeof(*e));
-        if (!e)
-            return TK_ERR_NOMEM;
-        c->entries = e;
-        c->cap = cap;
-    }
+    tk_status st = TK_GROW(c->entries, c->nentries, c->cap, c->nentries + 1);
+    if (st)
+        return st;
     /* the same callee again and again: most repeats are dropped here */
     if (!c->nentries || c->entries[c->nentries - 1] != addr)
         c->entries[c->nentries++] = addr;
@@ -97,14 +93,9 @@ static tk_status add_span(tk_cs_code *c, const tk_event *ev)
             last->last = ev->last; /* flow going on (or a loop) in the same code */
         return TK_OK;
     }
-    if (c->nspans == c->cap_spans) {
-        size_t cap = c->cap_spans ? 2 * c->cap_spans : 256;
-        isa_span *v = realloc(c->spans, cap * sizeof(*v));
-        if (!v)
-            return TK_ERR_NOMEM;
-        c->spans = v;
-        c->cap_spans = cap;
-    }
+    tk_status st = TK_GROW(c->spans, c->nspans, c->cap_spans, c->nspans + 1);
+    if (st)
+        return st;
     c->spans[c->nspans++] = (isa_span){ev->first, ev->last, ev->isa};
     return TK_OK;
 }

@@ -27,21 +27,6 @@
 
 enum { DEFAULT_PIECE = 512u << 10 };
 
-bool tk_par_grow(void **v, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 256;
-    while (c < need)
-        c *= 2;
-    void *n = realloc(*v, c * size);
-    if (!n)
-        return false;
-    *v = n;
-    *cap = c;
-    return true;
-}
-
 const uint8_t *tk_par_op_bytes(const piece *p, const op *o)
 {
     return o->ext ? o->ext : p->bytes + o->off; /* (never empty: empty runs are not kept) */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "coresight/etm4_state.h"
+#include "util/grow.h"
 #include "tracekit/etm4.h"
 
 /* Before a lane settles it is fed in chunks (a multiple of a frame's 15 data bytes): the
@@ -98,7 +99,6 @@ typedef struct par {
     size_t ndecs, max_decs;
 } par;
 
-bool tk_par_grow(void **v, size_t *cap, size_t need, size_t size);
 const uint8_t *tk_par_op_bytes(const piece *p, const op *o);
 /* Free a piece and its record and lane (its decoder goes back to the pool). */
 void tk_par_piece_free(par *pa, piece *p, bool drop_sink);

@@ -21,7 +21,7 @@ static piece *new_piece(par *pa, uint64_t index)
 static tk_status add_op(const par *pa, piece *p, uint8_t kind, const uint8_t *d, size_t n,
                         uint64_t index)
 {
-    if (!tk_par_grow((void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof(*p->ops)))
+    if (TK_GROW(p->ops, p->nops, p->cap_ops, p->nops + 1))
         return TK_ERR_NOMEM;
     /* (as integers: pointers into different objects do not compare in C) */
     const uintptr_t at = (uintptr_t)d - (uintptr_t)pa->buf;
@@ -29,7 +29,7 @@ static tk_status add_op(const par *pa, piece *p, uint8_t kind, const uint8_t *d,
         p->ops[p->nops++] = (op){kind, d, 0, n, index};
         return TK_OK;
     }
-    if (!tk_par_grow((void **)&p->bytes, &p->cap_bytes, p->nbytes + n, 1))
+    if (TK_GROW(p->bytes, p->nbytes, p->cap_bytes, p->nbytes + n))
         return TK_ERR_NOMEM;
     if (n)
         memcpy(p->bytes + p->nbytes, d, n);
@@ -175,7 +175,7 @@ tk_status tk_par_on_frame_error(void *ctx, tk_status status, uint64_t offset, co
     par *pa = ctx;
     if (!pa->user->on_frame_error)
         return TK_OK;
-    if (!tk_par_grow((void **)&pa->errs, &pa->cap_errs, pa->nerrs + 1, sizeof(*pa->errs)))
+    if (TK_GROW(pa->errs, pa->nerrs, pa->cap_errs, pa->nerrs + 1))
         return pa->err = TK_ERR_NOMEM;
     char *m = strdup(msg ? msg : "");
     if (!m)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Growable arrays for the analysis sinks: amortised doubling, one owner. */
-#ifndef TK_ANALYSIS_GROW_H
-#define TK_ANALYSIS_GROW_H
+/* Growable arrays: amortised doubling, one owner. */
+#ifndef TK_UTIL_GROW_H
+#define TK_UTIL_GROW_H
 
 #include <stdint.h>
 #include <stdlib.h>
