@@ -278,32 +278,6 @@ static tk_status to_caller_checked(void *ctx, const tk_etm4_packet *pkt)
     return st || !tk_etm4_pkt_is_error(pkt) ? st : check_alignment(s->r, pkt);
 }
 
-tk_status tk_cs_buffer_read(const tk_cs_buffer *b, uint8_t **out, size_t *len, tk_diag *diag)
-{
-    *out = NULL;
-    *len = 0;
-    FILE *f = fopen(b->path, "rb");
-    if (!f)
-        return tk_diag_set(diag, TK_ERR_IO, "cannot open trace buffer %s", b->path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(size > 0 ? (size_t)size : 1);
-    if (!buf) {
-        fclose(f);
-        return TK_ERR_NOMEM;
-    }
-    if (size > 0 && fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        fclose(f);
-        free(buf);
-        return tk_diag_set(diag, TK_ERR_IO, "cannot read %s", b->path);
-    }
-    fclose(f);
-    *out = buf;
-    *len = size > 0 ? (size_t)size : 0;
-    return TK_OK;
-}
-
 tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts *o, tk_diag *diag)
 {
     if (!ss || !o || o->size < sizeof(*o))

@@ -425,3 +425,29 @@ const tk_cs_mem *tk_cs_snapshot_source_mem(const tk_cs_snapshot *ss, const tk_cs
             return ss->cores[i].mem;
     return ss->ncores ? ss->cores[0].mem : NULL;
 }
+
+tk_status tk_cs_buffer_read(const tk_cs_buffer *b, uint8_t **out, size_t *len, tk_diag *diag)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(b->path, "rb");
+    if (!f)
+        return tk_diag_set(diag, TK_ERR_IO, "cannot open trace buffer %s", b->path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(size > 0 ? (size_t)size : 1);
+    if (!buf) {
+        fclose(f);
+        return TK_ERR_NOMEM;
+    }
+    if (size > 0 && fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        fclose(f);
+        free(buf);
+        return tk_diag_set(diag, TK_ERR_IO, "cannot read %s", b->path);
+    }
+    fclose(f);
+    *out = buf;
+    *len = size > 0 ? (size_t)size : 0;
+    return TK_OK;
+}
