@@ -25,7 +25,7 @@ same() {
             cmp -s "$tmp/s.out" "$tmp/p.out" ||
                 fail "decode $* --jobs $j --piece-size $piece: output differs"
             [ "$rc1" = "$rc2" ] || fail "decode $* --jobs $j: exit status $rc2, serial $rc1"
-            # framing errors come out while the trace is read, decode errors piece by piece
+            # the same lines; framing errors come after the decode errors, not among them
             { grep -v -- '--jobs' "$tmp/p.err" || true; } | sort >"$tmp/p.sorted"
             sort "$tmp/s.err" >"$tmp/s.sorted"
             cmp -s "$tmp/s.sorted" "$tmp/p.sorted" || {
