@@ -122,6 +122,22 @@ row "decode -j2 vs -j1, 10 MB trace, wall s" "$W2" "$W1" \
     "$(echo "$W1 / $W2" | bc -l | xargs printf '%.2fx')" "$(echo "${m2[*]}" | median | xargs printf '%.0f KB')"
 row "  (CPU seconds, all threads)" "$C2" "$C1" "" ""
 
+# profile --jobs 2: the decoder on one thread, the profile collector on another (the whole
+# command: callgrind file written to /dev/null); the peer is the same command with -j 1
+declare -a pc1 pw1 pc2 pw2 pm2
+for i in $(seq "$RUNS"); do
+    r=$(timed "$TK" profile --scf "$SCF" --ucf "$UCF" --elf "$ELF" -o /dev/null -j 1 "$LONG")
+    pc1+=($(echo "$r" | cut -d' ' -f1)) pw1+=($(echo "$r" | cut -d' ' -f2))
+    r=$(timed "$TK" profile --scf "$SCF" --ucf "$UCF" --elf "$ELF" -o /dev/null -j 2 "$LONG")
+    pc2+=($(echo "$r" | cut -d' ' -f1)) pw2+=($(echo "$r" | cut -d' ' -f2)) pm2+=($(echo "$r" | cut -d' ' -f3))
+done
+PW1=$(echo "${pw1[*]}" | median) PW2=$(echo "${pw2[*]}" | median)
+row "profile -j2 vs -j1, 10 MB trace, wall s" "$PW2" "$PW1" \
+    "$(echo "$PW1 / $PW2" | bc -l | xargs printf '%.2fx')" "$(echo "${pm2[*]}" | median | xargs printf '%.0f KB')"
+row "  M instr/s (wall)" "$(echo "$INSNS / $PW2 / 1000000" | bc -l | xargs printf '%.1f')" \
+    "$(echo "$INSNS / $PW1 / 1000000" | bc -l | xargs printf '%.1f')" "" ""
+row "  (CPU seconds, all threads)" "$(echo "${pc2[*]}" | median)" "$(echo "${pc1[*]}" | median)" "" ""
+
 # ---- the Python reference decoder ---------------------------------------------------------
 if [ -n "${TK_REF_DECODER:-}" ] && [ -f "$TK_REF_DECODER" ]; then
     R=$CACHE/refrun

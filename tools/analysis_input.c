@@ -8,8 +8,9 @@
 #include <unistd.h>
 
 #include "tracekit/blocks.h"
-#include "tracekit/etm4.h"
 #include "tracekit/encap.h"
+#include "tracekit/etm4.h"
+#include "tracekit/event_pipe.h"
 #include "tracekit/hart.h"
 #include "tracekit/riscv.h"
 #include "tracekit/te_decoder.h"
@@ -46,6 +47,9 @@ const char tk_an_input_help[] =
     "                    ID per profile: --id picks it when several sources have trace\n"
     "other:\n"
     "  -o, --output FILE where to write (default: standard output)\n"
+    "  -j, --jobs N      2 or more: decode the trace (or run the program) on one thread\n"
+    "                    while the profile is collected on another; the same output\n"
+    "                    (the collector is one thread: more than 2 gives nothing more)\n"
     "  --quiet           no progress line (it is drawn on stderr only for a terminal)\n"
     "  --by-range        hand the flow to the profile range by range instead of in\n"
     "                    batches of whole basic blocks (slower, same output: for checking)\n";
@@ -99,6 +103,16 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
             return -1;
         }
         in->max_predicted = v;
+        ++*i;
+        return 1;
+    } else if (!strcmp(a, "--jobs") || !strcmp(a, "-j")) {
+        char *end = NULL;
+        unsigned long v = *i + 1 < argc ? strtoul(argv[*i + 1], &end, 10) : 0;
+        if (!end || *end || v < 1 || v > 256) {
+            fprintf(stderr, "tracekit %s: --jobs needs a number from 1 to 256\n", in->cmd);
+            return -1;
+        }
+        in->jobs = (unsigned)v;
         ++*i;
         return 1;
     } else if (!strcmp(a, "--max-insns") || !strcmp(a, "--hart")) {
@@ -158,6 +172,11 @@ typedef struct relay {
     const char *name; /* the trace, named in error lines with their offsets (NULL: none) */
     tk_profile *profile;
     tk_block_batcher *batcher; /* NULL: --by-range */
+    /* --jobs: the producer's events go through the pipe, and a thread of the pipe's hands
+     * them to target (relay_event or feed_event): the profile is collected there, next to
+     * the decoder. Every line below is printed on that thread. */
+    tk_event_pipe *pipe;
+    tk_event_fn target;
     bool progress;
     bool drawn;
     uint64_t events; /* a batch counts its blocks */
@@ -230,6 +249,39 @@ static tk_status feed_event(void *ctx, const tk_event *ev)
     return r->batcher ? tk_block_batcher_event(r->batcher, ev) : relay_event(r, ev);
 }
 
+/* The pipe's side (--jobs): the events go where they would have gone without it. */
+static tk_status piped_event(void *ctx, const tk_event *ev)
+{
+    relay *r = ctx;
+    return r->target(r, ev);
+}
+
+static void piped_note(void *ctx, tk_status st, uint64_t offset, const char *msg)
+{
+    (void)st;
+    print_error(ctx, offset, 0, msg);
+}
+
+/* The callback (and its ctx) a producer calls for events that go to fn: fn itself, or the
+ * pipe in front of it. */
+static tk_event_fn producer_fn(relay *r, tk_event_fn fn, void **ctx)
+{
+    if (!r->pipe) {
+        *ctx = r;
+        return fn;
+    }
+    r->target = fn;
+    *ctx = r->pipe;
+    return tk_event_pipe_event;
+}
+
+/* The producer is done: wait until the pipe (if any) has delivered everything, so that what
+ * is printed next comes after the events' lines. Returns the sink's status. */
+static tk_status drain(relay *r)
+{
+    return r->pipe ? tk_event_pipe_finish(r->pipe) : TK_OK;
+}
+
 static int fail(const tk_an_input *in, tk_status st, const tk_diag *d, const char *what)
 {
     if (d && d->message[0])
@@ -244,12 +296,17 @@ static int run_pc_trace(const tk_an_input *in, tk_an_run *run, relay *r)
     tk_pc_flow *flow = NULL;
     tk_diag d;
     tk_diag_clear(&d);
-    tk_status st = tk_pc_flow_new(run->img, feed_event, r, &flow);
+    void *ctx;
+    tk_event_fn fn = producer_fn(r, feed_event, &ctx);
+    tk_status st = tk_pc_flow_new(run->img, fn, ctx, &flow);
     if (st == TK_OK)
         st = tk_pc_flow_read_file(flow, in->pc_trace, &d);
     if (st == TK_OK)
         st = tk_pc_flow_finish(flow);
     tk_pc_flow_free(flow);
+    tk_status ds = drain(r);
+    if (st == TK_OK)
+        st = ds;
     return st == TK_OK ? 0 : fail(in, st, &d, in->pc_trace);
 }
 
@@ -268,8 +325,9 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     /* The decoder batches whole blocks itself (no lookup per range, as the batcher needs);
      * --by-range keeps plain range events. */
     const bool blocks = r->batcher != NULL;
-    if ((st = tk_te_decoder_new(p, run->img, blocks ? relay_event : feed_event, r, &dec)) !=
-        TK_OK) {
+    void *ctx;
+    tk_event_fn fn = producer_fn(r, blocks ? relay_event : feed_event, &ctx);
+    if ((st = tk_te_decoder_new(p, run->img, fn, ctx, &dec)) != TK_OK) {
         tk_te_raw_close(raw);
         return fail(in, st, NULL, "decoder");
     }
@@ -277,16 +335,16 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
                                      (blocks ? TK_TE_DEC_BLOCK_EVENTS : 0u));
     tk_te_decoder_set_max_predicted(dec, in->max_predicted);
     tk_te_encap_stats est = {.size = sizeof(est)};
-    bool none = false; /* --encap: no packet of the source (reported) */
-    if (in->encap.on) {
-        st = tk_te_decoder_run_encap(dec, raw, &in->encap.cfg, in->encap.srcid, &est);
-        none = tk_cli_encap_report(&in->encap, in->cmd, in->trace, &est);
-    } else {
-        st = tk_te_decoder_run_raw(dec, raw);
-    }
+    st = in->encap.on ? tk_te_decoder_run_encap(dec, raw, &in->encap.cfg, in->encap.srcid, &est)
+                      : tk_te_decoder_run_raw(dec, raw);
     /* A damaged stream was reported packet by packet; only a stop of our own is fatal. */
     if (st != TK_ERR_NOMEM && st != TK_ERR_STATE)
         st = tk_te_decoder_finish(dec);
+    tk_status ds = drain(r);
+    if (st == TK_OK)
+        st = ds;
+    /* --encap: no packet of the source (reported) */
+    const bool none = in->encap.on && tk_cli_encap_report(&in->encap, in->cmd, in->trace, &est);
     tk_te_decoder_free(dec);
     tk_te_raw_close(raw);
     if (none && st == TK_OK)
@@ -364,11 +422,13 @@ static int run_sim(const tk_an_input *in, tk_an_run *run, relay *r)
     tk_diag d;
     tk_diag_clear(&d);
     sim_feed feed = {.hart = in->hart, .xlen = cfg.xlen};
+    void *ctx;
+    tk_event_fn fn = producer_fn(r, feed_event, &ctx);
     tk_status st = tk_sim_new(&cfg, &sim);
     if (st == TK_OK)
         st = tk_sim_load_image(sim, run->img, &d);
     if (st == TK_OK)
-        st = tk_pc_flow_new(run->img, feed_event, r, &feed.flow);
+        st = tk_pc_flow_new(run->img, fn, ctx, &feed.flow);
     if (st != TK_OK) {
         tk_sim_free(sim);
         return fail(in, st, &d, in->sim);
@@ -382,6 +442,9 @@ static int run_sim(const tk_an_input *in, tk_an_run *run, relay *r)
     tk_status fs = tk_pc_flow_finish(feed.flow);
     tk_pc_flow_free(feed.flow);
     tk_sim_free(sim);
+    tk_status ds = drain(r);
+    if (fs == TK_OK)
+        fs = ds;
     if (r->drawn) {
         fputs("\r\033[K", stderr);
         r->drawn = false;
@@ -442,6 +505,12 @@ static tk_status cs_frame_error(void *ctx, tk_status st, uint64_t offset, const 
     return TK_OK;
 }
 
+/* The same through the pipe (--jobs), so that it is printed in order with the events. */
+static tk_status cs_piped_frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
+{
+    return tk_event_pipe_note(ctx, st, offset, msg);
+}
+
 static tk_status cs_quiet_frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
 {
     (void)ctx, (void)st, (void)offset, (void)msg;
@@ -491,10 +560,12 @@ static int run_snapshot(const tk_an_input *in, tk_an_run *run, relay *r, int buf
             (st = tk_cs_code_add_entry(run->code, scan.first)))
             return fail(in, st, NULL, "profile");
     }
-    o.on_event = relay_event;
-    o.on_frame_error = cs_frame_error;
-    o.ctx = r;
+    o.on_event = producer_fn(r, relay_event, &o.ctx);
+    o.on_frame_error = r->pipe ? cs_piped_frame_error : cs_frame_error;
     st = tk_etm4_run_snapshot(run->ss, &o, &d);
+    tk_status ds = drain(r);
+    if (st == TK_OK)
+        st = ds;
     return st == TK_OK ? 0 : fail(in, st, &d, run->elf);
 }
 
@@ -628,6 +699,10 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     if (!in->by_range && !in->cs_on &&
         (st = tk_block_batcher_new(run->img, relay_event, &r, &r.batcher)) != TK_OK)
         return fail(in, st, NULL, "profile");
+    if (in->jobs > 1 && (st = tk_event_pipe_new(piped_event, piped_note, &r, &r.pipe)) != TK_OK) {
+        tk_block_batcher_free(r.batcher);
+        return fail(in, st, NULL, "profile");
+    }
     rc = in->cs_on   ? run_snapshot(in, run, &r, buffer)
          : in->trace ? run_trace(in, &p, run, &r)
          : in->sim   ? run_sim(in, run, &r)
@@ -635,6 +710,7 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     /* The blocks after the source's last other event. */
     if (!rc && r.batcher && (st = tk_block_batcher_flush(r.batcher)) != TK_OK)
         rc = fail(in, st, NULL, "profile");
+    tk_event_pipe_free(r.pipe);
     tk_block_batcher_free(r.batcher);
     if (r.drawn)
         fputs("\r\033[K", stderr);

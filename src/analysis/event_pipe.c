@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The event pipe (event_pipe.h): chunks of copied events handed from the producer to a
+ * consumer thread. A chunk holds many events so that the lock is taken once per chunk, not
+ * per event: the producer fills one chunk while the consumer drains another. */
+#include "tracekit/event_pipe.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sized so that a chunk (about 350 KB) is a few hundred microseconds of a sink's work:
+ * the hand-over cost disappears in it, and the chunks in flight stay in the caches. */
+enum {
+    CHUNK_ENTRIES = 1024,
+    CHUNK_BLOCKS = 8192,
+    CHUNK_TEXT = 16384,
+    NOTE_MAX = 1024, /* longest note or message kept */
+    NCHUNKS = 4,
+};
+
+typedef enum entry_kind { ENTRY_EVENT, ENTRY_NOTE } entry_kind;
+
+/* An event as pushed; its blocks and message live in the chunk, at the offsets given (the
+ * pointers are set when it is delivered). A note uses ev.status, ev.byte_offset and the
+ * text. */
+typedef struct entry {
+    tk_event ev;
+    uint32_t blocks_at;
+    uint32_t text_at; /* UINT32_MAX: no text */
+    uint8_t kind;     /* entry_kind */
+} entry;
+
+typedef struct chunk {
+    size_t nentries, nblocks, ntext;
+    entry entries[CHUNK_ENTRIES];
+    tk_block_exec blocks[CHUNK_BLOCKS];
+    char text[CHUNK_TEXT];
+} chunk;
+
+struct tk_event_pipe {
+    tk_event_fn fn;
+    tk_event_note_fn note;
+    void *ctx;
+    bool threaded; /* false: no thread could be started, events go straight to fn */
+    bool finished;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t filled_cv; /* a chunk was queued, or closing */
+    pthread_cond_t free_cv;   /* a chunk came back, or the sink failed */
+    /* Under mu: chunks queued for the consumer (a ring), chunks free for the producer. */
+    chunk *queue[NCHUNKS];
+    size_t qhead, qlen;
+    chunk *spare[NCHUNKS];
+    size_t nspare;
+    bool closing;   /* no more chunks will come */
+    bool cancel;    /* tk_event_pipe_free before finish: deliver nothing more */
+    tk_status sink; /* the sink's first non-TK_OK status */
+    chunk *cur;     /* the producer's chunk (producer only) */
+    chunk *all[NCHUNKS];
+};
+
+static void deliver(tk_event_pipe *p, chunk *c, tk_status *st)
+{
+    for (size_t i = 0; i < c->nentries && *st == TK_OK; i++) {
+        entry *e = &c->entries[i];
+        const char *text = e->text_at == UINT32_MAX ? NULL : c->text + e->text_at;
+        if (e->kind == ENTRY_NOTE) {
+            if (p->note)
+                p->note(p->ctx, e->ev.status, e->ev.byte_offset, text);
+            continue;
+        }
+        e->ev.message = text;
+        e->ev.blocks = e->ev.kind == TK_EV_BLOCKS ? c->blocks + e->blocks_at : NULL;
+        *st = p->fn(p->ctx, &e->ev);
+    }
+    c->nentries = c->nblocks = c->ntext = 0;
+}
+
+static void *consume(void *arg)
+{
+    tk_event_pipe *p = arg;
+    tk_status st = TK_OK;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->qlen && !p->closing)
+            pthread_cond_wait(&p->filled_cv, &p->mu);
+        if (!p->qlen)
+            break;
+        chunk *c = p->queue[p->qhead];
+        p->qhead = (p->qhead + 1) % NCHUNKS;
+        p->qlen--;
+        const bool skip = p->cancel || st != TK_OK;
+        pthread_mutex_unlock(&p->mu);
+        if (skip)
+            c->nentries = c->nblocks = c->ntext = 0;
+        else
+            deliver(p, c, &st);
+        pthread_mutex_lock(&p->mu);
+        if (st != TK_OK && p->sink == TK_OK)
+            p->sink = st;
+        p->spare[p->nspare++] = c;
+        pthread_cond_signal(&p->free_cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Queue the producer's chunk and take a free one (waiting for the consumer if there is
+ * none). Returns the sink's status, which the producer passes on to stop. */
+static tk_status hand_over(tk_event_pipe *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->queue[(p->qhead + p->qlen) % NCHUNKS] = p->cur;
+    p->qlen++;
+    pthread_cond_signal(&p->filled_cv);
+    while (!p->nspare)
+        pthread_cond_wait(&p->free_cv, &p->mu);
+    p->cur = p->spare[--p->nspare];
+    tk_status st = p->sink;
+    pthread_mutex_unlock(&p->mu);
+    return st;
+}
+
+tk_status tk_event_pipe_new(tk_event_fn fn, tk_event_note_fn note, void *ctx, tk_event_pipe **out)
+{
+    if (!out)
+        return TK_ERR_INVALID;
+    *out = NULL;
+    if (!fn)
+        return TK_ERR_INVALID;
+    tk_event_pipe *p = calloc(1, sizeof(*p));
+    if (!p)
+        return TK_ERR_NOMEM;
+    p->fn = fn;
+    p->note = note;
+    p->ctx = ctx;
+    for (size_t i = 0; i < NCHUNKS; i++) {
+        if (!(p->all[i] = calloc(1, sizeof(chunk)))) {
+            tk_event_pipe_free(p);
+            return TK_ERR_NOMEM;
+        }
+        p->spare[p->nspare++] = p->all[i];
+    }
+    p->cur = p->spare[--p->nspare];
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->filled_cv, NULL);
+    pthread_cond_init(&p->free_cv, NULL);
+    p->threaded = pthread_create(&p->thread, NULL, consume, p) == 0;
+    *out = p;
+    return TK_OK;
+}
+
+/* Copy text into the chunk's text area (cut at NOTE_MAX); false if it has no room. */
+static bool put_text(chunk *c, const char *msg, uint32_t *at)
+{
+    if (!msg) {
+        *at = UINT32_MAX;
+        return true;
+    }
+    size_t n = strnlen(msg, NOTE_MAX - 1);
+    if (CHUNK_TEXT - c->ntext < n + 1)
+        return false;
+    memcpy(c->text + c->ntext, msg, n);
+    c->text[c->ntext + n] = '\0';
+    *at = (uint32_t)c->ntext;
+    c->ntext += n + 1;
+    return true;
+}
+
+/* Room in the producer's chunk for one entry with its text (handing the chunk over when it
+ * is full); the entry, or NULL with *st the sink's failure. */
+static entry *next_entry(tk_event_pipe *p, const char *msg, tk_status *st)
+{
+    chunk *c = p->cur;
+    uint32_t at = UINT32_MAX;
+    if (c->nentries == CHUNK_ENTRIES || !put_text(c, msg, &at)) {
+        if ((*st = hand_over(p)) != TK_OK)
+            return NULL;
+        c = p->cur;
+        put_text(c, msg, &at); /* an empty chunk has room for NOTE_MAX */
+    }
+    entry *e = &c->entries[c->nentries++];
+    e->text_at = at;
+    return e;
+}
+
+tk_status tk_event_pipe_event(void *pipe, const tk_event *ev)
+{
+    tk_event_pipe *p = pipe;
+    if (!p || !ev)
+        return TK_ERR_INVALID;
+    if (p->finished)
+        return TK_ERR_STATE;
+    if (!p->threaded) {
+        if (p->sink == TK_OK)
+            p->sink = p->fn(p->ctx, ev);
+        return p->sink;
+    }
+    tk_status st = TK_OK;
+    if (ev->kind != TK_EV_BLOCKS) {
+        entry *e = next_entry(p, ev->message, &st);
+        if (!e)
+            return st;
+        e->kind = ENTRY_EVENT;
+        e->ev = *ev;
+        e->blocks_at = 0;
+        return TK_OK;
+    }
+    /* A batch larger than the room left is split into batches of the same event (each a
+     * valid TK_EV_BLOCKS event, in order). */
+    const tk_block_exec *b = ev->blocks;
+    uint32_t left = ev->nblocks;
+    do {
+        chunk *c = p->cur;
+        if (c->nblocks == CHUNK_BLOCKS || c->nentries == CHUNK_ENTRIES) {
+            if ((st = hand_over(p)) != TK_OK)
+                return st;
+            c = p->cur;
+        }
+        uint32_t room = (uint32_t)(CHUNK_BLOCKS - c->nblocks);
+        uint32_t n = left < room ? left : room;
+        entry *e = next_entry(p, NULL, &st); /* no text: cannot hand over here */
+        e->kind = ENTRY_EVENT;
+        e->ev = *ev;
+        e->ev.nblocks = n;
+        e->blocks_at = (uint32_t)c->nblocks;
+        if (n)
+            memcpy(c->blocks + c->nblocks, b, n * sizeof(*b));
+        c->nblocks += n;
+        b += n;
+        left -= n;
+    } while (left);
+    return TK_OK;
+}
+
+tk_status tk_event_pipe_note(tk_event_pipe *p, tk_status st, uint64_t offset, const char *msg)
+{
+    if (!p)
+        return TK_ERR_INVALID;
+    if (p->finished)
+        return TK_ERR_STATE;
+    if (!p->threaded) {
+        if (p->sink == TK_OK && p->note)
+            p->note(p->ctx, st, offset, msg);
+        return p->sink;
+    }
+    tk_status fail = TK_OK;
+    entry *e = next_entry(p, msg, &fail);
+    if (!e)
+        return fail;
+    e->kind = ENTRY_NOTE;
+    e->ev = (tk_event){.status = st, .byte_offset = offset};
+    return TK_OK;
+}
+
+/* Queue the producer's last chunk, let the consumer drain the queue and join it. */
+static void close_pipe(tk_event_pipe *p, bool cancel)
+{
+    if (p->finished)
+        return;
+    p->finished = true;
+    if (!p->threaded)
+        return;
+    pthread_mutex_lock(&p->mu);
+    if (p->cur->nentries) {
+        p->queue[(p->qhead + p->qlen) % NCHUNKS] = p->cur;
+        p->qlen++;
+        p->cur = NULL;
+    }
+    p->closing = true;
+    p->cancel = cancel;
+    pthread_cond_signal(&p->filled_cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+}
+
+tk_status tk_event_pipe_finish(tk_event_pipe *p)
+{
+    if (!p)
+        return TK_ERR_INVALID;
+    if (p->finished)
+        return TK_ERR_STATE;
+    close_pipe(p, false);
+    return p->sink;
+}
+
+void tk_event_pipe_free(tk_event_pipe *p)
+{
+    if (!p)
+        return;
+    if (p->all[NCHUNKS - 1]) { /* fully made: the thread and its locks exist */
+        close_pipe(p, true);
+        pthread_cond_destroy(&p->free_cv);
+        pthread_cond_destroy(&p->filled_cv);
+        pthread_mutex_destroy(&p->mu);
+    }
+    for (size_t i = 0; i < NCHUNKS; i++)
+        free(p->all[i]);
+    free(p);
+}
