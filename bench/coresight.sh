@@ -89,6 +89,28 @@ else
     echo "  trc_pkt_lister (libopencsd-bin) or /usr/bin/time not installed: no comparison"
 fi
 
+# profile --jobs 2 (the second decode pass on one thread, the profile collector on another)
+# against -j 1: wall time of the whole command (callgrind file), median of 5 alternated runs;
+# the two files must be identical.
+if [ "${TK[0]##*/}" = tracekit ] && [ -x /usr/bin/time ]; then
+    P1=() P2=()
+    O1=$(mktemp) O2=$(mktemp)
+    for _ in 1 2 3 4 5; do
+        f=$(mktemp)
+        /usr/bin/time -f "%e" -o "$f" "${TK[@]}" profile --snapshot "$SS" -j 1 -o "$O1" 2>/dev/null
+        P1+=("$(tail -n 1 "$f")")
+        /usr/bin/time -f "%e" -o "$f" "${TK[@]}" profile --snapshot "$SS" -j 2 -o "$O2" 2>/dev/null
+        P2+=("$(tail -n 1 "$f")")
+        rm -f "$f"
+    done
+    same=identical
+    cmp -s "$O1" "$O2" || same=DIFFERENT
+    rm -f "$O1" "$O2"
+    med5() { printf '%s\n' "$@" | sort -n | sed -n 3p; }
+    awk -v a="$(med5 "${P1[@]}")" -v b="$(med5 "${P2[@]}")" -v s="$same" 'BEGIN {
+        printf "  profile (callgrind, %s): -j 1 %.2f s, -j 2 %.2f s wall: %.2fx\n", s, a, b, a / b }'
+fi
+
 # decode --jobs: 32 copies of the buffer as one bare trace (32 MiB, 55.7 M ranges listed with
 # --format ranges), wall time of --jobs 1 and --jobs 2 alternated, median of 3 each; the two
 # listings must be identical.
