@@ -29,8 +29,9 @@ typedef struct tk_event_pipe tk_event_pipe;
 typedef void (*tk_event_note_fn)(void *ctx, tk_status st, uint64_t offset, const char *msg);
 
 /* A pipe into fn(ctx, event) (and note(ctx, ...), may be NULL: notes are dropped). The
- * thread starts at once. If no thread can be started, events go to fn directly on the
- * producer's thread: same results, no overlap. Errors: TK_ERR_INVALID, TK_ERR_NOMEM. */
+ * thread starts at once. If no thread can be started, each chunk is delivered on the
+ * producer's thread when full: same results, no overlap. Errors: TK_ERR_INVALID,
+ * TK_ERR_NOMEM. */
 tk_status tk_event_pipe_new(tk_event_fn fn, tk_event_note_fn note, void *ctx, tk_event_pipe **out);
 
 /* The producer's tk_event_fn (ctx = the pipe). Returns the sink's first non-TK_OK status

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The event pipe (event_pipe.h): chunks of copied events handed from the producer to a
- * consumer thread. A chunk holds many events so that the lock is taken once per chunk, not
- * per event: the producer fills one chunk while the consumer drains another. */
+ * consumer thread (util/chunk_pipe.h). A chunk holds many events so that the lock is taken
+ * once per chunk, not per event: the producer fills one chunk while the consumer drains
+ * another. */
 #include "tracekit/event_pipe.h"
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/chunk_pipe.h"
 
 /* Sized so that a chunk (about 350 KB) is a few hundred microseconds of a sink's work:
  * the hand-over cost disappears in it, and the chunks in flight stay in the caches. */
@@ -42,27 +44,20 @@ struct tk_event_pipe {
     tk_event_fn fn;
     tk_event_note_fn note;
     void *ctx;
-    bool threaded; /* false: no thread could be started, events go straight to fn */
+    tk_chunk_pipe *cp;
+    chunk *cur; /* the chunk pipe's producer chunk */
     bool finished;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t filled_cv; /* a chunk was queued, or closing */
-    pthread_cond_t free_cv;   /* a chunk came back, or the sink failed */
-    /* Under mu: chunks queued for the consumer (a ring), chunks free for the producer. */
-    chunk *queue[NCHUNKS];
-    size_t qhead, qlen;
-    chunk *spare[NCHUNKS];
-    size_t nspare;
-    bool closing;   /* no more chunks will come */
-    bool cancel;    /* tk_event_pipe_free before finish: deliver nothing more */
-    tk_status sink; /* the sink's first non-TK_OK status */
-    chunk *cur;     /* the producer's chunk (producer only) */
-    chunk *all[NCHUNKS];
+    tk_status sink; /* the sink's first non-TK_OK status, as the producer has heard it */
 };
 
-static void deliver(tk_event_pipe *p, chunk *c, tk_status *st)
+/* The chunk pipe's consumer: every entry to the sink (or nothing: deliver false), then the
+ * chunk is empty again. */
+static tk_status deliver(void *ctx, void *chunk_, bool deliver)
 {
-    for (size_t i = 0; i < c->nentries && *st == TK_OK; i++) {
+    tk_event_pipe *p = ctx;
+    chunk *c = chunk_;
+    tk_status st = TK_OK;
+    for (size_t i = 0; deliver && i < c->nentries && st == TK_OK; i++) {
         entry *e = &c->entries[i];
         const char *text = e->text_at == UINT32_MAX ? NULL : c->text + e->text_at;
         if (e->kind == ENTRY_NOTE) {
@@ -72,53 +67,20 @@ static void deliver(tk_event_pipe *p, chunk *c, tk_status *st)
         }
         e->ev.message = text;
         e->ev.blocks = e->ev.kind == TK_EV_BLOCKS ? c->blocks + e->blocks_at : NULL;
-        *st = p->fn(p->ctx, &e->ev);
+        st = p->fn(p->ctx, &e->ev);
     }
     c->nentries = c->nblocks = c->ntext = 0;
+    return st;
 }
 
-static void *consume(void *arg)
-{
-    tk_event_pipe *p = arg;
-    tk_status st = TK_OK;
-    pthread_mutex_lock(&p->mu);
-    for (;;) {
-        while (!p->qlen && !p->closing)
-            pthread_cond_wait(&p->filled_cv, &p->mu);
-        if (!p->qlen)
-            break;
-        chunk *c = p->queue[p->qhead];
-        p->qhead = (p->qhead + 1) % NCHUNKS;
-        p->qlen--;
-        const bool skip = p->cancel || st != TK_OK;
-        pthread_mutex_unlock(&p->mu);
-        if (skip)
-            c->nentries = c->nblocks = c->ntext = 0;
-        else
-            deliver(p, c, &st);
-        pthread_mutex_lock(&p->mu);
-        if (st != TK_OK && p->sink == TK_OK)
-            p->sink = st;
-        p->spare[p->nspare++] = c;
-        pthread_cond_signal(&p->free_cv);
-    }
-    pthread_mutex_unlock(&p->mu);
-    return NULL;
-}
-
-/* Queue the producer's chunk and take a free one (waiting for the consumer if there is
- * none). Returns the sink's status, which the producer passes on to stop. */
+/* Hand the producer's chunk over and take an empty one. Returns the sink's status, which the
+ * producer passes on to stop. */
 static tk_status hand_over(tk_event_pipe *p)
 {
-    pthread_mutex_lock(&p->mu);
-    p->queue[(p->qhead + p->qlen) % NCHUNKS] = p->cur;
-    p->qlen++;
-    pthread_cond_signal(&p->filled_cv);
-    while (!p->nspare)
-        pthread_cond_wait(&p->free_cv, &p->mu);
-    p->cur = p->spare[--p->nspare];
-    tk_status st = p->sink;
-    pthread_mutex_unlock(&p->mu);
+    tk_status st = tk_chunk_pipe_hand_over(p->cp);
+    p->cur = tk_chunk_pipe_chunk(p->cp);
+    if (p->sink == TK_OK)
+        p->sink = st;
     return st;
 }
 
@@ -135,18 +97,12 @@ tk_status tk_event_pipe_new(tk_event_fn fn, tk_event_note_fn note, void *ctx, tk
     p->fn = fn;
     p->note = note;
     p->ctx = ctx;
-    for (size_t i = 0; i < NCHUNKS; i++) {
-        if (!(p->all[i] = calloc(1, sizeof(chunk)))) {
-            tk_event_pipe_free(p);
-            return TK_ERR_NOMEM;
-        }
-        p->spare[p->nspare++] = p->all[i];
+    tk_status st = tk_chunk_pipe_new(sizeof(chunk), NCHUNKS, deliver, p, &p->cp);
+    if (st != TK_OK) {
+        free(p);
+        return st;
     }
-    p->cur = p->spare[--p->nspare];
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->filled_cv, NULL);
-    pthread_cond_init(&p->free_cv, NULL);
-    p->threaded = pthread_create(&p->thread, NULL, consume, p) == 0;
+    p->cur = tk_chunk_pipe_chunk(p->cp);
     *out = p;
     return TK_OK;
 }
@@ -192,11 +148,6 @@ tk_status tk_event_pipe_event(void *pipe, const tk_event *ev)
         return TK_ERR_INVALID;
     if (p->finished)
         return TK_ERR_STATE;
-    if (!p->threaded) {
-        if (p->sink == TK_OK)
-            p->sink = p->fn(p->ctx, ev);
-        return p->sink;
-    }
     tk_status st = TK_OK;
     chunk *const cur = p->cur;
     if (ev->kind != TK_EV_BLOCKS && !ev->message && cur->nentries < CHUNK_ENTRIES) {
@@ -249,11 +200,6 @@ tk_status tk_event_pipe_note(tk_event_pipe *p, tk_status st, uint64_t offset, co
         return TK_ERR_INVALID;
     if (p->finished)
         return TK_ERR_STATE;
-    if (!p->threaded) {
-        if (p->sink == TK_OK && p->note)
-            p->note(p->ctx, st, offset, msg);
-        return p->sink;
-    }
     tk_status fail = TK_OK;
     entry *e = next_entry(p, msg, &fail);
     if (!e)
@@ -263,48 +209,22 @@ tk_status tk_event_pipe_note(tk_event_pipe *p, tk_status st, uint64_t offset, co
     return TK_OK;
 }
 
-/* Queue the producer's last chunk, let the consumer drain the queue and join it. */
-static void close_pipe(tk_event_pipe *p, bool cancel)
-{
-    if (p->finished)
-        return;
-    p->finished = true;
-    if (!p->threaded)
-        return;
-    pthread_mutex_lock(&p->mu);
-    if (p->cur->nentries) {
-        p->queue[(p->qhead + p->qlen) % NCHUNKS] = p->cur;
-        p->qlen++;
-        p->cur = NULL;
-    }
-    p->closing = true;
-    p->cancel = cancel;
-    pthread_cond_signal(&p->filled_cv);
-    pthread_mutex_unlock(&p->mu);
-    pthread_join(p->thread, NULL);
-}
-
 tk_status tk_event_pipe_finish(tk_event_pipe *p)
 {
     if (!p)
         return TK_ERR_INVALID;
     if (p->finished)
         return TK_ERR_STATE;
-    close_pipe(p, false);
-    return p->sink;
+    p->finished = true;
+    tk_status st = tk_chunk_pipe_finish(p->cp, p->cur->nentries > 0);
+    p->cur = NULL;
+    return p->sink != TK_OK ? p->sink : st;
 }
 
 void tk_event_pipe_free(tk_event_pipe *p)
 {
     if (!p)
         return;
-    if (p->all[NCHUNKS - 1]) { /* fully made: the thread and its locks exist */
-        close_pipe(p, true);
-        pthread_cond_destroy(&p->free_cv);
-        pthread_cond_destroy(&p->filled_cv);
-        pthread_mutex_destroy(&p->mu);
-    }
-    for (size_t i = 0; i < NCHUNKS; i++)
-        free(p->all[i]);
+    tk_chunk_pipe_free(p->cp);
     free(p);
 }
