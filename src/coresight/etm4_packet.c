@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "coresight/etm4_state.h"
 #include "tracekit/etm4.h"
 
@@ -53,8 +57,8 @@ struct tk_etm4_parser {
         uint32_t bits;
     } atom[64];
 
-    /* Batch mode (tk_etm4_parser_set_batch): the same atoms as compact packets (atom_num 0:
-     * reserved, left to the complete parser) and the compact packets held back. */
+    /* Batch mode (tk_etm4_parser_set_batch): the same atoms as compact packets and the
+     * compact packets held back. */
     tk_etm4_batch_fn batch_fn;
     void *batch_ctx;
     size_t nlite;
@@ -1103,10 +1107,29 @@ static tk_status complete_part(tk_etm4_parser *p, const uint8_t *d, size_t n, si
 #define ALWAYS_INLINE inline
 #endif
 
+/* Number of atom headers (0xc0-0xff: top two bits set) at the start of b[0..16), 0 to 16.
+ * Atoms are three quarters of the packets and come in short runs between address packets:
+ * testing one byte at a time mispredicts at nearly every switch between the two kinds. Every
+ * header in 0xc0-0xff is a defined atom (F5's four encodings, 0xd5-0xd7 and 0xf5, are all
+ * used; pkt_atom() reports none of them bad), so a run needs no further test. */
+static inline unsigned atom_run(const uint8_t *b)
+{
+#if defined(__SSE2__)
+    const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)b);
+    const __m128i top = _mm_set1_epi8((char)0xc0);
+    const unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(x, top), top));
+    return (unsigned)__builtin_ctz(~m); /* m < 1 << 16: ~m has a zero bit at 16 at the latest */
+#else
+    unsigned k = 0;
+    while (k < 16 && b[k] >= 0xc0)
+        k++;
+    return k;
+#endif
+}
+
 static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d, size_t n,
                                               uint64_t index, size_t *pi, const bool frames)
 {
-    size_t i = *pi;
     tk_status st = TK_OK;
     /* The address state lives in locals here (registers): updating it in the parser through
      * memory costs store-forwarding stalls on every address packet. Written back at the end
@@ -1121,121 +1144,144 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
     const bool aarch64_ctx = p->ctx_valid && p->ctxs.sf;
     const tk_etm4_pkt_lite *const atom_lite = p->atom_lite;
 #define PUSH() (v2 = v1, m2 = m1, v1 = v0, m1 = m0, v0 = cv, m0 = cm)
+    /* Joined frames: byte k of d is at index + k + k / 15 (a division by a constant, a
+     * multiply: cheaper than cutting the loop at every frame end). */
+#define INDEX(k) (index + (k) + (frames ? (k) / 15 : 0))
+    /* Every step reads the 16 bytes at b + j: first over d up to its last 16 bytes, then over
+     * a zero-padded copy of the rest (zero is no packet this path takes). Byte j of b is byte
+     * off + j of d; valid: bytes of b that are data. */
+    uint8_t tail[32];
+    const uint8_t *b = d;
+    size_t off = 0, j = *pi, valid = n, jend = n > 15 ? n - 15 : 0;
+    bool last = false;
+    /* A step writes at most 16 atoms and one address packet (and 4 atom records always). */
+    tk_etm4_pkt_lite *o = p->lite + p->nlite;
+    tk_etm4_pkt_lite *const o_lim = p->lite + LITE_MAX - 17;
     for (;;) {
-        /* Every packet is at least one byte: scanning at most `room` bytes cannot overflow. */
-        size_t room = LITE_MAX - p->nlite;
-        size_t lim = n - i < room ? n : i + room;
-        tk_etm4_pkt_lite *o = p->lite + p->nlite;
-        while (i < lim) {
-            /* Joined frames: within one frame, byte i is at base + i. */
-            size_t seg = lim;
-            uint64_t base = index;
-            if (frames) {
-                size_t f = i / 15;
-                base += f;
-                if ((f + 1) * 15 < seg)
-                    seg = (f + 1) * 15;
+        while (j < jend) {
+            if (o > o_lim) {
+                /* The batch is full: hand it over and go on. */
+                p->nlite = (size_t)(o - p->lite);
+                if ((st = tk_etm4_parser_flush(p)))
+                    goto out;
+                o = p->lite;
             }
-            while (i < seg) {
-                uint8_t h = d[i];
-                if (h >= 0xc0) {
-                    const tk_etm4_pkt_lite *t = &atom_lite[h - 0xc0];
-                    if (!t->atom_num)
-                        goto stop;
-                    /* the template from atoms on (addr is not used by atoms) */
-                    memcpy(&o->atoms, &t->atoms, sizeof(*o) - offsetof(tk_etm4_pkt_lite, atoms));
-                    o->index = base + i;
-                    o++;
-                    i++;
-                    continue;
+            /* A run of atoms: the first four records are written whatever the run's length
+             * (those past it are overwritten later), so short runs take no branch. The
+             * template covers the record from atoms on (addr is not used by atoms). */
+            const unsigned run = atom_run(b + j);
+            for (unsigned k = 0; k < 4; k++) {
+                memcpy(&o[k].atoms, &atom_lite[b[j + k] & 0x3f].atoms,
+                       sizeof(*o) - offsetof(tk_etm4_pkt_lite, atoms));
+                o[k].index = INDEX(off + j + k);
+            }
+            for (unsigned k = 4; k < run; k++) {
+                memcpy(&o[k].atoms, &atom_lite[b[j + k] & 0x3f].atoms,
+                       sizeof(*o) - offsetof(tk_etm4_pkt_lite, atoms));
+                o[k].index = INDEX(off + j + k);
+            }
+            o += run;
+            j += run;
+            if (run == 16 || j >= jend)
+                continue;
+            const uint8_t h = b[j];
+            uint8_t bits, len, type, idx = 0;
+            if (h == 0x95 || h == 0x96) {
+                /* §6.4.12 short address, as short_addr() */
+                const uint8_t is = h == 0x96, b1 = b[j + 1];
+                const int shift = 2 - is;
+                uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
+                bits = (uint8_t)(7 + shift);
+                len = 2;
+                if (b1 & 0x80) {
+                    v |= (uint64_t)b[j + 2] << bits;
+                    bits += 8;
+                    len = 3;
                 }
-                uint8_t bits, len, type, idx = 0;
-                if (h == 0x95 || h == 0x96) {
-                    /* §6.4.12 short address, as short_addr() */
-                    if (i + 1 >= n || (i + 2 >= n && (d[i + 1] & 0x80)))
-                        goto stop;
-                    const uint8_t is = h == 0x96, b1 = d[i + 1];
-                    const int shift = 2 - is;
-                    uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
-                    bits = (uint8_t)(7 + shift);
-                    len = 2;
-                    if (b1 & 0x80) {
-                        v |= (uint64_t)d[i + 2] << bits;
-                        bits += 8;
-                        len = 3;
-                    }
-                    uint64_t mask = (1ull << bits) - 1;
-                    cv = (cv & ~mask) | v;
-                    if (((cm >> 8) & 0xff) < bits)
-                        cm = (cm & ~0xff00u) | (uint32_t)bits << 8;
-                    cm = (cm & ~0xffu) | is;
-                    type = is ? TK_ETM4_ADDR_S_IS1 : TK_ETM4_ADDR_S_IS0;
-                } else if (h >= 0x90 && h <= 0x92) {
-                    /* as exact_match() */
-                    idx = h & 3;
-                    cv = idx == 0 ? v0 : (idx == 1 ? v1 : v2);
-                    cm = idx == 0 ? m0 : (idx == 1 ? m1 : m2);
-                    type = TK_ETM4_ADDR_MATCH;
-                    bits = 0;
-                    len = 1;
-                } else if (h == 0x9a || h == 0x9b) {
-                    /* as set_addr32() */
-                    if (i + 5 > n)
-                        goto stop;
-                    const uint8_t is = h & 1;
-                    uint32_t a = (uint32_t)long_addr(d + i + 1, 4, is);
-                    if (aarch64_ctx) {
-                        cv = (cv & ~0xffffffffull) | a;
-                        cm |= 1u << 16;
-                    } else {
-                        cv = a;
-                        cm &= ~(1u << 16);
-                    }
-                    if (((cm >> 8) & 0xff) < 32)
-                        cm = (cm & ~0xff00u) | 32u << 8;
-                    cm = (cm & ~0xffu) | is;
-                    type = is ? TK_ETM4_ADDR_L_32IS1 : TK_ETM4_ADDR_L_32IS0;
-                    bits = 32;
-                    len = 5;
-                } else if (h == 0x9d || h == 0x9e) {
-                    /* as set_addr64() */
-                    if (i + 9 > n)
-                        goto stop;
-                    const uint8_t is = h == 0x9e;
-                    cv = long_addr(d + i + 1, 8, is);
-                    cm = is | 64u << 8 | 1u << 16;
-                    type = is ? TK_ETM4_ADDR_L_64IS1 : TK_ETM4_ADDR_L_64IS0;
-                    bits = 64;
-                    len = 9;
-                } else {
+                if (j + len > valid)
                     goto stop;
+                uint64_t mask = (1ull << bits) - 1;
+                cv = (cv & ~mask) | v;
+                if (((cm >> 8) & 0xff) < bits)
+                    cm = (cm & ~0xff00u) | (uint32_t)bits << 8;
+                cm = (cm & ~0xffu) | is;
+                type = is ? TK_ETM4_ADDR_S_IS1 : TK_ETM4_ADDR_S_IS0;
+            } else if (h >= 0x90 && h <= 0x92) {
+                /* as exact_match() */
+                idx = h & 3;
+                cv = idx == 0 ? v0 : (idx == 1 ? v1 : v2);
+                cm = idx == 0 ? m0 : (idx == 1 ? m1 : m2);
+                type = TK_ETM4_ADDR_MATCH;
+                bits = 0;
+                len = 1;
+            } else if (h == 0x9a || h == 0x9b) {
+                /* as set_addr32() */
+                if (j + 5 > valid)
+                    goto stop;
+                const uint8_t is = h & 1;
+                uint32_t a = (uint32_t)long_addr(b + j + 1, 4, is);
+                if (aarch64_ctx) {
+                    cv = (cv & ~0xffffffffull) | a;
+                    cm |= 1u << 16;
+                } else {
+                    cv = a;
+                    cm &= ~(1u << 16);
                 }
-                PUSH();
-                o->index = base + i;
-                o->addr = cv;
-                o->atoms = 0;
-                o->type = type;
-                o->header = h;
-                o->atom_num = 0;
-                o->size = len;
-                o->addr_bits = bits;
-                o->addr_is = (uint8_t)cm;
-                o->addr_64 = (uint8_t)(cm >> 16);
-                o->match_idx = idx;
-                o++;
-                i += len;
+                if (((cm >> 8) & 0xff) < 32)
+                    cm = (cm & ~0xff00u) | 32u << 8;
+                cm = (cm & ~0xffu) | is;
+                type = is ? TK_ETM4_ADDR_L_32IS1 : TK_ETM4_ADDR_L_32IS0;
+                bits = 32;
+                len = 5;
+            } else if (h == 0x9d || h == 0x9e) {
+                /* as set_addr64() */
+                if (j + 9 > valid)
+                    goto stop;
+                const uint8_t is = h == 0x9e;
+                cv = long_addr(b + j + 1, 8, is);
+                cm = is | 64u << 8 | 1u << 16;
+                type = is ? TK_ETM4_ADDR_L_64IS1 : TK_ETM4_ADDR_L_64IS0;
+                bits = 64;
+                len = 9;
+            } else {
+                goto stop;
             }
+            PUSH();
+            o->index = INDEX(off + j);
+            o->addr = cv;
+            o->atoms = 0;
+            o->type = type;
+            o->header = h;
+            o->atom_num = 0;
+            o->size = len;
+            o->addr_bits = bits;
+            o->addr_is = (uint8_t)cm;
+            o->addr_64 = (uint8_t)(cm >> 16);
+            o->match_idx = idx;
+            o++;
+            j += len;
         }
-        /* The batch is full (or the data ends): hand it over and go on. */
-        p->nlite = (size_t)(o - p->lite);
-        if (i >= n || (st = tk_etm4_parser_flush(p)))
-            goto out;
-        continue;
-    stop: /* a packet for the complete parser, or one not complete in d */
-        p->nlite = (size_t)(o - p->lite);
-        goto out;
+        if (last)
+            break;
+        /* The last bytes of d (fewer than 16 left), from a zero-padded copy: of the last 16
+         * bytes when there are as many (a copy of fixed size, no call). */
+        memset(tail, 0, sizeof(tail));
+        if (n >= 16) {
+            off = n - 16;
+            memcpy(tail, d + off, 16);
+        } else {
+            off = 0;
+            memcpy(tail, d, n);
+        }
+        j -= off;
+        valid = jend = n - off;
+        b = tail;
+        last = true;
     }
+stop: /* a packet for the complete parser, or one not complete in d (or the data ends) */
+    p->nlite = (size_t)(o - p->lite);
 out:
+#undef INDEX
 #undef PUSH
 #define ENTRY(v, m) ((addr_entry){v, (uint8_t)(m), (uint8_t)((m) >> 8), (uint8_t)((m) >> 16)})
     p->cur = ENTRY(cv, cm);
@@ -1243,7 +1289,7 @@ out:
     p->stack[1] = ENTRY(v1, m1);
     p->stack[2] = ENTRY(v2, m2);
 #undef ENTRY
-    *pi = i;
+    *pi = off + j;
     return st;
 }
 
