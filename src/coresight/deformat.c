@@ -43,6 +43,7 @@ struct tk_cs_deformatter {
     uint8_t join_id;
     uint64_t join_index; /* index of the first frame */
     size_t njoin;        /* bytes held, 15 per frame */
+    uint64_t join_next;  /* where the frame that would continue the joined run starts */
     uint8_t join[JOIN_FRAMES * 15 + 1];
 };
 
@@ -208,6 +209,7 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
             store64(d->join + d->njoin, lo);
             store64(d->join + d->njoin + 8, hi);
             d->njoin += 15;
+            d->join_next = sof + FRAME;
             return TK_OK;
         }
         if (d->njoin) {
@@ -315,11 +317,25 @@ static tk_status process(tk_cs_deformatter *d, const uint8_t *buf, size_t len, b
 
     if (!fsync) {
         /* Memory-aligned frames: unpack them in place. */
-        for (; len - pos >= FRAME; pos += FRAME)
-            if ((st = unpack(d, buf + pos, d->offset + pos))) {
+        for (; len - pos >= FRAME; pos += FRAME) {
+            /* Most frames hold no ID byte and continue a joined run: appended here, as
+             * unpack() would, without its call and tests (a joined run is one source's,
+             * the current one, and never crosses a DSTREAM footer: none without FSYNC). */
+            const uint8_t *f = buf + pos;
+            uint64_t lo = load64(f), hi = load64(f + 8);
+            if (!((lo | hi) & 0x0001000100010001ull) && d->njoin && d->njoin < JOIN_FRAMES * 15 &&
+                d->join_next == d->offset + pos && !ds_blocks(d)) {
+                store64(d->join + d->njoin, lo | spread_aux[f[15] & 0xf]);
+                store64(d->join + d->njoin + 8, hi | spread_aux[f[15] >> 4]);
+                d->njoin += 15;
+                d->join_next += FRAME;
+                continue;
+            }
+            if ((st = unpack(d, f, d->offset + pos))) {
                 *used = pos;
                 return st;
             }
+        }
     }
     while (pos < len) {
         if (fsync) {
