@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "commands.h"
-#include "util/chunk_pipe.h"
 #include "legacy_cmds.h"
 #include "tracekit/hart.h"
 #include "tracekit/image.h"
@@ -45,8 +44,6 @@ static void usage(FILE *out)
         "  --taken T            at most T blocks (taken branches/jumps) per cycle\n"
         "  --harts N            number of harts (default 1); --hart H traces hart H\n"
         "  --no-clint           no CLINT (reading the time CSR then traps, as on QEMU -M none)\n"
-        "  -j, --jobs N         2 or more: the outputs above (encoding included) are made on\n"
-        "                       a second thread while the hart runs; the same files\n"
         "  --quiet              do not echo the program's console output\n"
         "  --trace-format F     with --encode: etrace (default), nibble or rle (docs/formats.md)\n"
         "\n"
@@ -71,15 +68,7 @@ struct sink {
     tk_te_block run[1024];
     size_t nrun;
     tk_te_layout layout; /* field widths derived once (tk_te_packet_encode_layout) */
-    tk_chunk_pipe *pipe; /* --jobs: retirement records go to on_retire on another thread */
 };
-
-/* --jobs: the hart's records, copied, for on_retire on the pipe's thread. */
-enum { RETIRE_CHUNK = 4096 };
-typedef struct retire_chunk {
-    size_t n;
-    tk_hart_retire r[RETIRE_CHUNK];
-} retire_chunk;
 
 #if defined(__GNUC__) || defined(__clang__)
 #define SIM_NOINLINE __attribute__((noinline))
@@ -160,35 +149,6 @@ static tk_status on_retire(void *ctx, const tk_hart_retire *r, size_t n)
     return st;
 }
 
-/* --jobs: the hart's callback copies its records into the pipe's chunk ... */
-static tk_status piped_retire(void *ctx, const tk_hart_retire *r, size_t n)
-{
-    struct sink *k = ctx;
-    while (n) {
-        retire_chunk *c = tk_chunk_pipe_chunk(k->pipe);
-        size_t take = RETIRE_CHUNK - c->n < n ? RETIRE_CHUNK - c->n : n;
-        memcpy(c->r + c->n, r, take * sizeof(*r));
-        c->n += take;
-        r += take;
-        n -= take;
-        if (c->n == RETIRE_CHUNK) {
-            tk_status st = tk_chunk_pipe_hand_over(k->pipe);
-            if (st != TK_OK)
-                return st;
-        }
-    }
-    return TK_OK;
-}
-
-/* ... which on_retire takes on the pipe's thread. */
-static tk_status consume_retires(void *ctx, void *chunk, bool deliver)
-{
-    retire_chunk *c = chunk;
-    tk_status st = deliver && c->n ? on_retire(ctx, c->r, c->n) : TK_OK;
-    c->n = 0;
-    return st;
-}
-
 /* Blocks for .encoder_input output or through filters; not inlined, so that the common
  * case in on_blocks needs no stack frame. */
 SIM_NOINLINE static tk_status on_blocks_general(struct sink *k, const tk_te_block *b, size_t n)
@@ -261,7 +221,7 @@ int tk_cmd_sim(int argc, char **argv)
     const char *elf = NULL, *pcs = NULL, *spike = NULL, *ingress = NULL, *scf = NULL, *ucf = NULL,
                *out = NULL, *regs = NULL;
     tk_te_hw_config hw;
-    uint64_t max = 0, retires = 1, taken = 1, nharts = 1, hart = 0, jobs = 1;
+    uint64_t max = 0, retires = 1, taken = 1, nharts = 1, hart = 0;
     bool encode = false, quiet = false, clint = true, retired_only = false, faithful = false,
          mis_trap = false;
     tk_image *img = NULL;
@@ -342,8 +302,6 @@ int tk_cmd_sim(int argc, char **argv)
             ok = parse_u64(v, &nharts) && nharts >= 1 && nharts <= 64;
         else if (!strcmp(a, "--hart"))
             ok = parse_u64(v, &hart) && hart < 64;
-        else if (!strcmp(a, "-j") || !strcmp(a, "--jobs"))
-            ok = parse_u64(v, &jobs) && jobs >= 1 && jobs <= 256;
         else {
             fprintf(stderr, "tracekit sim: unknown option %s\n", a);
             usage(stderr);
@@ -456,26 +414,11 @@ int tk_cmd_sim(int argc, char **argv)
         fprintf(stderr, "tracekit sim: cannot create the encoder: %s\n", tk_strerror(st));
         goto done;
     }
-    if ((pcs || spike || ingress || encode) && jobs > 1) {
-        if ((st = tk_chunk_pipe_new(sizeof(retire_chunk), 4, consume_retires, k, &k->pipe)) !=
-            TK_OK) {
-            fprintf(stderr, "tracekit sim: %s\n", tk_strerror(st));
-            goto done;
-        }
-        tk_sim_set_retire(sim, piped_retire, k);
-    } else if (pcs || spike || ingress || encode) {
+    if (pcs || spike || ingress || encode)
         tk_sim_set_retire(sim, on_retire, k);
-    }
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     st = tk_sim_run(sim, max, &res, &diag);
-    if (k->pipe) {
-        /* every record handed over before the outputs are finished */
-        retire_chunk *last = tk_chunk_pipe_chunk(k->pipe);
-        tk_status s2 = tk_chunk_pipe_finish(k->pipe, last->n > 0);
-        if (s2 != TK_OK && (st == TK_OK || st == TK_END))
-            st = s2;
-    }
     if (k->blocks && (st == TK_OK || st == TK_END)) {
         tk_status s2 = tk_hart_blocks_finish(k->blocks);
         if (s2 == TK_OK && k->enc && k->filter) {
@@ -530,7 +473,6 @@ done:
         rc = 2;
     if (k->raw && fclose(k->raw) != 0)
         rc = 2;
-    tk_chunk_pipe_free(k->pipe);
     tk_te_encoder_free(k->enc);
     tk_te_filter_free(k->filter);
     tk_hart_blocks_free(k->blocks);

@@ -2,8 +2,8 @@
 /* Chunks handed from a producer to a consumer thread, in order: the producer fills the chunk
  * it holds and hands it over, taking an empty one (waiting while every chunk is queued); the
  * pipe's thread passes each to the consume callback. One lock per chunk, so chunks should
- * hold many items. Used by the event pipe (tracekit/event_pipe.h) and by `tracekit sim -j`
- * (retirement records). */
+ * hold many items. The threading under the event pipe (tracekit/event_pipe.h), kept apart
+ * from how events are packed into chunks. */
 #ifndef TK_UTIL_CHUNK_PIPE_H
 #define TK_UTIL_CHUNK_PIPE_H
 

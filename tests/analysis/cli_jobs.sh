@@ -3,8 +3,7 @@
 # profile/coverage/report --jobs N: the producer (decoder, hart model, PC list reader) on one
 # thread and the profile on another give byte for byte the files, messages and exit status of
 # the one-thread run, for every input kind, clean and damaged (E-Trace errors, CoreSight
-# frame errors in order with the decoder's), and every output format. sim --jobs: the same
-# files with the outputs made beside the hart.
+# frame errors in order with the decoder's), and every output format.
 #   usage: cli_jobs.sh TRACEKIT TESTDATA EXAMPLES_DIR
 set -uo pipefail
 tk=$1 data=$2 ex=$3
@@ -85,34 +84,4 @@ if [ -d "$S" ]; then
     same report --snapshot "$tmp/ss" --id 0x12
     grep -q 'frame alignment lost' "$tmp/e1" || fail "no framing note: $(cat "$tmp/e1")"
 fi
-# sim -j: the hart on one thread, the outputs (encoder, PC list, spike CSV, .encoder_input)
-# made on another: the same files, console output and exit status.
-sim_same() { # sim_same PROG ARGS...
-    local prog=$1 rc1 rc j f
-    shift
-    for j in 1 2; do
-        mkdir -p "$tmp/s$j"
-        (cd "$tmp/s$j" && "$tk" sim "$prog" "$@" -j "$j" >out 2>err)
-        rc=$?
-        [ "$j" = 1 ] && rc1=$rc
-        [ "$rc" = "$rc1" ] || fail "sim $prog $* -j $j: exit $rc, -j 1 $rc1"
-    done
-    for f in "$tmp"/s1/*; do
-        f=$(basename "$f")
-        [ "$f" = err ] && continue # the speed line differs
-        cmp -s "$tmp/s1/$f" "$tmp/s2/$f" || fail "sim $prog $* -j 2: $f differs"
-    done
-    grep -v 'instructions/s' "$tmp/s1/err" >"$tmp/s1/err.cut"
-    grep -v 'instructions/s' "$tmp/s2/err" >"$tmp/s2/err.cut"
-    cmp -s "$tmp/s1/err.cut" "$tmp/s2/err.cut" || fail "sim $prog $* -j 2: messages differ"
-    rm -rf "$tmp/s1" "$tmp/s2"
-    n=$((n + 1))
-}
-sim_same "$elf" --encode -o t.te_inst_raw --pcs t.pcs --spike-csv t.csv --encoder-input t.in
-sim_same "$elf" --encode -o t.te_inst_raw --retires 4 --taken 2 --max-insns 200000
-for p in traps timer umode; do
-    [ -f "$ex/$p.elf" ] && sim_same "$ex/$p.elf" --encode -o t.te_inst_raw --pcs t.pcs
-done
-# an output that cannot be written stops the run as without -j
-sim_same "$elf" --encode -o /dev/full
 echo "$n runs: -j 2 (and -j 3) give what -j 1 gives"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The chunk pipe (util/chunk_pipe.h) under the event pipe and `sim -j`: chunks arrive in
+/* The chunk pipe (util/chunk_pipe.h) under the event pipe: chunks arrive in
  * order on another thread, a failing consumer stops the producer and drops the rest, a
  * cancelled pipe drops what is queued, and bad arguments are refused. */
 #include <pthread.h>
