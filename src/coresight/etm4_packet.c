@@ -87,7 +87,8 @@ static void build_atom_table(tk_etm4_parser *p)
         else
             pkt.type = TK_ETM4_ATOM_F3;
         pkt_atom(&b, &pkt);
-        /* num 0 marks the reserved F5 patterns, left to the general path. */
+        /* num 0 would leave a header to the general path; pkt_atom() defines all 64 (F5's
+         * four encodings included), which the batch path's atom_run() relies on. */
         p->atom[h - 0xc0].type = pkt.type;
         p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
         p->atom[h - 0xc0].bits = pkt.atoms;

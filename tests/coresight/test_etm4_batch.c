@@ -496,6 +496,61 @@ static void test_joined_frames(void **state)
     tk_cs_snapshot_free(ss);
 }
 
+/* Every header 0xc0-0xff is an atom packet of the complete parser (the batch path takes a run
+ * of them without looking at each one), and the batch path gives the same packets for all 64,
+ * in runs of every length from 1 to 64 between address packets, cut anywhere. */
+static void test_every_atom_header(void **state)
+{
+    (void)state;
+    uint8_t b[4096];
+    size_t n = 0;
+    for (int k = 0; k < 11; k++)
+        b[n++] = 0x00;
+    b[n++] = 0x80; /* A-Sync */
+    for (unsigned run = 1; run <= 64; run++) {
+        for (unsigned k = 0; k < run; k++)
+            b[n++] = (uint8_t)(0xc0 + (k * 7 + run) % 64);
+        b[n++] = 0x95; /* a short address */
+        b[n++] = (uint8_t)(run & 0x7f);
+    }
+    assert_true(n <= sizeof(b));
+    tk_etm4_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.trace_id = 0x12;
+    tk_etm4_config_init(&cfg);
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        recs full = {0}, lite = {.trace_id = 0x12};
+        for (int batch = 0; batch < 2; batch++) {
+            recs *l = batch ? &lite : &full;
+            tk_etm4_parser *p;
+            assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, l, &p), TK_OK);
+            if (batch)
+                tk_etm4_parser_set_batch(p, on_lite, l);
+            uint64_t s = seed;
+            for (size_t i = 0; i < n;) {
+                size_t k = seed == 1 ? n : 1 + rng_next(&s) % 40;
+                if (k > n - i)
+                    k = n - i;
+                assert_int_equal(tk_etm4_parser_data(p, b + i, k, i), TK_OK);
+                i += k;
+            }
+            assert_int_equal(tk_etm4_parser_end(p), TK_OK);
+            tk_etm4_parser_free(p);
+        }
+        size_t atoms = 0;
+        for (size_t i = 0; i < full.n; i++)
+            if (full.r[i].header >= 0xc0) {
+                assert_true(full.r[i].type >= TK_ETM4_ATOM_F1 && full.r[i].type <= TK_ETM4_ATOM_F6);
+                atoms++;
+            }
+        assert_int_equal(atoms, 64 * 65 / 2);
+        same_packets(&full, &lite);
+        assert_true(lite.nlite >= atoms);
+        free(full.r);
+        free(lite.r);
+    }
+}
+
 int main(void)
 {
     if (!tk_test_data_present())
@@ -504,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_snapshots),
         cmocka_unit_test(test_mutations),
         cmocka_unit_test(test_joined_frames),
+        cmocka_unit_test(test_every_atom_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
