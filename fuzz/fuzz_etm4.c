@@ -2,7 +2,10 @@
 /* ETMv4 packet parser and flow decoder (etm4.h) with a configuration and a code region taken
  * from the input. Input: register values (CONFIGR, IDR0/1/2/8), trace ID, M-profile flag,
  * code region address and length, code bytes, then the trace. Properties: packets come in
- * index order with sizes that fit the input; decoding never faults; events are well formed. */
+ * index order with sizes that fit the input; decoding never faults; events are well formed;
+ * the batch mode's compact packets (tk_etm4_parser_set_batch: atom runs, addresses) are the
+ * complete parser's packets, over plain data and over joined formatter frames
+ * (tk_etm4_parser_frames against one tk_etm4_parser_data call per 15-byte frame). */
 #include "fuzz_common.h"
 
 #include "tracekit/etm4.h"
@@ -38,6 +41,100 @@ static tk_status on_packet(void *c, const tk_etm4_packet *pkt)
     char text[256];
     TK_FUZZ_CHECK(tk_etm4_pkt_format(pkt, text, sizeof(text)) >= 0);
     return x->dec ? tk_etm4_decoder_packet(x->dec, pkt) : TK_OK;
+}
+
+/* ---- batch mode against the complete parser ------------------------------------------ */
+
+typedef struct trail {
+    uint64_t *h; /* one hash per packet: index, type, size, header, printed values */
+    size_t n, cap;
+} trail;
+
+static void trail_put(trail *t, const tk_etm4_packet *pkt)
+{
+    char text[256];
+    int len = tk_etm4_pkt_format(pkt, text, sizeof(text));
+    uint64_t h = 1469598103934665603ull;
+    const uint64_t f[] = {pkt->index, pkt->type, pkt->size, pkt->header};
+    const uint8_t *b = (const uint8_t *)f;
+    for (size_t i = 0; i < sizeof(f); i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    for (int i = 0; i < len; i++)
+        h = (h ^ (uint8_t)text[i]) * 1099511628211ull;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1024;
+        uint64_t *nh = realloc(t->h, cap * sizeof(*nh));
+        TK_FUZZ_CHECK(nh != NULL);
+        t->h = nh;
+        t->cap = cap;
+    }
+    t->h[t->n++] = h;
+}
+
+static tk_status trail_packet(void *c, const tk_etm4_packet *pkt)
+{
+    trail_put(c, pkt);
+    return TK_OK;
+}
+
+typedef struct lite_ctx {
+    trail *t;
+    uint8_t trace_id;
+} lite_ctx;
+
+static tk_status trail_lite(void *c, const tk_etm4_pkt_lite *v, size_t n)
+{
+    lite_ctx *x = c;
+    TK_FUZZ_CHECK(n >= 1);
+    for (size_t i = 0; i < n; i++) {
+        tk_etm4_packet pkt;
+        tk_etm4_pkt_from_lite(&v[i], x->trace_id, &pkt);
+        trail_put(x->t, &pkt);
+    }
+    return TK_OK;
+}
+
+/* The packets of d[0..n): frames false: in two tk_etm4_parser_data calls (batch mode or not);
+ * frames true: as joined frames, one tk_etm4_parser_frames call (batch) or one
+ * tk_etm4_parser_data call per 15 bytes at index 16 * frame (complete). */
+static void parse_trail(const tk_etm4_config *cfg, const uint8_t *d, size_t n, bool batch,
+                        bool frames, trail *t)
+{
+    tk_etm4_parser *p = NULL;
+    lite_ctx lc = {t, cfg->trace_id};
+    if (tk_etm4_parser_new(cfg, trail_packet, t, &p) != TK_OK)
+        return;
+    if (batch)
+        tk_etm4_parser_set_batch(p, trail_lite, &lc);
+    tk_status st = TK_OK;
+    if (!frames) {
+        size_t half = n / 2;
+        st = tk_etm4_parser_data(p, d, half, 0);
+        if (st == TK_OK)
+            st = tk_etm4_parser_data(p, d + half, n - half, half);
+    } else if (batch) {
+        st = tk_etm4_parser_frames(p, d, n, 0);
+    } else {
+        for (size_t f = 0; f * 15 < n && st == TK_OK; f++) {
+            size_t k = n - f * 15 < 15 ? n - f * 15 : 15;
+            st = tk_etm4_parser_data(p, d + f * 15, k, 16 * (uint64_t)f);
+        }
+    }
+    if (st == TK_OK)
+        (void)tk_etm4_parser_end(p);
+    tk_etm4_parser_free(p);
+}
+
+static void same_batch_packets(const tk_etm4_config *cfg, const uint8_t *d, size_t n, bool frames)
+{
+    trail full = {0}, lite = {0};
+    parse_trail(cfg, d, n, false, frames, &full);
+    parse_trail(cfg, d, n, true, frames, &lite);
+    TK_FUZZ_CHECK(full.n == lite.n);
+    for (size_t i = 0; i < full.n; i++)
+        TK_FUZZ_CHECK(full.h[i] == lite.h[i]);
+    free(full.h);
+    free(lite.h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -80,5 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tk_etm4_parser_free(p);
     tk_etm4_decoder_free(x.dec);
     tk_cs_mem_free(mem);
+    same_batch_packets(&cfg, in.p, in.n, false);
+    same_batch_packets(&cfg, in.p, in.n, true);
     return 0;
 }
