@@ -39,7 +39,8 @@ tk_status tk_event_pipe_new(tk_event_fn fn, tk_event_note_fn note, void *ctx, tk
  * TK_OK. */
 tk_status tk_event_pipe_event(void *pipe, const tk_event *ev);
 
-/* Queue a diagnostic for the note callback (msg is copied; long ones are cut at 1 KiB). */
+/* Queue a diagnostic for the note callback (msg is copied; long ones are cut at 1 KiB; NULL
+ * arrives as ""). */
 tk_status tk_event_pipe_note(tk_event_pipe *p, tk_status st, uint64_t offset, const char *msg);
 
 /* Deliver everything queued and stop the thread. Returns the sink's first non-TK_OK

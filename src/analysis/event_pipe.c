@@ -201,7 +201,7 @@ tk_status tk_event_pipe_note(tk_event_pipe *p, tk_status st, uint64_t offset, co
     if (p->finished)
         return TK_ERR_STATE;
     tk_status fail = TK_OK;
-    entry *e = next_entry(p, msg, &fail);
+    entry *e = next_entry(p, msg ? msg : "", &fail); /* the callback always gets text */
     if (!e)
         return fail;
     e->kind = ENTRY_NOTE;
