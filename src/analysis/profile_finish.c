@@ -3,10 +3,12 @@
  * walked once and contributes its count to its instructions), basic blocks, branch outcomes,
  * self function counts from the range counts, and inclusive function counts from the
  * calling-context tree. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/grow.h"
+#include "util/sort.h"
 #include "profile_internal.h"
 
 static int cmp_insn(const void *a, const void *b)
@@ -63,7 +65,8 @@ static tk_status derive_insns(tk_profile *p, tk_pair_map *leaders)
             st = tk_pair_map_put(leaders, r->last + r->last_len, 0, &one, NULL);
     }
     tk_pair_map_fini(&map);
-    if (st == TK_OK && p->ninsns)
+    if (st == TK_OK && p->ninsns &&
+        !tk_sort_by_u64(p->insns, p->ninsns, sizeof(*p->insns), offsetof(tk_prof_insn, addr)))
         qsort(p->insns, p->ninsns, sizeof(*p->insns), cmp_insn);
     return st;
 }
@@ -140,7 +143,9 @@ static tk_status derive_branches(tk_profile *p)
         }
     }
     tk_pair_map_fini(&map);
-    if (st == TK_OK && p->nbranches)
+    if (st == TK_OK && p->nbranches &&
+        !tk_sort_by_u64(p->branches, p->nbranches, sizeof(*p->branches),
+                        offsetof(tk_prof_branch, addr)))
         qsort(p->branches, p->nbranches, sizeof(*p->branches), cmp_branch);
     return st;
 }

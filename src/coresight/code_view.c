@@ -8,6 +8,7 @@
 
 #include "isa/arm/arm_branch.h"
 #include "util/grow.h"
+#include "util/sort.h"
 #include "tracekit/cs_code.h"
 
 /* "sub_" and 16 hex digits */
@@ -179,7 +180,7 @@ static void seal(tk_cs_code *c)
 {
     c->sealed = true;
     seal_spans(c);
-    if (c->nentries)
+    if (c->nentries && !tk_sort_by_u64(c->entries, c->nentries, sizeof(*c->entries), 0))
         qsort(c->entries, c->nentries, sizeof(*c->entries), cmp_u64);
     size_t n = 0;
     uint64_t off;
