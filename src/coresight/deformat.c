@@ -43,7 +43,8 @@ struct tk_cs_deformatter {
     uint8_t join_id;
     uint64_t join_index; /* index of the first frame */
     size_t njoin;        /* bytes held, 15 per frame */
-    uint64_t join_next;  /* where the frame that would continue the joined run starts */
+    uint64_t join_next;  /* where the frame that would continue the joined run starts (kept,
+                          * not derived from join_index and njoin: no division per frame) */
     uint8_t join[JOIN_FRAMES * 15 + 1];
 };
 
@@ -178,6 +179,16 @@ static const uint64_t spread_aux[16] = {
     0x0001000100000000ull, 0x0001000100000001ull, 0x0001000100010000ull, 0x0001000100010001ull,
 };
 
+/* Append a frame's 15 data bytes (lo, hi: the frame with its auxiliary bits put back) to the
+ * joined run; 16 bytes are stored, the 16th is overwritten by the next frame. */
+static inline void join_append(tk_cs_deformatter *d, uint64_t lo, uint64_t hi, uint64_t sof)
+{
+    store64(d->join + d->njoin, lo);
+    store64(d->join + d->njoin + 8, hi);
+    d->njoin += 15;
+    d->join_next = sof + FRAME;
+}
+
 /* Unpack one frame (f[16], frame start at index sof) into per-ID runs. */
 static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
 {
@@ -194,10 +205,9 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
         /* A joined run lies in one DSTREAM block; a frame across a footer goes alone. */
         if (d->frames && one_block(d, sof, sof + 14)) {
             /* Append to the joined run when this frame continues it (same source, next frame
-             * in the buffer); 16 bytes are stored, the 16th is overwritten by the next. */
+             * in the buffer). */
             if (d->njoin && (d->join_id != d->cur_id || d->njoin == JOIN_FRAMES * 15 ||
-                             d->join_index + d->njoin / 15 * FRAME != sof ||
-                             !one_block(d, d->join_index, sof))) {
+                             d->join_next != sof || !one_block(d, d->join_index, sof))) {
                 tk_status st = flush_join(d);
                 if (st)
                     return st;
@@ -206,10 +216,7 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
                 d->join_id = d->cur_id;
                 d->join_index = sof;
             }
-            store64(d->join + d->njoin, lo);
-            store64(d->join + d->njoin + 8, hi);
-            d->njoin += 15;
-            d->join_next = sof + FRAME;
+            join_append(d, lo, hi, sof);
             return TK_OK;
         }
         if (d->njoin) {
@@ -239,8 +246,7 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
             store64(out + 8, hi | spread_aux[aux >> 4]);
             memmove(out + j, out + j + 1, (size_t)(14 - j));
             if (d->njoin && d->join_id == d->cur_id && d->njoin < JOIN_FRAMES * 15 &&
-                d->join_index + d->njoin / 15 * FRAME == sof &&
-                one_block(d, d->join_index, sof + 13)) {
+                d->join_next == sof && one_block(d, d->join_index, sof + 13)) {
                 memcpy(d->join + d->njoin, out, 14);
                 d->njoin += 14;
                 return flush_join(d);
@@ -325,10 +331,8 @@ static tk_status process(tk_cs_deformatter *d, const uint8_t *buf, size_t len, b
             uint64_t lo = load64(f), hi = load64(f + 8);
             if (!((lo | hi) & 0x0001000100010001ull) && d->njoin && d->njoin < JOIN_FRAMES * 15 &&
                 d->join_next == d->offset + pos && !ds_blocks(d)) {
-                store64(d->join + d->njoin, lo | spread_aux[f[15] & 0xf]);
-                store64(d->join + d->njoin + 8, hi | spread_aux[f[15] >> 4]);
-                d->njoin += 15;
-                d->join_next += FRAME;
+                join_append(d, lo | spread_aux[f[15] & 0xf], hi | spread_aux[f[15] >> 4],
+                            d->offset + pos);
                 continue;
             }
             if ((st = unpack(d, f, d->offset + pos))) {
