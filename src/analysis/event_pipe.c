@@ -149,15 +149,6 @@ tk_status tk_event_pipe_event(void *pipe, const tk_event *ev)
     if (p->finished)
         return TK_ERR_STATE;
     tk_status st = TK_OK;
-    chunk *const cur = p->cur;
-    if (ev->kind != TK_EV_BLOCKS && !ev->message && cur->nentries < CHUNK_ENTRIES) {
-        /* nearly every event: a range without text, into a chunk with room */
-        entry *e = &cur->entries[cur->nentries++];
-        e->ev = *ev;
-        e->kind = ENTRY_EVENT;
-        e->text_at = UINT32_MAX;
-        return TK_OK;
-    }
     if (ev->kind != TK_EV_BLOCKS) {
         entry *e = next_entry(p, ev->message, &st);
         if (!e)
