@@ -256,12 +256,6 @@ static tk_status piped_event(void *ctx, const tk_event *ev)
     return r->target(r, ev);
 }
 
-static void piped_note(void *ctx, tk_status st, uint64_t offset, const char *msg)
-{
-    (void)st;
-    print_error(ctx, offset, 0, msg);
-}
-
 /* The callback (and its ctx) a producer calls for events that go to fn: fn itself, or the
  * pipe in front of it. */
 static tk_event_fn producer_fn(relay *r, tk_event_fn fn, void **ctx)
@@ -275,11 +269,13 @@ static tk_event_fn producer_fn(relay *r, tk_event_fn fn, void **ctx)
     return tk_event_pipe_event;
 }
 
-/* The producer is done: wait until the pipe (if any) has delivered everything, so that what
- * is printed next comes after the events' lines. Returns the sink's status. */
-static tk_status drain(relay *r)
+/* The producer is done, with status st: wait until the pipe (if any) has delivered
+ * everything, so that what is printed next comes after the events' lines. Returns st, or
+ * the sink's status if st is TK_OK. */
+static tk_status drain(relay *r, tk_status st)
 {
-    return r->pipe ? tk_event_pipe_finish(r->pipe) : TK_OK;
+    tk_status ds = r->pipe ? tk_event_pipe_finish(r->pipe) : TK_OK;
+    return st != TK_OK ? st : ds;
 }
 
 static int fail(const tk_an_input *in, tk_status st, const tk_diag *d, const char *what)
@@ -304,9 +300,7 @@ static int run_pc_trace(const tk_an_input *in, tk_an_run *run, relay *r)
     if (st == TK_OK)
         st = tk_pc_flow_finish(flow);
     tk_pc_flow_free(flow);
-    tk_status ds = drain(r);
-    if (st == TK_OK)
-        st = ds;
+    st = drain(r, st);
     return st == TK_OK ? 0 : fail(in, st, &d, in->pc_trace);
 }
 
@@ -340,9 +334,7 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     /* A damaged stream was reported packet by packet; only a stop of our own is fatal. */
     if (st != TK_ERR_NOMEM && st != TK_ERR_STATE)
         st = tk_te_decoder_finish(dec);
-    tk_status ds = drain(r);
-    if (st == TK_OK)
-        st = ds;
+    st = drain(r, st);
     /* --encap: no packet of the source (reported) */
     const bool none = in->encap.on && tk_cli_encap_report(&in->encap, in->cmd, in->trace, &est);
     tk_te_decoder_free(dec);
@@ -442,9 +434,7 @@ static int run_sim(const tk_an_input *in, tk_an_run *run, relay *r)
     tk_status fs = tk_pc_flow_finish(feed.flow);
     tk_pc_flow_free(feed.flow);
     tk_sim_free(sim);
-    tk_status ds = drain(r);
-    if (fs == TK_OK)
-        fs = ds;
+    fs = drain(r, fs);
     if (r->drawn) {
         fputs("\r\033[K", stderr);
         r->drawn = false;
@@ -505,10 +495,16 @@ static tk_status cs_frame_error(void *ctx, tk_status st, uint64_t offset, const 
     return TK_OK;
 }
 
-/* The same through the pipe (--jobs), so that it is printed in order with the events. */
+/* The same through the pipe (--jobs), so that it is printed in order with the events: the
+ * pipe's note callback, on its thread, is cs_frame_error. */
 static tk_status cs_piped_frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
 {
     return tk_event_pipe_note(ctx, st, offset, msg);
+}
+
+static void cs_frame_note(void *ctx, tk_status st, uint64_t offset, const char *msg)
+{
+    (void)cs_frame_error(ctx, st, offset, msg);
 }
 
 static tk_status cs_quiet_frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
@@ -563,9 +559,7 @@ static int run_snapshot(const tk_an_input *in, tk_an_run *run, relay *r, int buf
     o.on_event = producer_fn(r, relay_event, &o.ctx);
     o.on_frame_error = r->pipe ? cs_piped_frame_error : cs_frame_error;
     st = tk_etm4_run_snapshot(run->ss, &o, &d);
-    tk_status ds = drain(r);
-    if (st == TK_OK)
-        st = ds;
+    st = drain(r, st);
     return st == TK_OK ? 0 : fail(in, st, &d, run->elf);
 }
 
@@ -699,7 +693,8 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     if (!in->by_range && !in->cs_on &&
         (st = tk_block_batcher_new(run->img, relay_event, &r, &r.batcher)) != TK_OK)
         return fail(in, st, NULL, "profile");
-    if (in->jobs > 1 && (st = tk_event_pipe_new(piped_event, piped_note, &r, &r.pipe)) != TK_OK) {
+    if (in->jobs > 1 &&
+        (st = tk_event_pipe_new(piped_event, cs_frame_note, &r, &r.pipe)) != TK_OK) {
         tk_block_batcher_free(r.batcher);
         return fail(in, st, NULL, "profile");
     }
