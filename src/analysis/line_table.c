@@ -12,6 +12,7 @@
 
 #include "util/grow.h"
 #include "tracekit/analysis.h"
+#include "util/sort.h"
 
 typedef struct lt_row {
     uint64_t addr;
@@ -152,14 +153,8 @@ tk_status tk_line_table_lookup(tk_line_table *lt, uint64_t addr, const char **fi
         lt->rows_sorted = true;
     }
     /* Last row with row.addr <= addr. */
-    size_t lo = 0, hi = lt->nrows;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (lt->rows[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = tk_count_keys_u64(lt->rows, lt->nrows, sizeof(*lt->rows), offsetof(lt_row, addr),
+                                  addr, true);
     if (!lo || lt->rows[lo - 1].end)
         return TK_END;
     const lt_row *r = &lt->rows[lo - 1];
@@ -177,14 +172,8 @@ const tk_line_func *tk_line_table_func(tk_line_table *lt, uint64_t addr)
             qsort(lt->funcs, lt->nfuncs, sizeof(*lt->funcs), cmp_func);
         lt->funcs_sorted = true;
     }
-    size_t lo = 0, hi = lt->nfuncs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (lt->funcs[mid].low <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = tk_count_keys_u64(lt->funcs, lt->nfuncs, sizeof(*lt->funcs),
+                                  offsetof(tk_line_func, low), addr, true);
     if (!lo)
         return NULL;
     const tk_line_func *f = &lt->funcs[lo - 1];

@@ -14,6 +14,7 @@
 #include "util/grow.h"
 #include "pair_map.h"
 #include "profile_internal.h"
+#include "util/sort.h"
 
 typedef struct cov_branch {
     const char *file;
@@ -45,14 +46,8 @@ static int cmp_func_file(const void *a, const void *b)
 
 static const tk_prof_branch *find_branch(const tk_profile *p, uint64_t addr)
 {
-    size_t lo = 0, hi = p->nbranches;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->branches[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = tk_count_keys_u64(p->branches, p->nbranches, sizeof(*p->branches),
+                                  offsetof(tk_prof_branch, addr), addr, false);
     return lo < p->nbranches && p->branches[lo].addr == addr ? &p->branches[lo] : NULL;
 }
 

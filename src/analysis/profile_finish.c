@@ -223,14 +223,8 @@ const tk_prof_insn *tk_profile_insn(const tk_profile *p, size_t i)
 
 size_t tk_profile_find_insn(const tk_profile *p, uint64_t addr)
 {
-    size_t lo = 0, hi = p->ninsns;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->insns[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = tk_count_keys_u64(p->insns, p->ninsns, sizeof(*p->insns),
+                                  offsetof(tk_prof_insn, addr), addr, false);
     return lo < p->ninsns && p->insns[lo].addr == addr ? lo : SIZE_MAX;
 }
 

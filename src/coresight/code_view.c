@@ -229,14 +229,8 @@ static const tk_symbol *symbolize(void *ctx, uint64_t addr, uint64_t *offset)
     const tk_symbol *s = c->nsyms ? &c->syms[c->last] : NULL;
     if (!s || addr < s->addr || addr - s->addr >= s->size) {
         /* the last function that starts at or before addr */
-        size_t lo = 0, hi = c->nsyms;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (c->syms[mid].addr <= addr)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = tk_count_keys_u64(c->syms, c->nsyms, sizeof(*c->syms),
+                                      offsetof(tk_symbol, addr), addr, true);
         if (!lo || addr - c->syms[lo - 1].addr >= c->syms[lo - 1].size)
             return NULL;
         c->last = lo - 1;
@@ -249,14 +243,8 @@ static const tk_symbol *symbolize(void *ctx, uint64_t addr, uint64_t *offset)
 /* The instruction set of the code at addr. */
 static tk_arm_isa isa_at(const tk_cs_code *c, uint64_t addr)
 {
-    size_t lo = 0, hi = c->nspans;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->spans[mid].first <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = tk_count_keys_u64(c->spans, c->nspans, sizeof(*c->spans), offsetof(isa_span, first),
+                                  addr, true);
     return lo && addr <= c->spans[lo - 1].last ? (tk_arm_isa)c->spans[lo - 1].isa : c->isa;
 }
 

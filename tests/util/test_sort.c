@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* tk_sort_by_u64 (util/sort.h) against qsort with the original position as tie-break (so
- * stability is checked too): random keys of every width, duplicates, keys equal in every
- * record, and the sizes 0 and 1. */
+/* tk_sort_by_u64 and tk_count_keys_u64 (util/sort.h); the sort against qsort with the original
+ * position as tie-break (so stability is checked too): random keys of every width, duplicates, keys
+ * equal in every record, and the sizes 0 and 1. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,10 +60,30 @@ static void test_against_qsort(void **state)
     check(5000, ~0ull, 0, 11);
 }
 
+/* tk_count_keys_u64 against counting by hand, on sorted keys with duplicates, for values
+ * below, between, on and above them. */
+static void test_count_keys(void **state)
+{
+    (void)state;
+    rec r[64];
+    for (size_t i = 0; i < 64; i++)
+        r[i] = (rec){.pos = (uint32_t)i, .key = 10 * (i / 2)}; /* each key twice */
+    for (size_t n = 0; n <= 64; n++)
+        for (uint64_t v = 0; v < 330; v++)
+            for (int eq = 0; eq < 2; eq++) {
+                size_t want = 0;
+                while (want < n && (r[want].key < v || (eq && r[want].key == v)))
+                    want++;
+                assert_int_equal(tk_count_keys_u64(r, n, sizeof(*r), offsetof(rec, key), v, eq),
+                                 want);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_qsort),
+        cmocka_unit_test(test_count_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
