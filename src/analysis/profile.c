@@ -199,7 +199,7 @@ tk_status tk_prof_range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_
         return st;
     prof_range *r = &p->ranges[p->nranges++];
     memset(r, 0, sizeof(*r));
-    r->succ = r->edge = r->run = TK_PAIR_NONE;
+    r->succ[0] = r->succ[1] = r->edge = r->run = TK_PAIR_NONE;
     r->call = (prof_call_memo){TK_PAIR_NONE, TK_PAIR_NONE, TK_PAIR_NONE};
     r->first = first;
     r->last = last;
@@ -343,9 +343,9 @@ tk_status tk_prof_flow_break(tk_profile *p)
 }
 
 /* One execution of range ri that ended as end says (taken: a conditional branch's outcome):
- * the general path, for every range event and every block the fast path of on_blocks does
- * not take. */
-static inline tk_status range_step_inline(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
+ * the general path, for every range event or block that simple_step does not take (after a
+ * trap, a restart or an opaque range; a range that did not walk or spans two functions). */
+static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
 {
     tk_status st;
     prof_range *r = &p->ranges[ri];
@@ -387,34 +387,24 @@ static inline tk_status range_step_inline(tk_profile *p, uint32_t ri, uint8_t en
     for (uint32_t i = 0; i < r->npieces; i++) {
         /* r may move when the stack code adds functions: re-read through the index. */
         prof_piece pc = p->pieces[p->ranges[ri].piece + i];
-        /* Pieces after the first start where a function starts. */
-        const bool entry = i == 0 ? p->ranges[ri].entry : true;
-        prof_call_memo *memo =
-            i == 0 && act == ACT_CALL && p->have_prev ? &p->ranges[p->prev_range].call : NULL;
-        st = tk_cs_enter(p, i == 0 ? act : ACT_FLOW, site, ret, pc.first, pc.func, entry, memo);
-        if (st != TK_OK)
-            return st;
+        const prof_action piece_act = i == 0 ? act : ACT_FLOW;
+        /* Flow that stays in the function on top of the stack leaves the stack as it is
+         * (what tk_cs_enter would find): most ranges, so the call is skipped. */
+        if (piece_act != ACT_FLOW || !p->depth || p->stack[p->depth - 1].func != pc.func) {
+            /* Pieces after the first start where a function starts. */
+            const bool entry = i == 0 ? p->ranges[ri].entry : true;
+            prof_call_memo *memo =
+                i == 0 && act == ACT_CALL && p->have_prev ? &p->ranges[p->prev_range].call : NULL;
+            st = tk_cs_enter(p, piece_act, site, ret, pc.first, pc.func, entry, memo);
+            if (st != TK_OK)
+                return st;
+        }
         p->cs_total += pc.ninsn;
     }
 
     r = &p->ranges[ri];
     range_done(p, r, ri, end, taken, bad);
     return TK_OK;
-}
-
-/* The general path out of line, for the block paths (range events take it inline). */
-static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
-{
-    return range_step_inline(p, ri, end, taken);
-}
-
-static tk_status on_range(tk_profile *p, const tk_event *ev)
-{
-    uint32_t ri;
-    tk_status st = range_for_event(p, ev, &ri);
-    if (st != TK_OK)
-        return st;
-    return range_step_inline(p, ri, ev->end, ev->taken);
 }
 
 /* The range record of block b, found by hashing and remembered under b->id. A record found
@@ -438,25 +428,16 @@ PROF_NOINLINE tk_status tk_prof_block_range_slow(tk_profile *p, const tk_bblock 
     return TK_OK;
 }
 
-/* One TK_EV_BLOCKS entry, counted exactly as range_step would count its range event. The
- * case of flow going on from a range that walked (so its end is known) into a block of one
- * function is specialised: the range record is found by block id, a taken transfer finds its
- * edge and run through the previous range's memos, and the call stack is entered only when
- * the previous block called, returned or left the function on top of the stack. Everything
- * else (a block after a trap, a restart or an opaque range, or one that spans two functions)
- * goes through range_step. */
-static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
+/* One execution of range ri that walked and lies in one function (r->simple), when flow
+ * goes on from a range that walked (p->have_prev), counted exactly as range_step would count
+ * it: a taken transfer finds its edge and run through the previous range's memos, and the
+ * call stack is entered only when the previous range called, returned or left the function
+ * on top of the stack. Most range events and TK_EV_BLOCKS entries that the batch loop of
+ * on_blocks leaves come this way. */
+static inline tk_status simple_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
 {
     tk_status st;
-    const tk_bblock *b = e->block;
-    uint32_t ri;
-    if (b->id < p->cap_block_range && p->block_range[b->id].block == b)
-        ri = p->block_range[b->id].range;
-    else if ((st = tk_prof_block_range_slow(p, b, &ri)) != TK_OK)
-        return st;
     prof_range *r = &p->ranges[ri];
-    if (!p->have_prev || !r->simple)
-        return range_step(p, ri, e->end, e->taken);
     const uint32_t pri = p->prev_range;
     const prof_range *pr = &p->ranges[pri];
     const uint64_t first = r->first;
@@ -481,16 +462,46 @@ static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
             return st;
     }
     p->cs_total += r->ninsn;
-    if (e->end == TK_END_BRANCH && r->last_cond) {
-        if (e->taken)
+    if (end == TK_END_BRANCH && r->last_cond) {
+        if (taken)
             r->taken++;
         else
             r->not_taken++;
     }
-    p->action = action_after(e->end);
-    p->prev_end = e->end;
+    p->action = action_after(end);
+    p->prev_end = end;
+    p->prev_taken = end == TK_END_BRANCH && taken;
     p->prev_range = ri;
     return TK_OK;
+}
+
+static tk_status on_range(tk_profile *p, const tk_event *ev)
+{
+    uint32_t ri;
+    tk_status st = range_for_event(p, ev, &ri);
+    if (st != TK_OK)
+        return st;
+    if (p->have_prev && p->ranges[ri].simple)
+        return simple_step(p, ri, ev->end, ev->taken);
+    return range_step(p, ri, ev->end, ev->taken);
+}
+
+/* One TK_EV_BLOCKS entry, counted exactly as range_step would count its range event: the
+ * range record is found by block id, then simple ranges after a walked range take
+ * simple_step. Everything else (a block after a trap, a restart or an opaque range, or one
+ * that spans two functions) goes through range_step. */
+static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
+{
+    tk_status st;
+    const tk_bblock *b = e->block;
+    uint32_t ri;
+    if (b->id < p->cap_block_range && p->block_range[b->id].block == b)
+        ri = p->block_range[b->id].range;
+    else if ((st = tk_prof_block_range_slow(p, b, &ri)) != TK_OK)
+        return st;
+    if (!p->have_prev || !p->ranges[ri].simple)
+        return range_step(p, ri, e->end, e->taken);
+    return simple_step(p, ri, e->end, e->taken);
 }
 
 /* A TK_EV_BLOCKS batch. The inner loop counts the entries whose block's record is known

@@ -30,10 +30,12 @@ typedef struct prof_range {
     bool entry;    /* first is the first instruction of a function symbol */
     bool simple;   /* walked, and all in one function (npieces 1): the block fast path */
     uint32_t func; /* function of the first piece */
-    /* The range that followed this one last time (TK_PAIR_NONE: none yet): flow repeats, so
-     * the next range is usually found without a lookup. Likewise the last taken edge out of
-     * this range and the last run that ended with it: checked before any hashing. */
-    uint32_t succ, edge, run;
+    /* The range that followed this one last time (TK_PAIR_NONE: none yet), one for each
+     * outcome of the conditional branch that ends it ([1] taken; [0] for every other end):
+     * flow repeats, so the next range is usually found without a lookup. Likewise the last
+     * taken edge out of this range and the last run that ended with it: checked before any
+     * hashing. */
+    uint32_t succ[2], edge, run;
     uint64_t edge_to;     /* edges[edge].to, when edge is set */
     prof_call_memo call;  /* when the range ends with a call */
     uint64_t fall;        /* last + last_len: where sequential flow goes on */
@@ -188,10 +190,10 @@ struct tk_profile {
     uint64_t ctx_base;
 
     /* Flow state between events. */
-    bool have_prev;      /* the previous range connects to the next one */
-    uint32_t prev_range; /* index of the previous range */
-    uint8_t prev_end;    /* its tk_range_end */
-    bool prev_taken;
+    bool have_prev;            /* the previous range connects to the next one */
+    uint32_t prev_range;       /* index of the previous range */
+    uint8_t prev_end;          /* its tk_range_end */
+    bool prev_taken;           /* it ended with a conditional branch taken (for ranges' succ) */
     prof_action action;        /* for the next range */
     uint64_t trap_site;        /* ACT_TRAP: epc */
     uint64_t prev_last_opaque; /* last address of the previous range when it was opaque */
@@ -303,7 +305,7 @@ static inline void resolve_branch(tk_profile *p, uint64_t next)
 static inline tk_status range_for_event(tk_profile *p, const tk_event *ev, uint32_t *out)
 {
     if (p->have_prev) {
-        const uint32_t h = p->ranges[p->prev_range].succ;
+        const uint32_t h = p->ranges[p->prev_range].succ[p->prev_taken];
         if (h != TK_PAIR_NONE && p->ranges[h].first == ev->first && p->ranges[h].last == ev->last) {
             *out = h;
             return TK_OK;
@@ -311,7 +313,7 @@ static inline tk_status range_for_event(tk_profile *p, const tk_event *ev, uint3
     }
     tk_status st = tk_prof_range_of(p, ev->first, ev->last, ev->ninsn, out);
     if (st == TK_OK && p->have_prev)
-        p->ranges[p->prev_range].succ = *out;
+        p->ranges[p->prev_range].succ[p->prev_taken] = *out;
     return st;
 }
 
@@ -329,6 +331,7 @@ static inline void range_done(tk_profile *p, prof_range *r, uint32_t ri, uint8_t
     }
     p->action = action_after(end);
     p->prev_end = end;
+    p->prev_taken = end == TK_END_BRANCH && taken;
     if (bad) {
         p->have_prev = false;
         p->prev_last_opaque = r->last;
