@@ -9,8 +9,10 @@
  *    branch, "F start end count" per fall-through run and "f start end count" for a run
  *    entered by a return, hex addresses (offsets from the load address, which is 0 for a
  *    non-PIE executable). */
-#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "out_buf.h"
 #include "profile_internal.h"
 
 static uint64_t rel(uint64_t addr, uint64_t base)
@@ -24,50 +26,89 @@ static bool is_branch_edge(const tk_prof_edge *e)
     return e->end != TK_END_TRAP;
 }
 
-tk_status tk_profile_write_autofdo(const tk_profile *p, FILE *out, const tk_write_options *o)
+/* "FROM<sep>TO<sep2>COUNT<tail>" with hex addresses: the line of both formats. */
+static inline void put_pair(tk_obuf *ob, const char *lead, uint64_t from, const char *sep,
+                            uint64_t to, char sep2, uint64_t count, const char *tail)
 {
-    if (!p->finished)
-        return TK_ERR_STATE;
-    uint64_t base = o ? o->base : 0;
-    fprintf(out, "%zu\n", p->nruns);
+    char *q = tk_obuf_line(ob);
+    const size_t nl = strlen(lead), ns = strlen(sep), nt = strlen(tail);
+    memcpy(q, lead, nl);
+    q = tk_put_hex(q + nl, from);
+    memcpy(q, sep, ns);
+    q = tk_put_hex(q + ns, to);
+    *q++ = sep2;
+    q = tk_put_dec(q, count);
+    memcpy(q, tail, nt);
+    tk_obuf_done(ob, q + nt);
+}
+
+static void put_count_line(tk_obuf *ob, uint64_t n)
+{
+    char *q = tk_put_dec(tk_obuf_line(ob), n);
+    *q++ = '\n';
+    tk_obuf_done(ob, q);
+}
+
+static void write_autofdo(const tk_profile *p, tk_obuf *ob, uint64_t base)
+{
+    put_count_line(ob, p->nruns);
     for (size_t i = 0; i < p->nruns; i++)
-        fprintf(out, "%" PRIx64 "-%" PRIx64 ":%" PRIu64 "\n", rel(p->runs[i].start, base),
-                rel(p->runs[i].last, base), p->runs[i].count);
+        put_pair(ob, "", rel(p->runs[i].start, base), "-", rel(p->runs[i].last, base), ':',
+                 p->runs[i].count, "\n");
     size_t nb = 0;
     for (size_t i = 0; i < p->nedges; i++)
         nb += is_branch_edge(&p->edges[i]);
-    fprintf(out, "%zu\n", nb);
+    put_count_line(ob, nb);
     for (size_t i = 0; i < p->nedges; i++) {
         const tk_prof_edge *e = &p->edges[i];
         if (is_branch_edge(e))
-            fprintf(out, "%" PRIx64 "->%" PRIx64 ":%" PRIu64 "\n", rel(e->from, base),
-                    rel(e->to, base), e->count);
+            put_pair(ob, "", rel(e->from, base), "->", rel(e->to, base), ':', e->count, "\n");
     }
-    return tk_out_status(out);
 }
 
-tk_status tk_profile_write_bolt(const tk_profile *p, FILE *out, const tk_write_options *o)
+static void write_bolt(const tk_profile *p, tk_obuf *ob, uint64_t base)
 {
-    if (!p->finished)
-        return TK_ERR_STATE;
-    uint64_t base = o ? o->base : 0;
     /* A trace has no mispredict information: 0. */
     for (size_t i = 0; i < p->nedges; i++) {
         const tk_prof_edge *e = &p->edges[i];
         if (is_branch_edge(e))
-            fprintf(out, "B %" PRIx64 " %" PRIx64 " %" PRIu64 " 0\n", rel(e->from, base),
-                    rel(e->to, base), e->count);
+            put_pair(ob, "B ", rel(e->from, base), " ", rel(e->to, base), ' ', e->count, " 0\n");
     }
     /* "f": a fall-through entered from outside the function (a return landing after its
      * call), which BOLT must not take for a jump to a block start. */
     for (size_t i = 0; i < p->nruns; i++) {
         const tk_prof_run *r = &p->runs[i];
         if (r->count > r->after_return)
-            fprintf(out, "F %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", rel(r->start, base),
-                    rel(r->last, base), r->count - r->after_return);
+            put_pair(ob, "F ", rel(r->start, base), " ", rel(r->last, base), ' ',
+                     r->count - r->after_return, "\n");
         if (r->after_return)
-            fprintf(out, "f %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", rel(r->start, base),
-                    rel(r->last, base), r->after_return);
+            put_pair(ob, "f ", rel(r->start, base), " ", rel(r->last, base), ' ', r->after_return,
+                     "\n");
     }
+}
+
+/* Both formats through a write buffer (out_buf.h): one line per branch and run. */
+static tk_status write_buffered(const tk_profile *p, FILE *out, const tk_write_options *o,
+                                void (*fn)(const tk_profile *, tk_obuf *, uint64_t))
+{
+    if (!p->finished)
+        return TK_ERR_STATE;
+    tk_obuf *ob = malloc(sizeof(*ob));
+    if (!ob)
+        return TK_ERR_NOMEM;
+    tk_obuf_init(ob, out);
+    fn(p, ob, o ? o->base : 0);
+    tk_obuf_flush(ob);
+    free(ob);
     return tk_out_status(out);
+}
+
+tk_status tk_profile_write_autofdo(const tk_profile *p, FILE *out, const tk_write_options *o)
+{
+    return write_buffered(p, out, o, write_autofdo);
+}
+
+tk_status tk_profile_write_bolt(const tk_profile *p, FILE *out, const tk_write_options *o)
+{
+    return write_buffered(p, out, o, write_bolt);
 }

@@ -49,10 +49,9 @@ static inline void tk_obuf_done(tk_obuf *o, const char *end)
     o->n = (size_t)(end - o->b);
 }
 
-/* A string of any length (names, paths). */
-static inline void tk_obuf_str(tk_obuf *o, const char *s)
+/* Bytes of any number (names, paths). */
+static inline void tk_obuf_mem(tk_obuf *o, const char *s, size_t len)
 {
-    size_t len = strlen(s);
     if (o->n + len > TK_OBUF_SIZE) {
         tk_obuf_flush(o);
         if (len > TK_OBUF_SIZE) {
@@ -62,6 +61,29 @@ static inline void tk_obuf_str(tk_obuf *o, const char *s)
     }
     memcpy(o->b + o->n, s, len);
     o->n += len;
+}
+
+static inline void tk_obuf_str(tk_obuf *o, const char *s)
+{
+    tk_obuf_mem(o, s, strlen(s));
+}
+
+/* text, then v in decimal. */
+static inline void tk_obuf_dec(tk_obuf *o, const char *text, uint64_t v)
+{
+    tk_obuf_str(o, text);
+    tk_obuf_done(o, tk_put_dec(tk_obuf_line(o), v));
+}
+
+/* text, then v as a JSON-style string "0x..." (quoted). */
+static inline void tk_obuf_qhex(tk_obuf *o, const char *text, uint64_t v)
+{
+    tk_obuf_str(o, text);
+    char *q = tk_obuf_line(o);
+    memcpy(q, "\"0x", 3);
+    q = tk_put_hex(q + 3, v);
+    *q++ = '"';
+    tk_obuf_done(o, q);
 }
 
 #endif

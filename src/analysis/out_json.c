@@ -1,121 +1,170 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* JSON summary for scripts: totals, every function, call edge, branch and block, and the
- * hottest call paths. Addresses are hex strings (JSON numbers lose precision past 2^53). */
-#include <inttypes.h>
+ * hottest call paths. Addresses are hex strings (JSON numbers lose precision past 2^53).
+ * Written through a buffer (out_buf.h): a large program's trace has hundreds of thousands of
+ * branches and blocks. */
 #include <stdlib.h>
 
+#include "out_buf.h"
 #include "profile_internal.h"
 #include "rank.h"
 
-static void json_str(FILE *out, const char *s)
+static void json_str(tk_obuf *ob, const char *s)
 {
-    fputc('"', out);
+    tk_obuf_mem(ob, "\"", 1);
+    const char *plain = s; /* start of the stretch that needs no escape */
     for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
+        const unsigned char c = (unsigned char)*s;
+        if (c != '"' && c != '\\' && c >= 0x20)
+            continue;
+        tk_obuf_mem(ob, plain, (size_t)(s - plain));
+        char esc[6] = {'\\', (char)c};
+        size_t n = 2;
+        if (c < 0x20) {
+            static const char hex[] = "0123456789abcdef";
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            n = 6;
+        }
+        tk_obuf_mem(ob, esc, n);
+        plain = s + 1;
     }
-    fputc('"', out);
+    tk_obuf_mem(ob, plain, (size_t)(s - plain));
+    tk_obuf_mem(ob, "\"", 1);
 }
 
-static void json_func(FILE *out, const tk_profile *p, uint32_t f)
+static void json_func(tk_obuf *ob, const tk_profile *p, uint32_t f)
 {
-    json_str(out, tk_prof_func_name(p, f));
+    json_str(ob, tk_prof_func_name(p, f));
+}
+
+/* The record separator: none before the first. */
+static void json_next(tk_obuf *ob, size_t i)
+{
+    tk_obuf_str(ob, i ? ",\n    {" : "\n    {");
+}
+
+static void write_totals(tk_obuf *ob, const tk_profile_totals *t)
+{
+    tk_obuf_dec(ob, ",\n  \"totals\": {\"events\": ", t->events);
+    tk_obuf_dec(ob, ", \"ranges\": ", t->ranges);
+    tk_obuf_dec(ob, ", \"instructions\": ", t->insns);
+    tk_obuf_dec(ob, ", \"traps\": ", t->traps);
+    tk_obuf_dec(ob, ", \"interrupts\": ", t->interrupts);
+    tk_obuf_dec(ob, ", \"lost\": ", t->lost);
+    tk_obuf_dec(ob, ", \"errors\": ", t->errors);
+    tk_obuf_dec(ob, ", \"trace_on\": ", t->trace_on);
+    tk_obuf_dec(ob, ", \"trace_off\": ", t->trace_off);
+    tk_obuf_dec(ob, ", \"bad_ranges\": ", t->bad_ranges);
+    tk_obuf_dec(ob, ", \"unmatched_returns\": ", t->unmatched_returns);
+    tk_obuf_dec(ob, ", \"stack_resets\": ", t->stack_resets);
+    tk_obuf_dec(ob, ", \"max_depth\": ", t->max_depth);
+    tk_obuf_str(ob, "},\n");
+}
+
+static void write_tables(tk_obuf *ob, const tk_profile *p, const uint32_t *ord)
+{
+    tk_obuf_str(ob, "  \"functions\": [");
+    for (size_t i = 0; i < p->nfuncs; i++) {
+        const tk_prof_func *f = &p->funcs[ord[i]];
+        json_next(ob, i);
+        tk_obuf_str(ob, "\"name\": ");
+        json_str(ob, f->name);
+        tk_obuf_qhex(ob, ", \"addr\": ", f->addr);
+        tk_obuf_dec(ob, ", \"size\": ", f->size);
+        tk_obuf_dec(ob, ", \"entries\": ", f->entries);
+        tk_obuf_dec(ob, ", \"self\": ", f->self);
+        tk_obuf_dec(ob, ", \"inclusive\": ", f->inclusive);
+        tk_obuf_str(ob, "}");
+    }
+
+    tk_obuf_str(ob, "\n  ],\n  \"calls\": [");
+    for (size_t i = 0; i < p->ncalls; i++) {
+        const tk_prof_call *c = &p->calls[i];
+        json_next(ob, i);
+        tk_obuf_str(ob, "\"caller\": ");
+        json_func(ob, p, c->caller);
+        tk_obuf_str(ob, ", \"callee\": ");
+        json_func(ob, p, c->callee);
+        tk_obuf_qhex(ob, ", \"site\": ", c->site);
+        tk_obuf_dec(ob, ", \"calls\": ", c->calls);
+        tk_obuf_dec(ob, ", \"inclusive\": ", c->inclusive);
+        tk_obuf_str(ob, c->trap ? ", \"trap\": true}" : ", \"trap\": false}");
+    }
+
+    tk_obuf_str(ob, "\n  ],\n  \"branches\": [");
+    for (size_t i = 0; i < p->nbranches; i++) {
+        const tk_prof_branch *b = &p->branches[i];
+        json_next(ob, i);
+        tk_obuf_qhex(ob, "\"addr\": ", b->addr);
+        tk_obuf_str(ob, ", \"function\": ");
+        json_func(ob, p, b->func);
+        tk_obuf_dec(ob, ", \"taken\": ", b->taken);
+        tk_obuf_dec(ob, ", \"not_taken\": ", b->not_taken);
+        tk_obuf_qhex(ob, ", \"target\": ", b->target);
+        tk_obuf_str(ob, "}");
+    }
+
+    tk_obuf_str(ob, "\n  ],\n  \"blocks\": [");
+    for (size_t i = 0; i < p->nblocks; i++) {
+        const tk_prof_block *b = &p->blocks[i];
+        json_next(ob, i);
+        tk_obuf_qhex(ob, "\"start\": ", b->start);
+        tk_obuf_qhex(ob, ", \"last\": ", b->last);
+        tk_obuf_dec(ob, ", \"ninsn\": ", b->ninsn);
+        tk_obuf_dec(ob, ", \"count\": ", b->count);
+        tk_obuf_str(ob, ", \"function\": ");
+        json_func(ob, p, b->func);
+        tk_obuf_str(ob, "}");
+    }
+}
+
+static void write_hot_paths(tk_obuf *ob, const tk_profile *p, const uint32_t *ctx, size_t top)
+{
+    tk_obuf_str(ob, "\n  ],\n  \"hot_paths\": [");
+    size_t shown = 0;
+    for (size_t i = 0; i < p->nctxs && shown < top; i++) {
+        if (!p->ctxs[ctx[i]].self)
+            break;
+        json_next(ob, shown);
+        tk_obuf_dec(ob, "\"self\": ", p->ctxs[ctx[i]].self);
+        tk_obuf_str(ob, ", \"stack\": [");
+        uint32_t chain[TK_RANK_MAX_PATH];
+        size_t n = tk_rank_path(p, ctx[i], chain, TK_RANK_MAX_PATH);
+        for (size_t k = n; k-- > 0;) {
+            json_func(ob, p, p->ctxs[chain[k]].func);
+            if (k)
+                tk_obuf_str(ob, ", ");
+        }
+        tk_obuf_str(ob, "]}");
+        shown++;
+    }
+    tk_obuf_str(ob, "\n  ]\n}\n");
 }
 
 tk_status tk_profile_write_json(const tk_profile *p, FILE *out, const tk_write_options *o)
 {
     if (!p->finished)
         return TK_ERR_STATE;
-    const tk_profile_totals *t = &p->totals;
-    fprintf(out, "{\n  \"program\": ");
-    json_str(out, o && o->program ? o->program : "");
-    fprintf(
-        out,
-        ",\n  \"totals\": {\"events\": %" PRIu64 ", \"ranges\": %" PRIu64
-        ", \"instructions\": %" PRIu64 ", \"traps\": %" PRIu64 ", \"interrupts\": %" PRIu64
-        ", \"lost\": %" PRIu64 ", \"errors\": %" PRIu64 ", \"trace_on\": %" PRIu64
-        ", \"trace_off\": %" PRIu64 ", \"bad_ranges\": %" PRIu64 ", \"unmatched_returns\": %" PRIu64
-        ", \"stack_resets\": %" PRIu64 ", \"max_depth\": %" PRIu64 "},\n",
-        t->events, t->ranges, t->insns, t->traps, t->interrupts, t->lost, t->errors, t->trace_on,
-        t->trace_off, t->bad_ranges, t->unmatched_returns, t->stack_resets, t->max_depth);
-
     uint32_t *ord = tk_rank_funcs(p);
-    if (!ord && p->nfuncs)
-        return TK_ERR_NOMEM;
-    fprintf(out, "  \"functions\": [");
-    for (size_t i = 0; i < p->nfuncs; i++) {
-        const tk_prof_func *f = &p->funcs[ord[i]];
-        fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
-        json_str(out, f->name);
-        fprintf(out,
-                ", \"addr\": \"0x%" PRIx64 "\", \"size\": %" PRIu64 ", \"entries\": %" PRIu64
-                ", \"self\": %" PRIu64 ", \"inclusive\": %" PRIu64 "}",
-                f->addr, f->size, f->entries, f->self, f->inclusive);
-    }
-    free(ord);
-
-    fprintf(out, "\n  ],\n  \"calls\": [");
-    for (size_t i = 0; i < p->ncalls; i++) {
-        const tk_prof_call *c = &p->calls[i];
-        fprintf(out, "%s\n    {\"caller\": ", i ? "," : "");
-        json_func(out, p, c->caller);
-        fprintf(out, ", \"callee\": ");
-        json_func(out, p, c->callee);
-        fprintf(out,
-                ", \"site\": \"0x%" PRIx64 "\", \"calls\": %" PRIu64 ", \"inclusive\": %" PRIu64
-                ", \"trap\": %s}",
-                c->site, c->calls, c->inclusive, c->trap ? "true" : "false");
-    }
-
-    fprintf(out, "\n  ],\n  \"branches\": [");
-    for (size_t i = 0; i < p->nbranches; i++) {
-        const tk_prof_branch *b = &p->branches[i];
-        fprintf(out, "%s\n    {\"addr\": \"0x%" PRIx64 "\", \"function\": ", i ? "," : "", b->addr);
-        json_func(out, p, b->func);
-        fprintf(out,
-                ", \"taken\": %" PRIu64 ", \"not_taken\": %" PRIu64 ", \"target\": \"0x%" PRIx64
-                "\"}",
-                b->taken, b->not_taken, b->target);
-    }
-
-    fprintf(out, "\n  ],\n  \"blocks\": [");
-    for (size_t i = 0; i < p->nblocks; i++) {
-        const tk_prof_block *b = &p->blocks[i];
-        fprintf(out,
-                "%s\n    {\"start\": \"0x%" PRIx64 "\", \"last\": \"0x%" PRIx64
-                "\", \"ninsn\": %" PRIu32 ", \"count\": %" PRIu64 ", \"function\": ",
-                i ? "," : "", b->start, b->last, b->ninsn, b->count);
-        json_func(out, p, b->func);
-        fputc('}', out);
-    }
-
-    size_t top = o && o->top ? o->top : 20;
     uint32_t *ctx = tk_rank_ctxs(p);
-    if (!ctx && p->nctxs)
+    tk_obuf *ob = malloc(sizeof(*ob));
+    if ((!ord && p->nfuncs) || (!ctx && p->nctxs) || !ob) {
+        free(ord);
+        free(ctx);
+        free(ob);
         return TK_ERR_NOMEM;
-    fprintf(out, "\n  ],\n  \"hot_paths\": [");
-    size_t shown = 0;
-    for (size_t i = 0; i < p->nctxs && shown < top; i++) {
-        if (!p->ctxs[ctx[i]].self)
-            break;
-        fprintf(out, "%s\n    {\"self\": %" PRIu64 ", \"stack\": [", shown ? "," : "",
-                p->ctxs[ctx[i]].self);
-        uint32_t chain[TK_RANK_MAX_PATH];
-        size_t n = tk_rank_path(p, ctx[i], chain, TK_RANK_MAX_PATH);
-        for (size_t k = n; k-- > 0;) {
-            json_func(out, p, p->ctxs[chain[k]].func);
-            if (k)
-                fputs(", ", out);
-        }
-        fputs("]}", out);
-        shown++;
     }
+    tk_obuf_init(ob, out);
+    tk_obuf_str(ob, "{\n  \"program\": ");
+    json_str(ob, o && o->program ? o->program : "");
+    write_totals(ob, &p->totals);
+    write_tables(ob, p, ord);
+    write_hot_paths(ob, p, ctx, o && o->top ? o->top : 20);
+    tk_obuf_flush(ob);
+    free(ob);
     free(ctx);
-    fprintf(out, "\n  ]\n}\n");
+    free(ord);
     return tk_out_status(out);
 }

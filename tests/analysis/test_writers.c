@@ -223,6 +223,41 @@ static void test_json_and_report(void **state)
     free(t);
 }
 
+/* The writers format through a 16 KB buffer (out_buf.h): a name longer than it, and the
+ * characters JSON must escape, come out whole. */
+static void test_long_and_escaped_names(void **state)
+{
+    fixture *f = *state;
+    const size_t nx = 40000;
+    char *name = malloc(nx + 16), *want = malloc(nx + 64);
+    assert_non_null(name);
+    assert_non_null(want);
+    strcpy(name, "a\"b\\c\x01"
+                 "d\x1f");
+    memset(name + 8, 'x', nx);
+    name[8 + nx] = 0;
+    f->o.program = name;
+
+    char *t = render(f, tk_profile_write_json);
+    const char *head = "\"program\": \"a\\\"b\\\\c\\u0001d\\u001f";
+    const size_t nh = strlen(head);
+    memcpy(want, head, nh);
+    memset(want + nh, 'x', nx);
+    strcpy(want + nh + nx, "\",\n");
+    has(t, want);
+    has(t, "{\"name\": \"foo\", \"addr\": \"0x2000\"");
+    free(t);
+
+    t = render(f, tk_profile_write_callgrind);
+    snprintf(want, nx + 64, "cmd: %s\npositions: instr line\n", name);
+    has(t, want);
+    snprintf(want, nx + 64, "ob=(1) %s\n", name);
+    has(t, want);
+    free(t);
+    free(want);
+    free(name);
+}
+
 /* Two call sites to foo on one source line give one target entry with the calls summed. */
 static void test_llvm_sample_merges_call_sites(void **state)
 {
@@ -284,6 +319,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_autofdo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bolt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_and_report, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_and_escaped_names, setup, teardown),
         cmocka_unit_test(test_llvm_sample_merges_call_sites),
         cmocka_unit_test(test_unfinished_profile_is_refused),
     };
