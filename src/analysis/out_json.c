@@ -47,19 +47,28 @@ static void json_next(tk_obuf *ob, size_t i)
 
 static void write_totals(tk_obuf *ob, const tk_profile_totals *t)
 {
-    tk_obuf_dec(ob, ",\n  \"totals\": {\"events\": ", t->events);
-    tk_obuf_dec(ob, ", \"ranges\": ", t->ranges);
-    tk_obuf_dec(ob, ", \"instructions\": ", t->insns);
-    tk_obuf_dec(ob, ", \"traps\": ", t->traps);
-    tk_obuf_dec(ob, ", \"interrupts\": ", t->interrupts);
-    tk_obuf_dec(ob, ", \"lost\": ", t->lost);
-    tk_obuf_dec(ob, ", \"errors\": ", t->errors);
-    tk_obuf_dec(ob, ", \"trace_on\": ", t->trace_on);
-    tk_obuf_dec(ob, ", \"trace_off\": ", t->trace_off);
-    tk_obuf_dec(ob, ", \"bad_ranges\": ", t->bad_ranges);
-    tk_obuf_dec(ob, ", \"unmatched_returns\": ", t->unmatched_returns);
-    tk_obuf_dec(ob, ", \"stack_resets\": ", t->stack_resets);
-    tk_obuf_dec(ob, ", \"max_depth\": ", t->max_depth);
+    const struct {
+        const char *key;
+        uint64_t value;
+    } f[] = {{"events", t->events},
+             {"ranges", t->ranges},
+             {"instructions", t->insns},
+             {"traps", t->traps},
+             {"interrupts", t->interrupts},
+             {"lost", t->lost},
+             {"errors", t->errors},
+             {"trace_on", t->trace_on},
+             {"trace_off", t->trace_off},
+             {"bad_ranges", t->bad_ranges},
+             {"unmatched_returns", t->unmatched_returns},
+             {"stack_resets", t->stack_resets},
+             {"max_depth", t->max_depth}};
+    tk_obuf_str(ob, ",\n  \"totals\": {");
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        tk_obuf_str(ob, i ? ", \"" : "\"");
+        tk_obuf_str(ob, f[i].key);
+        tk_obuf_dec(ob, "\": ", f[i].value);
+    }
     tk_obuf_str(ob, "},\n");
 }
 
