@@ -98,11 +98,11 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
     } else if (!strcmp(a, "--max-predicted")) {
         char *end = NULL;
         unsigned long long v = *i + 1 < argc ? strtoull(argv[*i + 1], &end, 10) : 0;
-        if (!end || *end || argv[*i + 1][0] == '-' || !v) {
+        if (!end || *end || argv[*i + 1][0] == '-' || !argv[*i + 1][0]) {
             fprintf(stderr, "tracekit %s: --max-predicted needs a branch count\n", in->cmd);
             return -1;
         }
-        in->max_predicted = v;
+        in->max_predicted = v ? v : UINT64_MAX; /* 0: no limit */
         ++*i;
         return 1;
     } else if (!strcmp(a, "--jobs") || !strcmp(a, "-j")) {
@@ -327,7 +327,8 @@ static int run_trace(const tk_an_input *in, const tk_te_params *p, tk_an_run *ru
     }
     tk_te_decoder_set_flags(dec, (in->ecall_sequential ? TK_TE_DEC_ECALL_SEQUENTIAL : 0u) |
                                      (blocks ? TK_TE_DEC_BLOCK_EVENTS : 0u));
-    tk_te_decoder_set_max_predicted(dec, in->max_predicted);
+    if (in->max_predicted)
+        tk_te_decoder_set_max_predicted(dec, in->max_predicted);
     tk_te_encap_stats est = {.size = sizeof(est)};
     st = in->encap.on ? tk_te_decoder_run_encap(dec, raw, &in->encap.cfg, in->encap.srcid, &est)
                       : tk_te_decoder_run_raw(dec, raw);

@@ -25,7 +25,7 @@ typedef struct tk_an_input {
     int hart;                     /* --hart for --sim (-1: all) */
     bool no_bootrom;              /* --no-bootrom */
     bool ecall_sequential;
-    uint64_t max_predicted; /* --max-predicted (0: no limit) */
+    uint64_t max_predicted; /* --max-predicted (0: not given, UINT64_MAX: no limit) */
     bool quiet;             /* --quiet: no progress line */
     bool by_range;          /* --by-range: feed the profile range events, not block batches */
     unsigned jobs;          /* --jobs: 2 or more collect the profile on a thread of its own */

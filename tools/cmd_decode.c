@@ -64,10 +64,11 @@ static void usage(FILE *out)
             "                    damaged, reported and not applied (without it, a trace's\n"
             "                    first support packet may change them)\n"
             "  --max-predicted N a branch-count packet (branch prediction mode) claiming more\n"
-            "                    than N correctly predicted branches is an error, not followed\n"
-            "                    (default: no limit; the format allows 2^32 + 30, which takes\n"
-            "                    seconds to follow): bounds the work of untrusted "
-            "trace\n" TK_CLI_ENCAP_HELP
+            "                    than N correctly predicted branches is an error at its offset,\n"
+            "                    not followed: bounds the work of damaged or hostile trace\n"
+            "                    (the format allows 2^32 + 30, minutes to follow). Default\n"
+            "                    16777216 (a loop of 16 Mi iterations without another\n"
+            "                    packet); 0: no limit\n" TK_CLI_ENCAP_HELP
             "  --stats           print packet and instruction counts to standard error\n"
             "\n"
             "Errors (bad packet, truncated file, trace not matching the program) are printed as\n"
@@ -403,10 +404,13 @@ int tk_cmd_decode(int argc, char **argv)
         case OPT_MAXPRED: {
             char *end = NULL;
             max_predicted = strtoull(optarg, &end, 10);
-            if (!end || *end || optarg[0] == '-' || max_predicted < 1) {
+            if (!end || *end || optarg[0] == '-' || !optarg[0]) {
                 fprintf(stderr, "tracekit decode: --max-predicted wants a branch count\n");
                 return 2;
             }
+            /* 0: no limit (the decoder's default when the option is not given) */
+            if (!max_predicted)
+                max_predicted = UINT64_MAX;
             break;
         }
         case OPT_ENCAP:
@@ -595,7 +599,8 @@ int tk_cmd_decode(int argc, char **argv)
         if ((s = tk_te_decoder_new(&p, img, on_event, ps, &d)) != TK_OK)
             goto fail;
         tk_te_decoder_set_flags(d, flags);
-        tk_te_decoder_set_max_predicted(d, max_predicted);
+        if (max_predicted)
+            tk_te_decoder_set_max_predicted(d, max_predicted);
         for (unsigned priv = 0; priv < 4; priv++)
             if ((hw.tvec_set >> priv) & 1u)
                 tk_te_decoder_set_trap_vector(d, priv, hw.tvec[priv]);

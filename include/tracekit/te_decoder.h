@@ -136,10 +136,14 @@ void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags);
 
 /* A limit on the work one packet may ask for. A branch-count packet (branch prediction mode)
  * may claim up to 2^32 + 30 branches that went as predicted, and the decoder follows every
- * one of them: legitimate for a hot loop, but 8 bytes of damaged or hostile trace can then
- * cost minutes. With max > 0 a packet claiming more than max is a TK_ERR_OVERFLOW error
- * event at its offset, and the decoder resynchronises at the next sync. 0 (the default):
- * as many as the format allows. */
+ * one of them (about 30 ns each in a two-instruction loop): so 8 bytes of damaged or hostile
+ * trace could cost two minutes, and a small file hours. A packet claiming more than max is a
+ * TK_ERR_OVERFLOW error event at its offset, and the decoder resynchronises at the next sync.
+ * The default, TK_TE_MAX_PREDICTED_DEFAULT (at most about half a second per packet), is a
+ * loop of 16 Mi iterations without any other packet (no mispredicted or uninferable branch,
+ * no periodic resync); a trace of a longer one needs a higher limit, or 0: as many as the
+ * format allows. */
+#define TK_TE_MAX_PREDICTED_DEFAULT (1ull << 24)
 void tk_te_decoder_set_max_predicted(tk_te_decoder *d, uint64_t max);
 
 /* Implicit exception mode: trap packets leave the handler address out and the decoder

@@ -36,7 +36,7 @@ typedef struct tk_te_par_config {
     unsigned flags;         /* tk_te_decoder_set_flags */
     uint64_t tvec[4];       /* tk_te_decoder_set_trap_vector, for privileges whose bit ... */
     uint8_t tvec_set;       /* ... is set here */
-    uint64_t max_predicted; /* tk_te_decoder_set_max_predicted (0: no limit) */
+    uint64_t max_predicted; /* tk_te_decoder_set_max_predicted (0: default, UINT64_MAX: none) */
     void *ctx;              /* passed to every callback */
     /* A program image for one thread's decoder (called on the calling thread, jobs + 1
      * times at most); freed with tk_image_free. */

@@ -30,6 +30,7 @@ tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn
     d->xlen = tk_image_xlen(img);
     d->addr_mask = d->xlen >= 64 ? ~0ull : (1ull << d->xlen) - 1;
     d->idle_limit = tk_dec_idle_limit(img);
+    d->max_predicted = TK_TE_MAX_PREDICTED_DEFAULT;
     d->near = calloc(TK_DEC_NEAR_BLOCKS, sizeof(*d->near));
     d->blk = malloc(TK_BLOCK_BATCH * sizeof(*d->blk));
     d->own_img = img;
@@ -482,7 +483,8 @@ static int take_branch_count(tk_te_decoder *d, const tk_te_packet *pkt)
     if (d->max_predicted && claimed > d->max_predicted)
         return tk_dec_fail(d, TK_ERR_OVERFLOW,
                            "branch count packet claims %llu correctly predicted branches, more "
-                           "than the limit of %llu",
+                           "than the limit of %llu (damaged trace, or a longer loop: raise "
+                           "the limit, --max-predicted)",
                            (unsigned long long)claimed, (unsigned long long)d->max_predicted);
     d->pred_pending = claimed;
     d->fail_pending = pkt->branch_fmt != 2;

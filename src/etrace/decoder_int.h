@@ -66,7 +66,8 @@ struct tk_te_decoder {
     tk_te_jtc jtc;
     uint64_t pred_pending;
     bool fail_pending;
-    uint64_t max_predicted; /* tk_te_decoder_set_max_predicted (0: no limit) */
+    uint64_t max_predicted; /* tk_te_decoder_set_max_predicted (0: no limit; the default
+                               TK_TE_MAX_PREDICTED_DEFAULT) */
     bool walk_uninf;        /* the last walk stopped on an uninferable discontinuity's target */
     uint64_t tvec[4];       /* trap vector CSR per privilege, for implicit exceptions */
     uint8_t tvec_set;       /* bit per privilege */

@@ -71,7 +71,8 @@ static void *work(void *arg)
         return NULL;
     }
     tk_te_decoder_set_flags(pc->dec, w->cfg->flags);
-    tk_te_decoder_set_max_predicted(pc->dec, w->cfg->max_predicted);
+    if (w->cfg->max_predicted)
+        tk_te_decoder_set_max_predicted(pc->dec, w->cfg->max_predicted);
     for (unsigned priv = 0; priv < 4; priv++)
         if ((w->cfg->tvec_set >> priv) & 1u)
             tk_te_decoder_set_trap_vector(pc->dec, priv, w->cfg->tvec[priv]);

@@ -101,6 +101,17 @@ echo "ok   --scf alone: '$(cat "$out/err.txt")'"
 "$tk" decode --regs "$out/hw.regs" --elf "$elf" --max-predicted 100000000 "$out/all.te_inst_raw" \
     -o "$out/got.pcs"
 cmp -s "$out/all.pcs" "$out/got.pcs" || { echo "FAIL: --max-predicted above every claim"; exit 1; }
+# the default limit and 0 (none) are above every claim too
+for lim in "" "--max-predicted 0"; do
+    # shellcheck disable=SC2086
+    "$tk" decode --regs "$out/hw.regs" --elf "$elf" $lim "$out/all.te_inst_raw" -o "$out/got.pcs"
+    cmp -s "$out/all.pcs" "$out/got.pcs" || { echo "FAIL: decode ${lim:-with the default limit}"; exit 1; }
+done
+if "$tk" decode --regs "$out/hw.regs" --elf "$elf" --max-predicted -3 "$out/all.te_inst_raw" \
+    > /dev/null 2>&1; then
+    echo "FAIL: --max-predicted -3 accepted"
+    exit 1
+fi
 if "$tk" decode --regs "$out/hw.regs" --elf "$elf" --max-predicted 31 "$out/all.te_inst_raw" \
     -o "$out/limited.pcs" 2> "$out/err.txt"; then
     echo "FAIL: --max-predicted 31 gave no error"

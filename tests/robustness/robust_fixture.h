@@ -33,7 +33,7 @@ typedef struct rb_vector {
      * for implicit exceptions; the golden vectors have none */
     uint64_t tvec[4];
     uint8_t tvec_set;
-    /* tk_te_decoder_set_max_predicted (0: the decoder's default, no limit) */
+    /* tk_te_decoder_set_max_predicted (0: the decoder's default) */
     uint64_t max_predicted;
 } rb_vector;
 
@@ -185,7 +185,8 @@ static inline tk_te_decoder *rb_decoder_open(const rb_vector *v, size_t len, uns
     for (unsigned priv = 0; priv < 4; priv++)
         if ((v->tvec_set >> priv) & 1u)
             tk_te_decoder_set_trap_vector(d, priv, v->tvec[priv]);
-    tk_te_decoder_set_max_predicted(d, v->max_predicted);
+    if (v->max_predicted)
+        tk_te_decoder_set_max_predicted(d, v->max_predicted);
     return d;
 }
 

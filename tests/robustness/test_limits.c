@@ -369,6 +369,51 @@ static void test_predicted_branch_count_limit(void **state)
     tk_image_free(img);
 }
 
+/* Without a limit set, a decoder refuses claims above TK_TE_MAX_PREDICTED_DEFAULT, follows
+ * claims up to it, and a limit of 0 lifts it. */
+static void test_predicted_branch_count_default_limit(void **state)
+{
+    (void)state;
+    const uint32_t code[] = {0x00000013, 0xfe000ee3, 0xff9ff06f}; /* as above */
+    tk_image *img = tiny_image(code, 3);
+    tk_te_params p;
+    tiny_params(&p);
+    p.s.bpred_size = 3;
+    p.o.branch_prediction = true;
+    counts c = {0};
+    tk_te_decoder *d = NULL;
+    assert_int_equal(tk_te_decoder_new(&p, img, on_event, &c, &d), TK_OK);
+    tk_te_packet f0;
+    memset(&f0, 0, sizeof(f0));
+    f0.format = TK_TE_F0;
+    f0.branch_count = 0xffffffffull; /* 2^32 - 1 + 31 */
+    feed_start(d, &p, CODE_BASE);
+    feed(d, &p, &f0, 1);
+    assert_int_equal(c.errors, 1);
+    assert_int_equal(c.last_status, TK_ERR_OVERFLOW);
+    /* exactly the default is followed */
+    feed_start(d, &p, CODE_BASE);
+    uint64_t before = c.insns;
+    f0.branch_count = TK_TE_MAX_PREDICTED_DEFAULT - 31; /* claims exactly the default */
+    feed(d, &p, &f0, 3);
+    assert_int_equal(c.errors, 1);
+    assert_true(c.insns - before >= 2 * TK_TE_MAX_PREDICTED_DEFAULT);
+    /* one more is refused; with the limit lifted it is followed */
+    feed_start(d, &p, CODE_BASE);
+    f0.branch_count = TK_TE_MAX_PREDICTED_DEFAULT - 30;
+    feed(d, &p, &f0, 5);
+    assert_int_equal(c.errors, 2);
+    tk_te_decoder_set_max_predicted(d, 0);
+    feed_start(d, &p, CODE_BASE);
+    before = c.insns;
+    feed(d, &p, &f0, 7);
+    assert_int_equal(tk_te_decoder_finish(d), TK_OK);
+    assert_int_equal(c.errors, 2);
+    assert_true(c.insns - before >= 2 * (TK_TE_MAX_PREDICTED_DEFAULT + 1));
+    tk_te_decoder_free(d);
+    tk_image_free(img);
+}
+
 int main(void)
 {
     signal(SIGALRM, on_alarm);
@@ -381,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_deep_call_stack),
         cmocka_unit_test(test_branch_map_flood_without_branches),
         cmocka_unit_test(test_predicted_branch_count_limit),
+        cmocka_unit_test(test_predicted_branch_count_default_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
