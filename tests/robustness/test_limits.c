@@ -327,22 +327,30 @@ static void test_branch_map_flood_without_branches(void **state)
  * minutes in the fuzzer (bug 7). With a limit the claim is refused at once, with the
  * packet's offset, and the next sync decodes again; a claim within the limit is followed
  * branch by branch. */
-static void test_predicted_branch_count_limit(void **state)
+/* A decoder in branch prediction mode over a two-instruction loop, counting into c. */
+static tk_te_decoder *bp_loop_decoder(tk_te_params *p, counts *c, tk_image **img)
 {
-    (void)state;
     const uint32_t code[] = {
         0x00000013, /* 0: nop */
         0xfe000ee3, /* 4: beq x0, x0, 0 (back to the nop either way: ...) */
         0xff9ff06f, /* 8: j 0 (... taken or not) */
     };
-    tk_image *img = tiny_image(code, 3);
-    tk_te_params p;
-    tiny_params(&p);
-    p.s.bpred_size = 3;
-    p.o.branch_prediction = true;
-    counts c = {0};
+    *img = tiny_image(code, 3);
+    tiny_params(p);
+    p->s.bpred_size = 3;
+    p->o.branch_prediction = true;
     tk_te_decoder *d = NULL;
-    assert_int_equal(tk_te_decoder_new(&p, img, on_event, &c, &d), TK_OK);
+    assert_int_equal(tk_te_decoder_new(p, *img, on_event, c, &d), TK_OK);
+    return d;
+}
+
+static void test_predicted_branch_count_limit(void **state)
+{
+    (void)state;
+    tk_image *img;
+    tk_te_params p;
+    counts c = {0};
+    tk_te_decoder *d = bp_loop_decoder(&p, &c, &img);
     tk_te_decoder_set_max_predicted(d, 1000);
     feed_start(d, &p, CODE_BASE);
     tk_te_packet f0;
@@ -374,15 +382,10 @@ static void test_predicted_branch_count_limit(void **state)
 static void test_predicted_branch_count_default_limit(void **state)
 {
     (void)state;
-    const uint32_t code[] = {0x00000013, 0xfe000ee3, 0xff9ff06f}; /* as above */
-    tk_image *img = tiny_image(code, 3);
+    tk_image *img;
     tk_te_params p;
-    tiny_params(&p);
-    p.s.bpred_size = 3;
-    p.o.branch_prediction = true;
     counts c = {0};
-    tk_te_decoder *d = NULL;
-    assert_int_equal(tk_te_decoder_new(&p, img, on_event, &c, &d), TK_OK);
+    tk_te_decoder *d = bp_loop_decoder(&p, &c, &img);
     tk_te_packet f0;
     memset(&f0, 0, sizeof(f0));
     f0.format = TK_TE_F0;
