@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Source lines from the DWARF line tables (libdw). All compile units' rows are collected
  * once, on first use, into one address-sorted table; a query is a binary search. */
+#include <stddef.h>
+
 #include "image_internal.h"
+#include "util/sort.h"
 
 #include <elfutils/libdw.h>
 #include <stdlib.h>
@@ -87,21 +90,15 @@ static void build_lines(tk_image *img)
 
 tk_status tk_image_source_line(tk_image *img, uint64_t addr, const char **file, int *line)
 {
-    size_t lo = 0, hi;
     const tk_line_row *r;
 
     if (!img)
         return TK_ERR_INVALID;
     if (!img->lines_built)
         build_lines(img);
-    hi = img->nlines;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (img->lines[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* rows are sorted by address: the last one at or before addr */
+    const size_t lo = tk_count_keys_u64(img->lines, img->nlines, sizeof(*img->lines),
+                                        offsetof(tk_line_row, addr), addr, true);
     if (lo == 0)
         return TK_END;
     r = &img->lines[lo - 1];
