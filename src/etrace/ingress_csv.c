@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ingress_lines.h"
+#include "util/hex.h"
 #include "tracekit/te_ingress.h"
 
 enum col {
@@ -223,27 +224,27 @@ tk_status tk_te_ingress_write_header(FILE *out, const tk_te_params *p)
 tk_status tk_te_ingress_write_block(FILE *out, const tk_te_params *p, const tk_te_block *b)
 {
     /* at most 14 fields of 20 characters */
-    char buf[14 * 21 + 1], *q = buf;
-    q = tk_fmt_dec(q, b->itype);
+    char buf[14 * 21 + 16], *q = buf; /* tk_put_hex stores up to 16 bytes at a time */
+    q = tk_put_dec(q, b->itype);
     *q++ = ',';
-    q = tk_fmt_dec(q, b->cause);
+    q = tk_put_dec(q, b->cause);
     *q++ = ',';
-    q = tk_fmt_hex(q, b->tval);
+    q = tk_put_hex(q, b->tval);
     *q++ = ',';
-    q = tk_fmt_dec(q, b->priv);
+    q = tk_put_dec(q, b->priv);
     *q++ = ',';
-    q = tk_fmt_hex(q, b->iaddr);
+    q = tk_put_hex(q, b->iaddr);
     *q++ = ',';
     if (!p->s.nocontext) {
-        q = tk_fmt_dec(q, b->context);
+        q = tk_put_dec(q, b->context);
         *q++ = ',';
     }
     if (!p->s.notime) {
-        q = tk_fmt_dec(q, b->time);
+        q = tk_put_dec(q, b->time);
         *q++ = ',';
     }
     if (!p->s.nocontext) {
-        q = tk_fmt_dec(q, b->ctype);
+        q = tk_put_dec(q, b->ctype);
         *q++ = ',';
     }
     if (p->s.sijump) {
@@ -251,9 +252,9 @@ tk_status tk_te_ingress_write_block(FILE *out, const tk_te_params *p, const tk_t
         *q++ = ',';
     }
     /* Half-words back to an instruction count (exact for single retirement). */
-    q = tk_fmt_dec(q, b->iretire >> b->ilastsize);
+    q = tk_put_dec(q, b->iretire >> b->ilastsize);
     *q++ = ',';
-    q = tk_fmt_dec(q, b->ilastsize);
+    q = tk_put_dec(q, b->ilastsize);
     *q++ = '\n';
     const size_t n = (size_t)(q - buf);
     return fwrite(buf, 1, n, out) == n ? TK_OK : TK_ERR_IO;

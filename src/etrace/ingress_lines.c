@@ -264,43 +264,6 @@ int tk_csv_parse_numbers(const char *line, size_t nf, uint64_t hex_mask, const u
     return 0;
 }
 
-char *tk_fmt_dec(char *p, uint64_t v)
-{
-    if (v < 10) { /* most fields of an ingress row */
-        *p = (char)('0' + v);
-        return p + 1;
-    }
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
-char *tk_fmt_hex(char *p, uint64_t v)
-{
-    static const char digits[] = "0123456789abcdef";
-    if (v < 16) {
-        *p = digits[v];
-        return p + 1;
-    }
-    /* number of hex digits */
-#if defined(__GNUC__)
-    const unsigned n = (unsigned)(64 - __builtin_clzll(v) + 3) / 4;
-#else
-    unsigned n = 1;
-    for (uint64_t t = v >> 4; t; t >>= 4)
-        n++;
-#endif
-    for (unsigned i = n; i-- > 0; v >>= 4)
-        p[i] = digits[v & 15u];
-    return p + n;
-}
-
 tk_status tk_lines_error(const tk_lines *r, tk_diag *diag, tk_status status, const char *fmt, ...)
 {
     if (!diag)

@@ -44,8 +44,4 @@ int tk_parse_hex(const char *s, uint64_t *out);
 int tk_csv_parse_numbers(const char *line, size_t nf, uint64_t hex_mask, const uint8_t *slot,
                          uint64_t *out);
 
-/* Number formatting for the writers (no locale, no printf): write v at p, return the end. */
-char *tk_fmt_dec(char *p, uint64_t v);
-char *tk_fmt_hex(char *p, uint64_t v); /* lower case, no 0x */
-
 #endif

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "ingress_lines.h"
+#include "util/hex.h"
 #include "tracekit/te_ingress.h"
 
 static const char *const spike_cols[8] = {"VALID",     "ADDRESS", "INSN", "PRIVILEGE",
@@ -117,20 +118,20 @@ tk_status tk_spike_write_header(FILE *out)
 
 tk_status tk_spike_write_row(FILE *out, const tk_spike_row *row)
 {
-    char buf[8 * 21 + 1], *q = buf;
+    char buf[8 * 21 + 16], *q = buf; /* tk_put_hex stores up to 16 bytes at a time */
     *q++ = '1';
     *q++ = ',';
-    q = tk_fmt_hex(q, row->address);
+    q = tk_put_hex(q, row->address);
     *q++ = ',';
-    q = tk_fmt_hex(q, row->insn);
+    q = tk_put_hex(q, row->insn);
     *q++ = ',';
-    q = tk_fmt_hex(q, row->privilege);
+    q = tk_put_hex(q, row->privilege);
     *q++ = ',';
     *q++ = row->exception ? '1' : '0';
     *q++ = ',';
-    q = tk_fmt_hex(q, row->ecause);
+    q = tk_put_hex(q, row->ecause);
     *q++ = ',';
-    q = tk_fmt_hex(q, row->tval);
+    q = tk_put_hex(q, row->tval);
     *q++ = ',';
     *q++ = row->interrupt ? '1' : '0';
     *q++ = '\n';

@@ -48,6 +48,10 @@ static inline char *tk_put_hex(char *p, uint64_t v)
 /* v in decimal at p (at most 20 digits); returns the end. */
 static inline char *tk_put_dec(char *p, uint64_t v)
 {
+    if (v < 10) { /* most fields of ingress rows and profile lines */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
     char tmp[20];
     unsigned n = 0;
     do

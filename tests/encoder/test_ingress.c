@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "etrace/ingress_lines.h"
+#include "util/hex.h"
 #include "tracekit/te_ingress.h"
 
 /* Write text to a fresh temporary file (gzip-compressed if gz); returns its malloc'd path. */
@@ -442,10 +443,10 @@ static void test_number_format(void **state)
     for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
         char want[32], got[32];
         snprintf(want, sizeof(want), "%llu", (unsigned long long)values[k]);
-        *tk_fmt_dec(got, values[k]) = '\0';
+        *tk_put_dec(got, values[k]) = '\0';
         assert_string_equal(got, want);
         snprintf(want, sizeof(want), "%llx", (unsigned long long)values[k]);
-        *tk_fmt_hex(got, values[k]) = '\0';
+        *tk_put_hex(got, values[k]) = '\0';
         assert_string_equal(got, want);
     }
 }
