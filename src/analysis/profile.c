@@ -481,7 +481,7 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
     tk_status st = range_for_event(p, ev, &ri);
     if (st != TK_OK)
         return st;
-    if (p->have_prev && p->ranges[ri].simple)
+    if (p->have_prev && p->ranges[ri].simple && !p->general_only)
         return simple_step(p, ri, ev->end, ev->taken);
     return range_step(p, ri, ev->end, ev->taken);
 }
@@ -499,7 +499,7 @@ static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
         ri = p->block_range[b->id].range;
     else if ((st = tk_prof_block_range_slow(p, b, &ri)) != TK_OK)
         return st;
-    if (!p->have_prev || !p->ranges[ri].simple)
+    if (!p->have_prev || !p->ranges[ri].simple || p->general_only)
         return range_step(p, ri, e->end, e->taken);
     return simple_step(p, ri, e->end, e->taken);
 }
@@ -516,7 +516,7 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
     const tk_block_exec *e = ev->blocks, *const stop = ev->blocks + ev->nblocks;
     tk_status st = TK_OK;
     while (e < stop && st == TK_OK) {
-        if (!p->have_prev) {
+        if (!p->have_prev || p->general_only) {
             st = block_step(p, e++);
             continue;
         }
@@ -606,6 +606,11 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             st = block_step(p, e++);
     }
     return st;
+}
+
+void tk_prof_set_general_only(tk_profile *p, bool on)
+{
+    p->general_only = on;
 }
 
 /* Lost trace, trace off/on, decode errors: the flow and the call stack start anew. */

@@ -128,6 +128,9 @@ struct tk_profile {
     tk_code_view code;
     bool finished;
     bool flat; /* TK_PROFILE_FLAT: block counters only (profile_flat.c) */
+    /* Every range and block through range_step, the general path (tk_prof_set_general_only:
+     * for tests that compare it with the fast paths). */
+    bool general_only;
     /* Flat level: the function the previous range ended in (the full level's top of stack),
      * TK_PAIR_NONE after a restart, and how deep the full level's stack would be if every
      * return matched (0 after a restart). */
@@ -231,6 +234,10 @@ tk_status tk_prof_range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_
 tk_status tk_prof_block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *out);
 /* The flow is interrupted: the next range does not follow the previous one. */
 tk_status tk_prof_flow_break(tk_profile *p);
+
+/* For tests: count every range event and block entry with the general path only, so the
+ * fast paths (simple_step, the batch loop of on_blocks) can be checked against it. */
+void tk_prof_set_general_only(tk_profile *p, bool on);
 
 /* profile_flat.c: the flat collection level (TK_PROFILE_FLAT). */
 tk_status tk_prof_flat_range(tk_profile *p, const tk_event *ev);

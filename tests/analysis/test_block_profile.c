@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The profile collector gives the same answers whether it is fed range events or batches of
- * whole blocks (TK_EV_BLOCKS, made here by tk_block_batcher from the same ranges): every
- * accessor of analysis.h, field by field and in the same order, on the reference programs'
- * real traces (etrace-ref: the E-Trace packets through the flow decoder, every setting
- * present, and the executed-PC lists through tk_pc_flow). */
+ * whole blocks (TK_EV_BLOCKS, made here by tk_block_batcher from the same ranges), and
+ * whether its fast paths are used or every range goes through the general one
+ * (tk_prof_set_general_only): every accessor of analysis.h, field by field and in the same
+ * order, on the reference programs' real traces (etrace-ref: the E-Trace packets through
+ * the flow decoder, every setting present, and the executed-PC lists through tk_pc_flow). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/profile_internal.h"
 #include "profile_compare.h"
 #include "te_ref.h"
 #include "testutil.h"
@@ -34,14 +36,16 @@ static tk_status tap_event(void *ctx, const tk_event *ev)
 }
 
 /* Decode dir/prog.te_inst_raw (or, with pcs set, read that PC list) into a new, finished
- * profile, through the batcher when blocks is set. */
+ * profile, through the batcher when blocks is set, with the general path only when general
+ * is set. */
 static tk_profile *collect(tk_image *img, const char *dir, const char *prog, const char *pcs,
-                           bool blocks, tap *t)
+                           bool blocks, bool general, tap *t)
 {
     tk_code_view v;
     tk_code_view_from_image(img, &v);
     memset(t, 0, sizeof(*t));
     assert_int_equal(tk_profile_new(&v, &t->p), TK_OK);
+    tk_prof_set_general_only(t->p, general);
     tk_block_batcher *bb = NULL;
     tk_event_fn fn = tap_event;
     void *ctx = t;
@@ -78,9 +82,10 @@ static void check(const char *prog, const char *setting, bool pc_list)
     char *pcs = pc_list ? tk_test_data_path(rel) : NULL;
     tk_image *img = tk_test_ref_image(prog, !pc_list);
 
-    tap tr, tb;
-    tk_profile *a = collect(img, dir, prog, pcs, false, &tr);
-    tk_profile *b = collect(img, dir, prog, pcs, true, &tb);
+    tap tr, tb, tg;
+    tk_profile *a = collect(img, dir, prog, pcs, false, false, &tr);
+    tk_profile *b = collect(img, dir, prog, pcs, true, false, &tb);
+    tk_profile *g = collect(img, dir, prog, pcs, false, true, &tg);
     /* The batcher really made batches, and most of the flow went as blocks (ranges cut by
      * traps are not whole blocks). */
     assert_int_equal(tr.batches, 0);
@@ -94,6 +99,10 @@ static void check(const char *prog, const char *setting, bool pc_list)
     same_output(a, b, tk_profile_write_callgrind);
     same_output(a, b, tk_profile_write_folded);
     same_output(a, b, tk_profile_write_bolt);
+    same_totals(a, g);
+    same_tables(a, g);
+    same_output(a, g, tk_profile_write_json);
+    same_output(a, g, tk_profile_write_callgrind);
     printf("%-5s %-12s %-28s %8llu ranges, %8llu as blocks in %6llu batches, %5llu other "
            "events\n",
            pc_list ? "pcs" : "trace", setting, prog, (unsigned long long)t.ranges,
@@ -101,6 +110,7 @@ static void check(const char *prog, const char *setting, bool pc_list)
            (unsigned long long)tb.others);
     tk_profile_free(a);
     tk_profile_free(b);
+    tk_profile_free(g);
     tk_image_free(img);
     free(dir);
     free(pcs);
