@@ -366,31 +366,39 @@ TK_TE_FAST_INLINE void f12_struct(tk_te_packet *f, uint64_t address, uint64_t ir
     f->irdepth = irdepth;
 }
 
-/* One packet at p (17 bytes readable) the in-line way: a format 1 or 2 packet of up to 8
- * bytes costs the header byte, one unaligned 8-byte load of the payload, one table entry
- * (by the first payload byte), four shifts of the sign-extended payload and a 16-entry
- * table of flags, with no branch that depends on the data except the one test that the
- * header is a te_inst of a length the entry accepts; a format 3 start packet takes the
- * table positions, a format 1 or 2 packet of 9..16 bytes the same entry with 128-bit
- * positions. Into *r (records) or *f (to_struct); the rarer paths of the records write
- * the whole packet into fend[j] too. Returns the bytes used, 0 when the packet needs the
- * other path. */
+/* One packet at p (17 bytes readable from p, 7 before it) the in-line way: a format 1 or 2
+ * packet of up to 8 bytes costs the header byte, the first payload byte (the table index),
+ * one unaligned 8-byte load that ends with the payload's last byte (so that one arithmetic
+ * shift sign-extends the payload), one table entry, three shifts of the payload and a
+ * 16-entry table of flags, with no branch that depends on the data except the one test
+ * that the header is a te_inst of a length the entry accepts; a format 3 start packet
+ * takes the table positions, a format 1 or 2 packet of 9..16 bytes the same entry with
+ * 128-bit positions. Into *r (records) or *f (to_struct); the rarer paths of the records
+ * write the whole packet into fend[j] too. Returns the bytes used, 0 when the packet needs
+ * the other path. */
 TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, tk_te_rec *r,
                                    tk_te_packet *f, tk_te_packet *fend, ptrdiff_t j,
                                    const bool to_struct, const bool depth)
 {
     const unsigned h = p[0];
-    uint64_t lo = tk_te_fast_ld64(p + 1);
-    /* one zero-extending move: the tables repeat every entry for bit 7 */
-    const size_t i = (uint8_t)lo;
+    /* one zero-extending load: the tables repeat every entry for bit 7 */
+    const size_t i = p[1];
     /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..) */
     unsigned n1 = h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
-    if (TK_SCAN_LIKELY(n1 < t->maxlen[i])) {
-        /* the bytes used (header and payload), and 64 - 8n computed: a table load here
-         * took fewer instructions but more time (a longer chain to every field) */
-        const unsigned u = n1 + 2u;
-        const unsigned sh = (0u - 8u * (n1 + 1u)) & 63u;
-        const int64_t w = (int64_t)(lo << sh) >> sh; /* sign-extended payload */
+    /* compared as a byte (one compare with the table in memory): a header below 0x41
+     * wraps to 0xc0.. , above every maxlen */
+    if (TK_SCAN_LIKELY((uint8_t)n1 < t->maxlen[i])) {
+#if defined(__GNUC__)
+        /* (so n1 + 2, the bytes used, is not 0: no test of it) */
+        if (n1 > 0xffu)
+            __builtin_unreachable();
+#endif
+        /* The 8 bytes ending with the payload's last one (at p + 1 + n - 8, n = h - 0x40):
+         * the payload is the top n bytes, and one arithmetic shift by 64 - 8n, which is
+         * -8h in the six bits a 64-bit shift uses, both aligns and sign-extends it (a load
+         * from p + 1 took two shifts and a subtraction more). */
+        const uint64_t top = tk_te_fast_ld64(p + h - (TK_ENCAP_FLOW_TE_INST << 5 | 7u));
+        const int64_t w = (int64_t)top >> ((0u - 8u * h) & 63u); /* sign-extended payload */
         /* address MSB, notify, updiscon, irreport as sent, then irdepth */
         const int64_t v = w >> t->tpm1[i];
         const uint64_t address = (uint64_t)(w >> t->ap[i]) & t->amask[i];
@@ -402,7 +410,8 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
             f12_struct(f, address, irdepth, tail);
         else
             rec_put(r, address, irdepth, tail);
-        return u;
+        /* the bytes used (header and payload) */
+        return n1 + 2u;
     }
     /* The slot of full for the rarer paths. Its index is hidden from the loop's induction
      * variables: otherwise a pointer into full[] is kept and advanced for every packet, for
@@ -413,6 +422,7 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
     __asm__("" : "+r"(p));
 #endif
     n1 = p[0] - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
+    uint64_t lo = tk_te_fast_ld64(p + 1);
     tk_te_packet *const fk = to_struct ? f : &fend[j];
     if (n1 < t->smaxlen && (lo & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3)) {
         /* format 3 start (one packet in 17 of a trace with resync-max 0): in line too, as
@@ -449,6 +459,9 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
     /* the longest packet taken here (header and payload): 17 bytes readable from each
      * header, so the payload's words can be loaded whole */
     enum { STEP = 1 + TK_TE_FAST_MAX_LEN };
+    /* in_line reads up to 7 bytes before a header: the first packets of the buffer take
+     * other_packet */
+    enum { BACK = 7 };
     const uint8_t *const buf = s->buf;
     const tk_te_scan_table *const t = &s->table;
     const size_t end = s->len > TK_TE_FAST_MAX_LEN ? s->len - TK_TE_FAST_MAX_LEN : 0;
@@ -464,36 +477,38 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             m = 1;
         }
         const size_t stop = k + m;
-        /* The packet chain (each header says where the next is) runs through a pointer:
-         * load and add, the offset is taken off the chain. */
-        const uint8_t *q = buf + pos;
-        tk_te_rec *r = to_struct ? NULL : rec + k;
-        tk_te_packet *f = to_struct ? full + k : NULL;
-        uint64_t *const o = with_offsets ? offsets + stop : NULL;
-        /* the offset beside the pointer: one add instead of a copy and a subtraction */
-        size_t at = pos;
-        ptrdiff_t j = -(ptrdiff_t)m;
-        do {
-            const unsigned u = in_line(t, q, r, f, full + stop, j, to_struct, depth);
-            if (!u)
-                break; /* the other path, out of the inner loop: no call inside it */
-            if (with_offsets)
-                o[j] = at; /* then the last one is there */
-            else
-                last = at;
-            if (to_struct)
-                f++;
-            else
-                r++;
-            q += u;
-            at += u;
-        } while (++j != 0);
-        k = stop - (size_t)-j;
-        pos = at;
-        if (k == stop) {
-            if (k == max)
-                break;
-            continue;
+        if (TK_SCAN_LIKELY(pos >= BACK)) {
+            /* The packet chain (each header says where the next is) runs through a pointer:
+             * load and add, the offset is taken off the chain. */
+            const uint8_t *q = buf + pos;
+            tk_te_rec *r = to_struct ? NULL : rec + k;
+            tk_te_packet *f = to_struct ? full + k : NULL;
+            uint64_t *const o = with_offsets ? offsets + stop : NULL;
+            /* the offset beside the pointer: one add instead of a copy and a subtraction */
+            size_t at = pos;
+            ptrdiff_t j = -(ptrdiff_t)m;
+            do {
+                const unsigned u = in_line(t, q, r, f, full + stop, j, to_struct, depth);
+                if (!u)
+                    break; /* the other path, out of the inner loop: no call inside it */
+                if (with_offsets)
+                    o[j] = at; /* then the last one is there */
+                else
+                    last = at;
+                if (to_struct)
+                    f++;
+                else
+                    r++;
+                q += u;
+                at += u;
+            } while (++j != 0);
+            k = stop - (size_t)-j;
+            pos = at;
+            if (k == stop) {
+                if (k == max)
+                    break;
+                continue;
+            }
         }
         const size_t used = other_packet(s, pos, to_struct ? NULL : rec, full, k);
         if (!used)
