@@ -54,11 +54,13 @@ static void table_init(tk_te_scan *s)
         t->smask[f] = tk_te_fast_mask(w3[f]);
         /* from bit 127 of a 16-byte payload on, every bit is a sign copy */
         t->spos[f] = (uint8_t)(at < 127u ? at : 127u);
+        t->sposc[f] = (uint8_t)(at < 64u ? 63u - at : 0u);
         t->skind[f] = (uint8_t)(at >= 64u           ? TK_TE_SCAN_HI
                                 : at + w3[f] <= 64u ? TK_TE_SCAN_LO
                                                     : TK_TE_SCAN_BOTH);
         at += w3[f];
     }
+    t->sbelow64 = t->spos[3] < 64u;
     const unsigned sl = (at + 7u) / 8u;
     t->smaxlen = (uint8_t)(sl < TK_TE_FAST_MAX_LEN ? sl : TK_TE_FAST_MAX_LEN);
     for (unsigned i = 0; i < 256; i++) {
@@ -193,14 +195,19 @@ TK_TE_FAST_INLINE uint64_t field128(uint64_t lo, uint64_t hi, unsigned pos)
     return lo >> pos | (hi << 1) << (~pos & 63u);
 }
 
-/* Start packet field f of the payload hi:lo: the kind of extraction its position needs (a
- * parameter: always predicted), one shift for a field inside one word. */
+/* Start packet field f of the payload hi:lo. Where every field starts below
+ * bit 64 (low64: the usual parameters), one formula without branches: the low word shifted
+ * down, the second word's bits above it (for a field inside the low word, they fall outside
+ * its mask). Otherwise the kind of extraction its position needs (a parameter: always
+ * predicted), one shift for a field inside one word. */
 TK_TE_FAST_INLINE uint64_t start_field(const tk_te_scan_table *t, unsigned f, uint64_t lo,
-                                       uint64_t hi)
+                                       uint64_t hi, const bool low64)
 {
     const unsigned pos = t->spos[f];
     uint64_t v;
-    if (t->skind[f] == TK_TE_SCAN_LO)
+    if (low64)
+        v = lo >> (pos & 63u) | (hi << 1) << (t->sposc[f] & 63u);
+    else if (t->skind[f] == TK_TE_SCAN_LO)
         v = lo >> (pos & 63u);
     else if (t->skind[f] == TK_TE_SCAN_HI)
         v = (uint64_t)((int64_t)hi >> (pos & 63u));
@@ -288,13 +295,14 @@ TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t p
  * fixed by the parameters (the table), each one double shift of the sign-extended payload.
  * Into f, and into r unless it is NULL. */
 TK_TE_FAST_INLINE void start_packet(const tk_te_scan_table *t, const uint8_t *p, unsigned n,
-                                    tk_te_rec *r, tk_te_packet *f, const bool with_rec)
+                                    tk_te_rec *r, tk_te_packet *f, const bool with_rec,
+                                    const bool low64)
 {
     uint64_t lo = tk_te_fast_ld64(p);
     const uint64_t hi = payload_hi(p, n, &lo);
-    const uint64_t address = start_field(t, 3, lo, hi);
-    start_struct(f, (unsigned)(lo >> 4 & 1u), start_field(t, 0, lo, hi), start_field(t, 1, lo, hi),
-                 start_field(t, 2, lo, hi), address);
+    const uint64_t address = start_field(t, 3, lo, hi, low64);
+    start_struct(f, (unsigned)(lo >> 4 & 1u), start_field(t, 0, lo, hi, low64),
+                 start_field(t, 1, lo, hi, low64), start_field(t, 2, lo, hi, low64), address);
     if (with_rec)
         rec_put(r, address, 0,
                 (uint64_t)TK_TE_F3 << 32 | (uint64_t)TK_TE_REC_ADDRESS << 48 |
@@ -319,7 +327,7 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
     if ((h & 0xe0u) != (TK_ENCAP_FLOW_TE_INST << 5) || n - 1u >= TK_TE_FAST_MAX_LEN)
         return 0;
     if ((p[1] & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3) && n <= s->table.smaxlen) {
-        start_packet(&s->table, p + 1, n, rec ? &rec[k] : NULL, &full[k], rec != NULL);
+        start_packet(&s->table, p + 1, n, rec ? &rec[k] : NULL, &full[k], rec != NULL, false);
         return 1u + n;
     }
     if (tk_te_fast_decode(&s->layout, tk_te_fast_words_overread(p + 1, n), n, &full[k]) !=
@@ -427,7 +435,10 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
     if (n1 < t->smaxlen && (lo & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3)) {
         /* format 3 start (one packet in 17 of a trace with resync-max 0): in line too, as
          * a call would end the caller's loop */
-        start_packet(t, p + 1, n1 + 1u, r, fk, !to_struct);
+        if (t->sbelow64)
+            start_packet(t, p + 1, n1 + 1u, r, fk, !to_struct, true);
+        else
+            start_packet(t, p + 1, n1 + 1u, r, fk, !to_struct, false);
         return n1 + 2u;
     }
     if (n1 - 8u < TK_TE_FAST_MAX_LEN - 8u && n1 < t->maxlen16[i]) {

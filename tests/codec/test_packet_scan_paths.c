@@ -247,7 +247,7 @@ static void test_paths_random_streams(void **state)
     enum { LEN = 8192 };
     uint8_t *buf = malloc(LEN);
     assert_non_null(buf);
-    size_t batched = 0, f3 = 0;
+    size_t batched = 0, f3 = 0, f3_high = 0;
     for (int round = 0; round < 120; round++) {
         tk_te_params p;
         random_params(&p);
@@ -255,12 +255,20 @@ static void test_paths_random_streams(void **state)
         const run_stats rs = lock_step(&p, buf, len, 1 + rnd() % 64);
         batched += rs.batched;
         f3 += rs.f3_start;
+        /* start packets whose address starts from bit 64 on (time and context wide): the
+         * field extraction by kind, not the one formula of the usual layouts */
+        tk_te_scan s;
+        tk_te_scan_init(&s, &p, buf, len);
+        if (!s.table.sbelow64)
+            f3_high += rs.f3_start;
     }
     free(buf);
     /* the batches carried tens of thousands of packets (about 98000 with this seed), a
      * fifth of them format 3 start packets: the in-line paths were compared */
     assert_true(batched > 50000);
     assert_true(f3 > batched / 8);
+    /* (990 with this seed) */
+    assert_true(f3_high > 500);
 }
 
 /* Every cut of a stream's last 48 bytes (a truncated last packet, packets within 16 bytes
