@@ -413,7 +413,10 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
         /* without an irdepth field (no return stack, no call counter: the reference
          * flow's settings) the copy of the loop for it skips the extraction */
         const uint64_t irdepth = depth ? (uint64_t)(v >> 4) & t->dmask[i] : 0;
-        const uint64_t tail = t->tail[i] | ((uint64_t)w >> 7 & t->mapmask[i]) | t->flags[v & 15];
+        /* the map from bit 7 on: rotated, not shifted (the mask clears what comes round),
+         * which BMI2's rorx does without a copy of w */
+        const uint64_t map = ((uint64_t)w >> 7 | (uint64_t)w << 57) & t->mapmask[i];
+        const uint64_t tail = t->tail[i] | map | t->flags[v & 15];
         if (to_struct)
             f12_struct(f, address, irdepth, tail);
         else
@@ -458,11 +461,30 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
     return 0;
 }
 
+/* One packet of a run at *q (offset *at): in_line, then its offset into o[j] (or *last);
+ * *q and *at move past it. Returns the bytes used, 0 when it needs the other path. */
+TK_TE_FAST_INLINE unsigned run_step(const tk_te_scan_table *t, const uint8_t **q, size_t *at,
+                                    tk_te_rec *r, tk_te_packet *f, tk_te_packet *fend, uint64_t *o,
+                                    ptrdiff_t j, size_t *last, const bool with_offsets,
+                                    const bool to_struct, const bool depth)
+{
+    const unsigned u = in_line(t, *q, r, f, fend, j, to_struct, depth);
+    if (u) {
+        if (with_offsets)
+            o[j] = *at; /* then the last one is there */
+        else
+            *last = *at;
+        *q += u;
+        *at += u;
+    }
+    return u;
+}
+
 /* The record scanner: runs of packets that fit before the end whatever their length (no
- * bounds test inside), each in_line, or else other_packet outside the run. (Two packets an
- * iteration took fewer instructions but no less time.) with_offsets and to_struct are
- * constants in each copy, so the loop has no test for them. The run counts a negative index
- * up to 0 (one add and branch per packet); the offsets are indexed from the run's end. */
+ * bounds test inside), each in_line, or else other_packet outside the run. with_offsets and
+ * to_struct are constants in each copy, so the loop has no test for them. The run counts a
+ * negative index up to 0 (one add and branch per pair of packets); the offsets are indexed
+ * from the run's end. */
 TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
                                       uint64_t *offsets, size_t max, const bool with_offsets,
                                       const bool to_struct, const bool depth)
@@ -498,21 +520,32 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             /* the offset beside the pointer: one add instead of a copy and a subtraction */
             size_t at = pos;
             ptrdiff_t j = -(ptrdiff_t)m;
-            do {
-                const unsigned u = in_line(t, q, r, f, full + stop, j, to_struct, depth);
-                if (!u)
-                    break; /* the other path, out of the inner loop: no call inside it */
-                if (with_offsets)
-                    o[j] = at; /* then the last one is there */
-                else
-                    last = at;
-                if (to_struct)
-                    f++;
-                else
-                    r++;
-                q += u;
-                at += u;
-            } while (++j != 0);
+            tk_te_packet *const fend = full + stop;
+            /* Two packets an iteration (one count and one record pointer step per pair):
+             * an odd run takes one packet first. */
+            bool go = true;
+            if (m & 1u) {
+                go = run_step(t, &q, &at, r, f, fend, o, j, &last, with_offsets, to_struct,
+                              depth) != 0;
+                if (go) {
+                    j++;
+                    r = to_struct ? NULL : r + 1;
+                    f = to_struct ? f + 1 : NULL;
+                }
+            }
+            while (go && j != 0) {
+                /* the other path, out of the inner loop: no call inside it */
+                if (!run_step(t, &q, &at, r, f, fend, o, j, &last, with_offsets, to_struct, depth))
+                    break;
+                if (!run_step(t, &q, &at, to_struct ? NULL : r + 1, to_struct ? f + 1 : NULL, fend,
+                              o, j + 1, &last, with_offsets, to_struct, depth)) {
+                    j++;
+                    break;
+                }
+                r = to_struct ? NULL : r + 2;
+                f = to_struct ? f + 2 : NULL;
+                j += 2;
+            }
             k = stop - (size_t)-j;
             pos = at;
             if (k == stop) {
