@@ -205,7 +205,9 @@ TK_TE_FAST_INLINE uint64_t start_field(const tk_te_scan_table *t, unsigned f, ui
 {
     const unsigned pos = t->spos[f];
     uint64_t v;
-    if (low64)
+    if (f == 0) /* privilege: from bit 5, at most 8 bits (params.c), inside the low word */
+        v = lo >> 5;
+    else if (low64)
         v = lo >> (pos & 63u) | (hi << 1) << (t->sposc[f] & 63u);
     else if (t->skind[f] == TK_TE_SCAN_LO)
         v = lo >> (pos & 63u);
