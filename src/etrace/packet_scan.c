@@ -7,9 +7,10 @@
  * branch depends on the data. Format 3 start packets (table positions) and formats 1 and 2
  * of 9..16 bytes (the same table entry, 128-bit positions) are decoded in the same loop
  * too, without a packet struct for the latter, so that a run of packets is not cut by
- * them; other format 3 packets take the struct
- * decoders of packet_fast.h outside the loop; errors, format 0 and the last 16 bytes of the
- * buffer go to tk_te_scan_next, which gives the same results as the generic codec
+ * them; other format 3 packets, and packets that start in the first 7 bytes of the buffer (the
+ * in-line path reads up to 7 bytes before a header), take the struct decoders of packet_fast.h
+ * outside the loop; errors, format 0 and the last 16 bytes of the buffer go to
+ * tk_te_scan_next, which gives the same results as the generic codec
  * (tests/speed/test_scan.c and tests/codec/test_packet_scan_paths.c compare every path with
  * it). The same loop writes compact records (tk_te_scan_records) or whole structs
  * (tk_te_scan_batch), in a portable copy and a BMI2 copy chosen at run time, each in a copy
