@@ -2,13 +2,116 @@
 /* The reference raw framing (.te_inst_raw, encap.h tk_te_raw_*) feeding the te_inst codec.
  * Input: parameter selector, then the stream. Properties: iteration ends, each packet lies
  * inside the buffer in increasing offset order, and every error names a byte offset inside
- * the stream. */
+ * the stream. The record scanner (tk_te_scan_*, packet_scan.c) over the same stream, in each
+ * of its ways, gives the same packets, offsets and errors as the raw reader with the generic
+ * codec. */
 #include "fuzz_common.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The next packet of the raw reader r as the generic bit-reader codec (l) decodes it: the
+ * status the scanner must give, the packet (zero unless TK_OK) and its or the error's offset. */
+static tk_status reference_next(tk_te_raw *r, const tk_te_layout *l, tk_te_packet *pk, uint64_t *at)
+{
+    tk_te_raw_packet rp;
+    tk_diag d;
+    tk_diag_clear(&d);
+    memset(pk, 0, sizeof(*pk));
+    tk_status st = tk_te_raw_next(r, &rp, &d);
+    if (st != TK_OK) {
+        *at = d.byte_offset;
+        return st;
+    }
+    *at = rp.offset;
+    st = rp.msg_type != TK_ENCAP_FLOW_TE_INST
+             ? TK_ERR_BAD_PACKET
+             : tk_te_packet_decode_layout(l, rp.payload, rp.len, pk, &d);
+    if (st != TK_OK)
+        memset(pk, 0, sizeof(*pk));
+    return st;
+}
+
+/* The scanner's ways: records with the implementation the CPU allows, records without BMI2,
+ * whole structs. */
+enum { WAY_RECORDS, WAY_PORTABLE, WAY_STRUCT, WAYS };
+
+/* One way of the scanner over buf in batches of batch packets, each packet and error against
+ * the reference (tests/codec/test_packet_scan_paths.c does the same on generated streams). */
+static void scan_against_reference(const tk_te_params *p, const uint8_t *buf, size_t n, int way,
+                                   size_t batch)
+{
+    tk_te_layout l;
+    tk_te_layout_init(&l, p);
+    l.fast = false;
+    tk_te_raw *r = NULL;
+    TK_FUZZ_CHECK(tk_te_raw_from_buffer(buf, n, &r) == TK_OK);
+    tk_te_scan s;
+    tk_te_scan_init(&s, p, buf, n);
+    if (way == WAY_PORTABLE)
+        s.use_bmi2 = 0;
+    tk_te_rec rec[64];
+    tk_te_packet full[64];
+    uint64_t off[64];
+    size_t got = 0, i = 0;
+    for (;;) {
+        tk_status st = TK_OK;
+        tk_te_packet pk;
+        uint64_t at;
+        if (i == got) {
+            got = way == WAY_STRUCT ? tk_te_scan_batch(&s, full, off, batch)
+                                    : tk_te_scan_records(&s, rec, full, off, batch);
+            i = 0;
+            TK_FUZZ_CHECK(got <= batch);
+        }
+        if (i < got) {
+            at = off[i];
+            if (way == WAY_STRUCT || rec[i].format == TK_TE_F3)
+                pk = full[i];
+            else
+                tk_te_rec_to_packet(&rec[i], &pk);
+            i++;
+        } else {
+            got = i = 0;
+            tk_diag d;
+            tk_diag_clear(&d);
+            memset(&pk, 0, sizeof(pk));
+            st = tk_te_scan_next(&s, &pk, &d);
+            at = st == TK_OK ? s.offset : d.byte_offset;
+            if (st != TK_OK && st != TK_END)
+                memset(&pk, 0, sizeof(pk));
+        }
+        tk_te_packet want;
+        uint64_t want_at = 0;
+        const tk_status want_st = reference_next(r, &l, &want, &want_at);
+        TK_FUZZ_CHECK(st == want_st);
+        if (st == TK_END)
+            break;
+        TK_FUZZ_CHECK(at == want_at);
+        TK_FUZZ_CHECK(memcmp(&pk, &want, sizeof(pk)) == 0);
+        if (st == TK_ERR_TRUNCATED)
+            break;
+    }
+    tk_te_raw_close(r);
+}
+
+/* The stream in a buffer of its own size (a read past either end is an ASan report), with
+ * batches of 1..64 packets chosen by the stream's length. */
+static void check_scanner(const tk_te_params *p, const uint8_t *data, size_t n)
+{
+    uint8_t *buf = malloc(n ? n : 1);
+    TK_FUZZ_CHECK(buf != NULL);
+    if (n)
+        memcpy(buf, data, n);
+    for (int way = 0; way < WAYS; way++)
+        scan_against_reference(p, buf, n, way, 1 + n % 64);
+    free(buf);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -48,5 +151,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     tk_te_raw_close(r);
+    check_scanner(&p, in.p, in.n);
     return 0;
 }

@@ -7,9 +7,10 @@
  * branch depends on the data. Format 3 start packets (table positions) and formats 1 and 2
  * of 9..16 bytes (the same table entry, 128-bit positions) are decoded in the same loop
  * too, without a packet struct for the latter, so that a run of packets is not cut by
- * them; other format 3 packets take the struct
- * decoders of packet_fast.h outside the loop; errors, format 0 and the last 16 bytes of the
- * buffer go to tk_te_scan_next, which gives the same results as the generic codec
+ * them; other format 3 packets, and packets that start in the first 7 bytes of the buffer (the
+ * in-line path reads up to 7 bytes before a header), take the struct decoders of packet_fast.h
+ * outside the loop; errors, format 0 and the last 16 bytes of the buffer go to
+ * tk_te_scan_next, which gives the same results as the generic codec
  * (tests/speed/test_scan.c and tests/codec/test_packet_scan_paths.c compare every path with
  * it). The same loop writes compact records (tk_te_scan_records) or whole structs
  * (tk_te_scan_batch), in a portable copy and a BMI2 copy chosen at run time, each in a copy
@@ -54,11 +55,13 @@ static void table_init(tk_te_scan *s)
         t->smask[f] = tk_te_fast_mask(w3[f]);
         /* from bit 127 of a 16-byte payload on, every bit is a sign copy */
         t->spos[f] = (uint8_t)(at < 127u ? at : 127u);
+        t->sposc[f] = (uint8_t)(at < 64u ? 63u - at : 0u);
         t->skind[f] = (uint8_t)(at >= 64u           ? TK_TE_SCAN_HI
                                 : at + w3[f] <= 64u ? TK_TE_SCAN_LO
                                                     : TK_TE_SCAN_BOTH);
         at += w3[f];
     }
+    t->sbelow64 = t->spos[3] < 64u;
     const unsigned sl = (at + 7u) / 8u;
     t->smaxlen = (uint8_t)(sl < TK_TE_FAST_MAX_LEN ? sl : TK_TE_FAST_MAX_LEN);
     for (unsigned i = 0; i < 256; i++) {
@@ -193,14 +196,21 @@ TK_TE_FAST_INLINE uint64_t field128(uint64_t lo, uint64_t hi, unsigned pos)
     return lo >> pos | (hi << 1) << (~pos & 63u);
 }
 
-/* Start packet field f of the payload hi:lo: the kind of extraction its position needs (a
- * parameter: always predicted), one shift for a field inside one word. */
+/* Start packet field f of the payload hi:lo. Where every field starts below
+ * bit 64 (low64: the usual parameters), one formula without branches: the low word shifted
+ * down, the second word's bits above it (for a field inside the low word, they fall outside
+ * its mask). Otherwise the kind of extraction its position needs (a parameter: always
+ * predicted), one shift for a field inside one word. */
 TK_TE_FAST_INLINE uint64_t start_field(const tk_te_scan_table *t, unsigned f, uint64_t lo,
-                                       uint64_t hi)
+                                       uint64_t hi, const bool low64)
 {
     const unsigned pos = t->spos[f];
     uint64_t v;
-    if (t->skind[f] == TK_TE_SCAN_LO)
+    if (f == 0) /* privilege: from bit 5, at most 8 bits (params.c), inside the low word */
+        v = lo >> 5;
+    else if (low64)
+        v = lo >> (pos & 63u) | (hi << 1) << (t->sposc[f] & 63u);
+    else if (t->skind[f] == TK_TE_SCAN_LO)
         v = lo >> (pos & 63u);
     else if (t->skind[f] == TK_TE_SCAN_HI)
         v = (uint64_t)((int64_t)hi >> (pos & 63u));
@@ -288,13 +298,14 @@ TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t p
  * fixed by the parameters (the table), each one double shift of the sign-extended payload.
  * Into f, and into r unless it is NULL. */
 TK_TE_FAST_INLINE void start_packet(const tk_te_scan_table *t, const uint8_t *p, unsigned n,
-                                    tk_te_rec *r, tk_te_packet *f, const bool with_rec)
+                                    tk_te_rec *r, tk_te_packet *f, const bool with_rec,
+                                    const bool low64)
 {
     uint64_t lo = tk_te_fast_ld64(p);
     const uint64_t hi = payload_hi(p, n, &lo);
-    const uint64_t address = start_field(t, 3, lo, hi);
-    start_struct(f, (unsigned)(lo >> 4 & 1u), start_field(t, 0, lo, hi), start_field(t, 1, lo, hi),
-                 start_field(t, 2, lo, hi), address);
+    const uint64_t address = start_field(t, 3, lo, hi, low64);
+    start_struct(f, (unsigned)(lo >> 4 & 1u), start_field(t, 0, lo, hi, low64),
+                 start_field(t, 1, lo, hi, low64), start_field(t, 2, lo, hi, low64), address);
     if (with_rec)
         rec_put(r, address, 0,
                 (uint64_t)TK_TE_F3 << 32 | (uint64_t)TK_TE_REC_ADDRESS << 48 |
@@ -319,7 +330,7 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
     if ((h & 0xe0u) != (TK_ENCAP_FLOW_TE_INST << 5) || n - 1u >= TK_TE_FAST_MAX_LEN)
         return 0;
     if ((p[1] & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3) && n <= s->table.smaxlen) {
-        start_packet(&s->table, p + 1, n, rec ? &rec[k] : NULL, &full[k], rec != NULL);
+        start_packet(&s->table, p + 1, n, rec ? &rec[k] : NULL, &full[k], rec != NULL, false);
         return 1u + n;
     }
     if (tk_te_fast_decode(&s->layout, tk_te_fast_words_overread(p + 1, n), n, &full[k]) !=
@@ -366,43 +377,55 @@ TK_TE_FAST_INLINE void f12_struct(tk_te_packet *f, uint64_t address, uint64_t ir
     f->irdepth = irdepth;
 }
 
-/* One packet at p (17 bytes readable) the in-line way: a format 1 or 2 packet of up to 8
- * bytes costs the header byte, one unaligned 8-byte load of the payload, one table entry
- * (by the first payload byte), four shifts of the sign-extended payload and a 16-entry
- * table of flags, with no branch that depends on the data except the one test that the
- * header is a te_inst of a length the entry accepts; a format 3 start packet takes the
- * table positions, a format 1 or 2 packet of 9..16 bytes the same entry with 128-bit
- * positions. Into *r (records) or *f (to_struct); the rarer paths of the records write
- * the whole packet into fend[j] too. Returns the bytes used, 0 when the packet needs the
- * other path. */
+/* One packet at p (17 bytes readable from p, 7 before it) the in-line way: a format 1 or 2
+ * packet of up to 8 bytes costs the header byte, the first payload byte (the table index),
+ * one unaligned 8-byte load that ends with the payload's last byte (so that one arithmetic
+ * shift sign-extends the payload), one table entry, three shifts of the payload and a
+ * 16-entry table of flags, with no branch that depends on the data except the one test
+ * that the header is a te_inst of a length the entry accepts; a format 3 start packet
+ * takes the table positions, a format 1 or 2 packet of 9..16 bytes the same entry with
+ * 128-bit positions. Into *r (records) or *f (to_struct); the rarer paths of the records
+ * write the whole packet into fend[j] too. Returns the bytes used, 0 when the packet needs
+ * the other path. */
 TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, tk_te_rec *r,
                                    tk_te_packet *f, tk_te_packet *fend, ptrdiff_t j,
                                    const bool to_struct, const bool depth)
 {
     const unsigned h = p[0];
-    uint64_t lo = tk_te_fast_ld64(p + 1);
-    /* one zero-extending move: the tables repeat every entry for bit 7 */
-    const size_t i = (uint8_t)lo;
+    /* one zero-extending load: the tables repeat every entry for bit 7 */
+    const size_t i = p[1];
     /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..) */
     unsigned n1 = h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
-    if (TK_SCAN_LIKELY(n1 < t->maxlen[i])) {
-        /* the bytes used (header and payload), and 64 - 8n computed: a table load here
-         * took fewer instructions but more time (a longer chain to every field) */
-        const unsigned u = n1 + 2u;
-        const unsigned sh = (0u - 8u * (n1 + 1u)) & 63u;
-        const int64_t w = (int64_t)(lo << sh) >> sh; /* sign-extended payload */
+    /* compared as a byte (one compare with the table in memory): a header below 0x41
+     * wraps to 0xc0.. , above every maxlen */
+    if (TK_SCAN_LIKELY((uint8_t)n1 < t->maxlen[i])) {
+#if defined(__GNUC__)
+        /* (so n1 + 2, the bytes used, is not 0: no test of it) */
+        if (n1 > 0xffu)
+            __builtin_unreachable();
+#endif
+        /* The 8 bytes ending with the payload's last one (at p + 1 + n - 8, n = h - 0x40):
+         * the payload is the top n bytes, and one arithmetic shift by 64 - 8n, which is
+         * -8h in the six bits a 64-bit shift uses, both aligns and sign-extends it (a load
+         * from p + 1 took two shifts and a subtraction more). */
+        const uint64_t top = tk_te_fast_ld64(p + h - (TK_ENCAP_FLOW_TE_INST << 5 | 7u));
+        const int64_t w = (int64_t)top >> ((0u - 8u * h) & 63u); /* sign-extended payload */
         /* address MSB, notify, updiscon, irreport as sent, then irdepth */
         const int64_t v = w >> t->tpm1[i];
         const uint64_t address = (uint64_t)(w >> t->ap[i]) & t->amask[i];
         /* without an irdepth field (no return stack, no call counter: the reference
          * flow's settings) the copy of the loop for it skips the extraction */
         const uint64_t irdepth = depth ? (uint64_t)(v >> 4) & t->dmask[i] : 0;
-        const uint64_t tail = t->tail[i] | ((uint64_t)w >> 7 & t->mapmask[i]) | t->flags[v & 15];
+        /* the map from bit 7 on: rotated, not shifted (the mask clears what comes round),
+         * which BMI2's rorx does without a copy of w */
+        const uint64_t map = ((uint64_t)w >> 7 | (uint64_t)w << 57) & t->mapmask[i];
+        const uint64_t tail = t->tail[i] | map | t->flags[v & 15];
         if (to_struct)
             f12_struct(f, address, irdepth, tail);
         else
             rec_put(r, address, irdepth, tail);
-        return u;
+        /* the bytes used (header and payload) */
+        return n1 + 2u;
     }
     /* The slot of full for the rarer paths. Its index is hidden from the loop's induction
      * variables: otherwise a pointer into full[] is kept and advanced for every packet, for
@@ -413,11 +436,15 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
     __asm__("" : "+r"(p));
 #endif
     n1 = p[0] - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
+    uint64_t lo = tk_te_fast_ld64(p + 1);
     tk_te_packet *const fk = to_struct ? f : &fend[j];
     if (n1 < t->smaxlen && (lo & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3)) {
         /* format 3 start (one packet in 17 of a trace with resync-max 0): in line too, as
          * a call would end the caller's loop */
-        start_packet(t, p + 1, n1 + 1u, r, fk, !to_struct);
+        if (t->sbelow64)
+            start_packet(t, p + 1, n1 + 1u, r, fk, !to_struct, true);
+        else
+            start_packet(t, p + 1, n1 + 1u, r, fk, !to_struct, false);
         return n1 + 2u;
     }
     if (n1 - 8u < TK_TE_FAST_MAX_LEN - 8u && n1 < t->maxlen16[i]) {
@@ -437,11 +464,30 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
     return 0;
 }
 
+/* One packet of a run at *q (offset *at): in_line, then its offset into o[j] (or *last);
+ * *q and *at move past it. Returns the bytes used, 0 when it needs the other path. */
+TK_TE_FAST_INLINE unsigned run_step(const tk_te_scan_table *t, const uint8_t **q, size_t *at,
+                                    tk_te_rec *r, tk_te_packet *f, tk_te_packet *fend, uint64_t *o,
+                                    ptrdiff_t j, size_t *last, const bool with_offsets,
+                                    const bool to_struct, const bool depth)
+{
+    const unsigned u = in_line(t, *q, r, f, fend, j, to_struct, depth);
+    if (u) {
+        if (with_offsets)
+            o[j] = *at; /* then the last one is there */
+        else
+            *last = *at;
+        *q += u;
+        *at += u;
+    }
+    return u;
+}
+
 /* The record scanner: runs of packets that fit before the end whatever their length (no
- * bounds test inside), each in_line, or else other_packet outside the run. (Two packets an
- * iteration took fewer instructions but no less time.) with_offsets and to_struct are
- * constants in each copy, so the loop has no test for them. The run counts a negative index
- * up to 0 (one add and branch per packet); the offsets are indexed from the run's end. */
+ * bounds test inside), each in_line, or else other_packet outside the run. with_offsets and
+ * to_struct are constants in each copy, so the loop has no test for them. The run counts a
+ * negative index up to 0 (one add and branch per pair of packets); the offsets are indexed
+ * from the run's end. */
 TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
                                       uint64_t *offsets, size_t max, const bool with_offsets,
                                       const bool to_struct, const bool depth)
@@ -449,6 +495,9 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
     /* the longest packet taken here (header and payload): 17 bytes readable from each
      * header, so the payload's words can be loaded whole */
     enum { STEP = 1 + TK_TE_FAST_MAX_LEN };
+    /* in_line reads up to 7 bytes before a header: the first packets of the buffer take
+     * other_packet */
+    enum { BACK = 7 };
     const uint8_t *const buf = s->buf;
     const tk_te_scan_table *const t = &s->table;
     const size_t end = s->len > TK_TE_FAST_MAX_LEN ? s->len - TK_TE_FAST_MAX_LEN : 0;
@@ -464,36 +513,49 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             m = 1;
         }
         const size_t stop = k + m;
-        /* The packet chain (each header says where the next is) runs through a pointer:
-         * load and add, the offset is taken off the chain. */
-        const uint8_t *q = buf + pos;
-        tk_te_rec *r = to_struct ? NULL : rec + k;
-        tk_te_packet *f = to_struct ? full + k : NULL;
-        uint64_t *const o = with_offsets ? offsets + stop : NULL;
-        /* the offset beside the pointer: one add instead of a copy and a subtraction */
-        size_t at = pos;
-        ptrdiff_t j = -(ptrdiff_t)m;
-        do {
-            const unsigned u = in_line(t, q, r, f, full + stop, j, to_struct, depth);
-            if (!u)
-                break; /* the other path, out of the inner loop: no call inside it */
-            if (with_offsets)
-                o[j] = at; /* then the last one is there */
-            else
-                last = at;
-            if (to_struct)
-                f++;
-            else
-                r++;
-            q += u;
-            at += u;
-        } while (++j != 0);
-        k = stop - (size_t)-j;
-        pos = at;
-        if (k == stop) {
-            if (k == max)
-                break;
-            continue;
+        if (TK_SCAN_LIKELY(pos >= BACK)) {
+            /* The packet chain (each header says where the next is) runs through a pointer:
+             * load and add, the offset is taken off the chain. */
+            const uint8_t *q = buf + pos;
+            tk_te_rec *r = to_struct ? NULL : rec + k;
+            tk_te_packet *f = to_struct ? full + k : NULL;
+            uint64_t *const o = with_offsets ? offsets + stop : NULL;
+            /* the offset beside the pointer: one add instead of a copy and a subtraction */
+            size_t at = pos;
+            ptrdiff_t j = -(ptrdiff_t)m;
+            tk_te_packet *const fend = full + stop;
+            /* Two packets an iteration (one count and one record pointer step per pair):
+             * an odd run takes one packet first. */
+            bool go = true;
+            if (m & 1u) {
+                go = run_step(t, &q, &at, r, f, fend, o, j, &last, with_offsets, to_struct,
+                              depth) != 0;
+                if (go) {
+                    j++;
+                    r = to_struct ? NULL : r + 1;
+                    f = to_struct ? f + 1 : NULL;
+                }
+            }
+            while (go && j != 0) {
+                /* the other path, out of the inner loop: no call inside it */
+                if (!run_step(t, &q, &at, r, f, fend, o, j, &last, with_offsets, to_struct, depth))
+                    break;
+                if (!run_step(t, &q, &at, to_struct ? NULL : r + 1, to_struct ? f + 1 : NULL, fend,
+                              o, j + 1, &last, with_offsets, to_struct, depth)) {
+                    j++;
+                    break;
+                }
+                r = to_struct ? NULL : r + 2;
+                f = to_struct ? f + 2 : NULL;
+                j += 2;
+            }
+            k = stop - (size_t)-j;
+            pos = at;
+            if (k == stop) {
+                if (k == max)
+                    break;
+                continue;
+            }
         }
         const size_t used = other_packet(s, pos, to_struct ? NULL : rec, full, k);
         if (!used)

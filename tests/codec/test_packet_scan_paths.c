@@ -7,7 +7,8 @@
  * reader and the generic codec make of it. Streams: random parameters (with and without an
  * irdepth field) with many format 3 start packets and formats 1 and 2 of 9..16 bytes (all
  * decoded in the record loop), every truncation near the end of the buffer (the last
- * packets go through tk_te_scan_next), damaged copies and the golden vectors. */
+ * packets go through tk_te_scan_next), damaged copies, streams at the very start of a
+ * buffer after an inaccessible page, and the golden vectors. */
 #include "testutil.h"
 
 #include "scan_ref.h"
@@ -16,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
@@ -244,7 +247,7 @@ static void test_paths_random_streams(void **state)
     enum { LEN = 8192 };
     uint8_t *buf = malloc(LEN);
     assert_non_null(buf);
-    size_t batched = 0, f3 = 0;
+    size_t batched = 0, f3 = 0, f3_high = 0;
     for (int round = 0; round < 120; round++) {
         tk_te_params p;
         random_params(&p);
@@ -252,12 +255,20 @@ static void test_paths_random_streams(void **state)
         const run_stats rs = lock_step(&p, buf, len, 1 + rnd() % 64);
         batched += rs.batched;
         f3 += rs.f3_start;
+        /* start packets whose address starts from bit 64 on (time and context wide): the
+         * field extraction by kind, not the one formula of the usual layouts */
+        tk_te_scan s;
+        tk_te_scan_init(&s, &p, buf, len);
+        if (!s.table.sbelow64)
+            f3_high += rs.f3_start;
     }
     free(buf);
     /* the batches carried tens of thousands of packets (about 98000 with this seed), a
      * fifth of them format 3 start packets: the in-line paths were compared */
     assert_true(batched > 50000);
     assert_true(f3 > batched / 8);
+    /* (990 with this seed) */
+    assert_true(f3_high > 500);
 }
 
 /* Every cut of a stream's last 48 bytes (a truncated last packet, packets within 16 bytes
@@ -299,6 +310,39 @@ static void test_paths_damaged(void **state)
     }
     free(buf);
     free(copy);
+}
+
+/* The in-line path loads the 8 bytes that end with a payload's last byte, up to 7 bytes
+ * before its header, so the scanner must not take it for the first packets of a buffer.
+ * Here the buffer starts right after an inaccessible page (a read before it faults) and
+ * holds a stream cut at each of its first packet boundaries, whole and damaged in its
+ * first bytes. */
+static void test_paths_buffer_start(void **state)
+{
+    (void)state;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uint8_t *const map =
+        mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map, page, PROT_NONE), 0);
+    uint8_t *const buf = map + page;
+    uint8_t stream[1024];
+    size_t runs = 0;
+    for (int round = 0; round < 40; round++) {
+        tk_te_params p;
+        random_params(&p);
+        const size_t len = random_stream(&p, stream, sizeof(stream));
+        /* from each of the first eight packets on: every offset below 8 is a first packet's */
+        for (size_t at = 0, b = 0; b < 8 && at < len; b++, at += 1u + (stream[at] & 0x1fu)) {
+            memcpy(buf, stream + at, len - at);
+            lock_step(&p, buf, len - at, 1 + rnd() % 64);
+            buf[rnd() % 8] ^= (uint8_t)(1u << (rnd() % 8));
+            lock_step(&p, buf, len - at, 1 + rnd() % 64);
+            runs += 2;
+        }
+    }
+    assert_int_equal(munmap(map, 2 * page), 0);
+    assert_true(runs >= 40 * 8);
 }
 
 static int read_setting(const char *dir, const char *prog, tk_te_params *p, uint8_t **raw,
@@ -364,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_paths_random_streams),
         cmocka_unit_test(test_paths_end_of_buffer),
         cmocka_unit_test(test_paths_damaged),
+        cmocka_unit_test(test_paths_buffer_start),
     };
     int rc = cmocka_run_group_tests(unit, NULL, NULL);
     if (!tk_test_data_present())
