@@ -1377,6 +1377,17 @@ static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *b
     return st;
 }
 
+/* A cycle of several blocks (grouped ingress): the fast path's blocks without
+ * push_general()'s set-up, which saves many registers (not inlined either: the one-block
+ * push stays lean). */
+static TE_NOINLINE tk_status push_cycle(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+{
+    size_t i = 0;
+    while (i < n && push_lazy(e, &blocks[i]))
+        i++;
+    return i == n ? TK_OK : push_general(e, blocks + i, n - i);
+}
+
 tk_status tk_te_encoder_push_run(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
 {
     if (e->finished)
@@ -1398,7 +1409,7 @@ tk_status tk_te_encoder_push(tk_te_encoder *e, const tk_te_block *blocks, size_t
 {
     if (n == 1 && push_lazy(e, blocks))
         return TK_OK;
-    return push_general(e, blocks, n);
+    return n == 1 ? push_general(e, blocks, n) : push_cycle(e, blocks, n);
 }
 
 tk_status tk_te_encoder_finish(tk_te_encoder *e)
