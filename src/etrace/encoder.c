@@ -1022,12 +1022,14 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
     const uint64_t *ct = x != 0 ? ct1 : ct0;
     const bool sijump_on = e->sijump_on;
     const tk_te_block *const first = b, *const end = b + n;
+    /* four blocks remain while b < end4 (one compare, not a subtraction and a compare) */
+    const tk_te_block *const end4 = n >= 4 ? end - 3 : first;
     if (c >= limit)
         return 0;
     for (;;) {
         /* four blocks at a time (one test of the end) while they are quiet */
         unsigned r = PL_QUIET;
-        while (end - b >= 4) {
+        while (b < end4) {
             /* One row per instruction streams 48 bytes per instruction from memory, more
              * than the hardware prefetcher kept up with (dhrystone's 9.7 MB of rows: 172 ->
              * 205 M instr/s, median of 25 runs; a run that fits the cache runs at 210-400):
