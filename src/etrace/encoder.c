@@ -1241,15 +1241,21 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
     return i;
 }
 
+/* The branch of an instruction of class cls (IT_* bits), if it is one, into the map. */
+static inline void map_add_class(tk_te_branch_map *m, unsigned cls)
+{
+    const unsigned c = m->count;
+    m->bits |= ((cls / IT_NOT_TAKEN) & 1u) << c;
+    m->count = (uint8_t)(c + ((cls / IT_BRANCH) & 1u));
+}
+
 /* Start deferring the pipe (see tk_te_encoder.lazy): only while run_fast() could run. */
 static bool lazy_begin(tk_te_encoder *e)
 {
     if (!e->runnable)
         return false;
     const te_step *x = e->next;
-    const unsigned cls = e->itype_class[x->itype];
-    e->map.bits |= ((cls / IT_NOT_TAKEN) & 1u) << e->map.count;
-    e->map.count = (uint8_t)(e->map.count + ((cls / IT_BRANCH) & 1u));
+    map_add_class(&e->map, e->itype_class[x->itype]);
     e->lz_x = (uint8_t)((x->updiscon ? X_UPD : 0) | (e->curr->updiscon ? X_TARGET : 0));
     e->lz_context = x->context;
     e->lz_limit = e->resync.count < e->resync.max ? TK_TE_MAX_BRANCHES : 1;
@@ -1304,9 +1310,7 @@ static inline unsigned lazy_class(const tk_te_encoder *e, const tk_te_block *b)
 /* Take block b on the fast path: its branch goes into the map, the block into the ring. */
 static inline void lazy_take(tk_te_encoder *e, const tk_te_block *b, unsigned cls)
 {
-    const unsigned c = e->map.count;
-    e->map.bits |= ((cls / IT_NOT_TAKEN) & 1u) << c;
-    e->map.count = (uint8_t)(c + ((cls / IT_BRANCH) & 1u));
+    map_add_class(&e->map, cls);
     memcpy(&e->lz_ring[e->lz_n++ & 3], b, sizeof(*b));
     /* 2.0 sijump: a jump made inferable by the instruction before it, if enabled */
     const bool upd = (cls & IT_UPDISCON) && !(b->sijump && e->sijump_on);
