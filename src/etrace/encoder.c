@@ -1394,6 +1394,16 @@ static TE_NOINLINE tk_status push_cycle(tk_te_encoder *e, const tk_te_block *blo
     return i == n ? TK_OK : push_general(e, blocks + i, n - i);
 }
 
+/* A block tk_te_encoder_push's fast path did not take: most often the one that completes
+ * an updiscon's target's cycle (push_lazy_target() without push_general()'s set-up). */
+static TE_NOINLINE tk_status push_one(tk_te_encoder *e, const tk_te_block *b)
+{
+    tk_status st = TK_OK;
+    if (push_lazy_target(e, b, &st))
+        return st;
+    return push_general(e, b, 1);
+}
+
 tk_status tk_te_encoder_push_run(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
 {
     if (e->finished)
@@ -1415,7 +1425,7 @@ tk_status tk_te_encoder_push(tk_te_encoder *e, const tk_te_block *blocks, size_t
 {
     if (n == 1 && push_lazy(e, blocks))
         return TK_OK;
-    return n == 1 ? push_general(e, blocks, n) : push_cycle(e, blocks, n);
+    return n == 1 ? push_one(e, blocks) : push_cycle(e, blocks, n);
 }
 
 tk_status tk_te_encoder_finish(tk_te_encoder *e)
