@@ -73,6 +73,9 @@ struct tk_te_encoder {
     tk_te_resync resync;
     uint64_t last_addr; /* last address sent, for differential addresses */
     uint64_t addr_mask; /* iaddress_width - iaddress_lsb bits */
+    /* put_address()'s widths, from the parameters once (it runs for most packets) */
+    uint32_t addr_bits;
+    uint64_t irdepth_mask; /* irdepth_bits ones (0: no irdepth field) */
     uint64_t packets;
     uint32_t updiscon_set; /* bit per itype */
     bool have_last_addr;
@@ -184,6 +187,8 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
     e->fn = fn;
     e->ctx = ctx;
     e->addr_mask = mask_bits(tk_te_addr_bits(p));
+    e->addr_bits = tk_te_addr_bits(p);
+    e->irdepth_mask = tk_te_irdepth_bits(p) ? mask_bits(tk_te_irdepth_bits(p)) : 0;
     tk_te_resync_init(&e->resync, p->o.resync_max);
     /* Uninferable discontinuities (VERSIONS.md B.1 caveat). The reference leaves out xRET (3)
      * and, with implicit return, the swap (12) too. */
@@ -486,7 +491,7 @@ static inline void put_address(tk_te_encoder *e, tk_te_packet *pkt, uint64_t add
                                bool updiscon, bool irreport)
 {
     pkt->has_address = true;
-    const uint32_t aw = tk_te_addr_bits(&e->p), lsb = e->p.s.iaddress_lsb;
+    const uint32_t aw = e->addr_bits, lsb = e->p.s.iaddress_lsb;
     uint64_t ref_msb; /* the bit the transmitted flags are relative to */
     if (e->p.o.full_address) {
         uint64_t a = (e->o.reference_quirks ? addr : addr >> lsb);
@@ -503,10 +508,9 @@ static inline void put_address(tk_te_encoder *e, tk_te_packet *pkt, uint64_t add
     pkt->notify = notify != (ref_msb != field_msb);
     pkt->updiscon = updiscon;
     pkt->irreport = irreport;
-    const uint32_t dbits = tk_te_irdepth_bits(&e->p);
-    if (!irreport && dbits) {
+    if (!irreport && e->irdepth_mask) {
         bool tx_updiscon = (pkt->updiscon != (pkt->notify != (field_msb != 0)));
-        pkt->irdepth = (e->o.irdepth_ones || tx_updiscon) ? mask_bits(dbits) : 0;
+        pkt->irdepth = (e->o.irdepth_ones || tx_updiscon) ? e->irdepth_mask : 0;
     }
     e->last_addr = addr;
 }
