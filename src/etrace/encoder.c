@@ -1293,7 +1293,7 @@ static void settle(tk_te_encoder *e)
     update_steady(e); /* (a packet may have brought the resync timer past its maximum) */
 }
 
-/* The checks of a block on the fast path (push_lazy(), push_lazy_target()): no trap,
+/* The checks of a block on the fast path (push_lazy(), push_lazy_packet()): no trap,
  * trigger, privilege or context change, and one instruction, or several after a step that
  * is neither an updiscon nor its target (the first one's cycle is then quiet). Returns the
  * block's IT_* bits (IT_FAST set), or 0 if the general path must take it. */
@@ -1330,30 +1330,40 @@ static inline bool push_lazy(tk_te_encoder *e, const tk_te_block *b)
     if (!e->lazy && !lazy_begin(e))
         return false;
     const unsigned cls = lazy_class(e, b);
-    /* The newest step's cycle: after an updiscon, its target's packet
-     * (push_lazy_target()); with a full map, a packet (rpt_br); at the resync maximum, quiet
-     * only with an empty map (else resync_br). */
+    /* The newest step's cycle sends a packet (push_lazy_packet()) after an updiscon (its
+     * target's), with a full map (rpt_br), and at the resync maximum unless the map is empty
+     * (resync_br). */
     if (!cls || (e->lz_x & X_TARGET) || e->map.count >= e->lz_limit)
         return false;
     lazy_take(e, b, cls);
     return true;
 }
 
-/* A block that completes the cycle of an updiscon's target (the newest step) while lazy:
- * the target's packet (report_target(), as in run_plain()), then b as in push_lazy().
- * Returns false (nothing done) when the general path must run; true when b is taken (*st:
- * the callback's error, if any). */
-static TE_NOINLINE bool push_lazy_target(tk_te_encoder *e, const tk_te_block *b, tk_status *st)
+/* A block that completes a cycle with a packet while lazy, in the order of run_fast()'s
+ * checks: the address of an updiscon's target (the newest step; updiscon at the resync
+ * maximum: a format 3 follows), of the newest step at the resync maximum with branches in
+ * the map (resync_br), or a full map (rpt_br); then b as in push_lazy().
+ * Returns false (nothing done) when the general path must run (past the resync maximum a
+ * start packet is due); true when b is taken (*st: the callback's error, if any). */
+static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b, tk_status *st)
 {
-    /* past the resync maximum a start packet is due first */
-    if (!e->lazy || !(e->lz_x & X_TARGET) || e->lz_limit == 0)
+    if (!e->lazy || e->lz_limit == 0)
         return false;
+    const bool target = e->lz_x & X_TARGET, at_max = e->resync.count == e->resync.max;
+    const bool addr = target || (at_max && e->map.count != 0);
+    if (!addr && e->map.count < TK_TE_MAX_BRANCHES)
+        return false; /* (push_lazy() takes it, or the general path) */
     const unsigned cls = lazy_class(e, b);
-    if (!cls)
+    /* a block of several instructions after resync_br's address (a target's lazy_class()
+     * rejects): its first instruction's cycle is past the resync maximum, a start packet */
+    if (!cls || (b->iretire != 1u << b->ilastsize && addr))
         return false;
-    const uint64_t addr =
-        e->lz_n ? tk_te_block_last_addr(&e->lz_ring[(e->lz_n - 1) & 3]) : e->next->addr;
-    *st = report_target(e, addr, e->map.bits, e->map.count, e->resync.count == e->resync.max);
+    if (addr)
+        *st = report_target(
+            e, e->lz_n ? tk_te_block_last_addr(&e->lz_ring[(e->lz_n - 1) & 3]) : e->next->addr,
+            e->map.bits, e->map.count, target && at_max);
+    else
+        *st = report_full(e, e->map.bits);
     /* (the packet cleared the map and advanced the timer) */
     e->lz_limit = e->resync.count < e->resync.max    ? TK_TE_MAX_BRANCHES
                   : e->resync.count == e->resync.max ? 1
@@ -1369,7 +1379,7 @@ static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *b
         return TK_ERR_STATE;
     tk_status st = start(e);
     for (size_t i = 0; st == TK_OK && i < n;) {
-        if (push_lazy(e, &blocks[i]) || push_lazy_target(e, &blocks[i], &st)) {
+        if (push_lazy(e, &blocks[i]) || push_lazy_packet(e, &blocks[i], &st)) {
             i++;
             continue;
         }
@@ -1398,12 +1408,12 @@ static TE_NOINLINE tk_status push_cycle(tk_te_encoder *e, const tk_te_block *blo
     return i == n ? TK_OK : push_general(e, blocks + i, n - i);
 }
 
-/* A block tk_te_encoder_push's fast path did not take: most often the one that completes
- * an updiscon's target's cycle (push_lazy_target() without push_general()'s set-up). */
+/* A block tk_te_encoder_push's fast path did not take: most often one that completes a
+ * cycle with a packet (push_lazy_packet(), without push_general()'s set-up). */
 static TE_NOINLINE tk_status push_one(tk_te_encoder *e, const tk_te_block *b)
 {
     tk_status st = TK_OK;
-    if (push_lazy_target(e, b, &st))
+    if (push_lazy_packet(e, b, &st))
         return st;
     return push_general(e, b, 1);
 }
