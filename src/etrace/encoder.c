@@ -1340,30 +1340,43 @@ static inline bool push_lazy(tk_te_encoder *e, const tk_te_block *b)
 }
 
 /* A block that completes a cycle with a packet while lazy, in the order of run_fast()'s
- * checks: the address of an updiscon's target (the newest step; updiscon at the resync
- * maximum: a format 3 follows), of the newest step at the resync maximum with branches in
- * the map (resync_br), or a full map (rpt_br); then b as in push_lazy().
- * Returns false (nothing done) when the general path must run (past the resync maximum a
- * start packet is due); true when b is taken (*st: the callback's error, if any). */
+ * checks: past the resync maximum a start packet for the newest step; the address of an
+ * updiscon's target (the newest step; updiscon at the resync maximum: a format 3 follows),
+ * of the newest step at the resync maximum with branches in the map (resync_br), or a full
+ * map (rpt_br); then b as in push_lazy(). Returns false (nothing done) when the general path
+ * must run; true when b is taken (*st: the callback's error, if any). */
 static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b, tk_status *st)
 {
-    if (!e->lazy || e->lz_limit == 0)
+    if (!e->lazy)
         return false;
+    const bool start = e->lz_limit == 0; /* past the maximum */
     const bool target = e->lz_x & X_TARGET, at_max = e->resync.count == e->resync.max;
-    const bool addr = target || (at_max && e->map.count != 0);
-    if (!addr && e->map.count < TK_TE_MAX_BRANCHES)
+    const bool addr = !start && (target || (at_max && e->map.count != 0));
+    if (!start && !addr && e->map.count < TK_TE_MAX_BRANCHES)
         return false; /* (push_lazy() takes it, or the general path) */
     const unsigned cls = lazy_class(e, b);
     /* a block of several instructions after resync_br's address (a target's lazy_class()
      * rejects): its first instruction's cycle is past the resync maximum, a start packet */
     if (!cls || (b->iretire != 1u << b->ilastsize && addr))
         return false;
-    if (addr)
-        *st = report_target(
-            e, e->lz_n ? tk_te_block_last_addr(&e->lz_ring[(e->lz_n - 1) & 3]) : e->next->addr,
-            e->map.bits, e->map.count, target && at_max);
-    else
+    const tk_te_block *nb = e->lz_n ? &e->lz_ring[(e->lz_n - 1) & 3] : NULL; /* the newest */
+    if (start) {
+        /* (the timer passed the maximum on a packet of this stretch: nb is set) */
+        if (!nb)
+            return false;
+        /* the start packet's fields of the newest step (as run_fast()) */
+        te_step s = {.addr = tk_te_block_last_addr(nb),
+                     .itype = nb->itype,
+                     .priv = nb->priv,
+                     .time = nb->time,
+                     .context = nb->context};
+        *st = send_start(e, &s);
+    } else if (addr) {
+        *st = report_target(e, nb ? tk_te_block_last_addr(nb) : e->next->addr, e->map.bits,
+                            e->map.count, target && at_max);
+    } else {
         *st = report_full(e, e->map.bits);
+    }
     /* (the packet cleared the map and advanced the timer) */
     e->lz_limit = e->resync.count < e->resync.max    ? TK_TE_MAX_BRANCHES
                   : e->resync.count == e->resync.max ? 1
