@@ -1295,9 +1295,10 @@ static void settle(tk_te_encoder *e)
 
 /* The checks of a block on the fast path (push_lazy(), push_lazy_packet()): no trap,
  * trigger, privilege or context change, and one instruction, or several after a step that
- * is neither an updiscon nor its target (the first one's cycle is then quiet). Returns the
- * block's IT_* bits (IT_FAST set), or 0 if the general path must take it. */
-static inline unsigned lazy_class(const tk_te_encoder *e, const tk_te_block *b)
+ * is neither an updiscon nor its target (the first one's cycle is then quiet), or whatever
+ * the step if any_x. Returns the block's IT_* bits (IT_FAST set), or 0 if the general path
+ * must take it. */
+static inline unsigned lazy_class(const tk_te_encoder *e, const tk_te_block *b, bool any_x)
 {
     if ((block_bytes(b) & e->fast_mask) != e->fast_want || b->context != e->lz_context)
         return 0;
@@ -1306,7 +1307,7 @@ static inline unsigned lazy_class(const tk_te_encoder *e, const tk_te_block *b)
     const uint64_t t = e->plain[0][b->itype | (unsigned)b->ilastsize << 8];
     const unsigned cls = (unsigned)(t >> 32);
     if (!(cls & IT_FAST) ||
-        ((uint32_t)t != b->iretire && (b->iretire < (uint32_t)t || e->lz_x != 0)))
+        ((uint32_t)t != b->iretire && (b->iretire < (uint32_t)t || (!any_x && e->lz_x != 0))))
         return 0;
     return cls;
 }
@@ -1329,7 +1330,7 @@ static inline bool push_lazy(tk_te_encoder *e, const tk_te_block *b)
     /* (lazy implies runnable: whatever clears runnable settles first) */
     if (!e->lazy && !lazy_begin(e))
         return false;
-    const unsigned cls = lazy_class(e, b);
+    const unsigned cls = lazy_class(e, b, false);
     /* The newest step's cycle sends a packet (push_lazy_packet()) after an updiscon (its
      * target's), with a full map (rpt_br), and at the resync maximum unless the map is empty
      * (resync_br). */
@@ -1343,8 +1344,10 @@ static inline bool push_lazy(tk_te_encoder *e, const tk_te_block *b)
  * checks: past the resync maximum a start packet for the newest step; the address of an
  * updiscon's target (the newest step; updiscon at the resync maximum: a format 3 follows),
  * of the newest step at the resync maximum with branches in the map (resync_br), or a full
- * map (rpt_br); then b as in push_lazy(). Returns false (nothing done) when the general path
- * must run; true when b is taken (*st: the callback's error, if any). */
+ * map (rpt_br); or, after an updiscon whose cycle is quiet, a block of several instructions,
+ * whose first one is the target (its address, as run_fast()'s first_target). Then b as in
+ * push_lazy(). Returns false (nothing done) when the general path must run; true when b is
+ * taken (*st: the callback's error, if any). */
 static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b, tk_status *st)
 {
     if (!e->lazy)
@@ -1352,12 +1355,16 @@ static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b,
     const bool start = e->lz_limit == 0; /* past the maximum */
     const bool target = e->lz_x & X_TARGET, at_max = e->resync.count == e->resync.max;
     const bool addr = !start && (target || (at_max && e->map.count != 0));
-    if (!start && !addr && e->map.count < TK_TE_MAX_BRANCHES)
+    const bool full = !start && !addr && e->map.count >= TK_TE_MAX_BRANCHES;
+    const bool first = !start && !addr && !full && e->lz_x == X_UPD;
+    if (!start && !addr && !full && !first)
         return false; /* (push_lazy() takes it, or the general path) */
-    const unsigned cls = lazy_class(e, b);
-    /* a block of several instructions after resync_br's address (a target's lazy_class()
-     * rejects): its first instruction's cycle is past the resync maximum, a start packet */
-    if (!cls || (b->iretire != 1u << b->ilastsize && addr))
+    const unsigned cls = lazy_class(e, b, first);
+    /* A block of several instructions after resync_br's address (a target's lazy_class()
+     * rejects): its first instruction's cycle is past the resync maximum, a start packet.
+     * One instruction after a quiet updiscon: push_lazy() found something else. */
+    const bool multi = b->iretire != 1u << b->ilastsize;
+    if (!cls || (multi && addr) || (first && !multi))
         return false;
     const tk_te_block *nb = e->lz_n ? &e->lz_ring[(e->lz_n - 1) & 3] : NULL; /* the newest */
     if (start) {
@@ -1374,14 +1381,18 @@ static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b,
     } else if (addr) {
         *st = report_target(e, nb ? tk_te_block_last_addr(nb) : e->next->addr, e->map.bits,
                             e->map.count, target && at_max);
-    } else {
+    } else if (full) {
         *st = report_full(e, e->map.bits);
+    } else {
+        *st = report_target(e, b->iaddr, e->map.bits, e->map.count, at_max);
     }
     /* (the packet cleared the map and advanced the timer) */
     e->lz_limit = e->resync.count < e->resync.max    ? TK_TE_MAX_BRANCHES
                   : e->resync.count == e->resync.max ? 1
                                                      : 0;
     lazy_take(e, b, cls);
+    if (first)
+        e->lz_x &= X_UPD; /* (b's last instruction follows an itype 0: no target) */
     return true;
 }
 
