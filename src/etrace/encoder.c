@@ -1359,12 +1359,15 @@ static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b,
     const bool first = !start && !addr && !full && e->lz_x == X_UPD;
     if (!start && !addr && !full && !first)
         return false; /* (push_lazy() takes it, or the general path) */
-    const unsigned cls = lazy_class(e, b, first);
-    /* A block of several instructions after resync_br's address (a target's lazy_class()
-     * rejects): its first instruction's cycle is past the resync maximum, a start packet.
-     * One instruction after a quiet updiscon: push_lazy() found something else. */
+    /* A block of several instructions: after a target's address its first instruction's
+     * cycle is quiet below the resync maximum (after an updiscon that is also the target of
+     * one, and after resync_br, run_fast() decides); after an updiscon, first. One
+     * instruction after a quiet updiscon: push_lazy() found something else. */
+    const unsigned x = e->lz_x;
+    const bool multi_ok = first || (addr ? x == X_TARGET && !at_max : x == 0);
+    const unsigned cls = lazy_class(e, b, multi_ok);
     const bool multi = b->iretire != 1u << b->ilastsize;
-    if (!cls || (multi && addr) || (first && !multi))
+    if (!cls || (multi && !multi_ok) || (first && !multi))
         return false;
     const tk_te_block *nb = e->lz_n ? &e->lz_ring[(e->lz_n - 1) & 3] : NULL; /* the newest */
     if (start) {
@@ -1391,7 +1394,7 @@ static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b,
                   : e->resync.count == e->resync.max ? 1
                                                      : 0;
     lazy_take(e, b, cls);
-    if (first)
+    if (multi)
         e->lz_x &= X_UPD; /* (b's last instruction follows an itype 0: no target) */
     return true;
 }
