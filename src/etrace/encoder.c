@@ -87,8 +87,9 @@ struct tk_te_encoder {
     bool lost_pending; /* trace_lost support packet due */
     bool force_sync;   /* next traced instruction must start with a sync */
     /* run_fast() and push_lazy() may start: curr and next are plain, traced, in one
-     * privilege and context, and no state outside the pipe can make the next cycle report
-     * anything but the address of an uninferable discontinuity's target (curr an updiscon).
+     * privilege and context, no sync or support packet is due and the resync timer is at
+     * most its maximum; the next cycle can then only be quiet or send what the fast paths
+     * send (an uninferable discontinuity's target, curr an updiscon; resync; a full map).
      * Kept by update_steady() after every step the general path takes. */
     bool runnable;
     /* A block that may take the fast paths has (block_bytes(b) & fast_mask) == fast_want:
