@@ -1430,6 +1430,8 @@ static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *b
  * push stays lean). */
 static TE_NOINLINE tk_status push_cycle(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
 {
+    if (n == 0) /* push_general()'s checks and start packet, as ever */
+        return push_general(e, blocks, 0);
     size_t i = 0;
     while (i < n && push_lazy(e, &blocks[i]))
         i++;
