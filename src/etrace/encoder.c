@@ -73,6 +73,9 @@ struct tk_te_encoder {
     tk_te_resync resync;
     uint64_t last_addr; /* last address sent, for differential addresses */
     uint64_t addr_mask; /* iaddress_width - iaddress_lsb bits */
+    /* put_address()'s widths, from the parameters once (it runs for most packets) */
+    uint32_t addr_bits;
+    uint64_t irdepth_mask; /* irdepth_bits ones (0: no irdepth field) */
     uint64_t packets;
     uint32_t updiscon_set; /* bit per itype */
     bool have_last_addr;
@@ -83,17 +86,27 @@ struct tk_te_encoder {
     bool trace_on;     /* trigger state */
     bool lost_pending; /* trace_lost support packet due */
     bool force_sync;   /* next traced instruction must start with a sync */
-    /* The fast path (push_fast): curr and next are plain, traced, in one privilege and
-     * context, and no state outside the pipe can make the next cycle report anything. Kept by
-     * update_steady() after every step the general path takes. */
-    bool steady;
-    /* run_fast() may start: steady, or would be but for the current step being an
-     * uninferable discontinuity (the next one's cycle then sends its address). */
+    /* run_fast() and push_lazy() may start: curr and next are plain, traced, in one
+     * privilege and context, no sync or support packet is due and the resync timer is at
+     * most its maximum; the next cycle can then only be quiet or send what the fast paths
+     * send (an uninferable discontinuity's target, curr an updiscon; resync; a full map).
+     * Kept by update_steady() after every step the general path takes. */
     bool runnable;
     /* A block that may take the fast paths has (block_bytes(b) & fast_mask) == fast_want:
      * ilastsize <= 3, the privilege of the newest step, no trigger, halted or reset (set by
      * update_steady(), kept by the fast paths, which change no privilege). */
     uint64_t fast_mask, fast_want;
+    /* Pushes on the fast path (push_lazy()) leave the pipe as it is and keep the blocks in a
+     * ring; settle() writes their steps (the pipe holds three, a block makes one or three)
+     * before anything else reads the pipe. While lazy, map holds the newest step's branch
+     * too (as in run_fast()); lz_context is the context (no fast cycle changes it), lz_limit
+     * the map's limit (TK_TE_MAX_BRANCHES, 1 at the resync maximum, 0 past it). */
+    bool lazy;
+    uint8_t lz_x; /* X_* bits of the newest step */
+    uint8_t lz_limit;
+    size_t lz_n; /* blocks in the ring (the newest at (lz_n - 1) & 3) */
+    uint64_t lz_context;
+    tk_te_block lz_ring[4];
     bool modes_off; /* none of implicit return, branch prediction, jump target cache runs */
     bool sijump_on; /* p.o.sijump */
     uint8_t itype_class[256]; /* IT_* bits per itype value, for the fast path */
@@ -175,6 +188,8 @@ tk_status tk_te_encoder_new_opts(const tk_te_params *p, const tk_te_encoder_opti
     e->fn = fn;
     e->ctx = ctx;
     e->addr_mask = mask_bits(tk_te_addr_bits(p));
+    e->addr_bits = tk_te_addr_bits(p);
+    e->irdepth_mask = tk_te_irdepth_bits(p) ? mask_bits(tk_te_irdepth_bits(p)) : 0;
     tk_te_resync_init(&e->resync, p->o.resync_max);
     /* Uninferable discontinuities (VERSIONS.md B.1 caveat). The reference leaves out xRET (3)
      * and, with implicit return, the swap (12) too. */
@@ -258,10 +273,12 @@ uint64_t tk_te_encoder_packets(const tk_te_encoder *e)
     return e->packets;
 }
 
+static void settle(tk_te_encoder *e);
+
 tk_status tk_te_encoder_trace_lost(tk_te_encoder *e)
 {
+    settle(e); /* (the fast path runs only while runnable) */
     e->lost_pending = true;
-    e->steady = false;
     e->runnable = false;
     return TK_OK;
 }
@@ -475,7 +492,7 @@ static inline void put_address(tk_te_encoder *e, tk_te_packet *pkt, uint64_t add
                                bool updiscon, bool irreport)
 {
     pkt->has_address = true;
-    const uint32_t aw = tk_te_addr_bits(&e->p), lsb = e->p.s.iaddress_lsb;
+    const uint32_t aw = e->addr_bits, lsb = e->p.s.iaddress_lsb;
     uint64_t ref_msb; /* the bit the transmitted flags are relative to */
     if (e->p.o.full_address) {
         uint64_t a = (e->o.reference_quirks ? addr : addr >> lsb);
@@ -492,10 +509,9 @@ static inline void put_address(tk_te_encoder *e, tk_te_packet *pkt, uint64_t add
     pkt->notify = notify != (ref_msb != field_msb);
     pkt->updiscon = updiscon;
     pkt->irreport = irreport;
-    const uint32_t dbits = tk_te_irdepth_bits(&e->p);
-    if (!irreport && dbits) {
+    if (!irreport && e->irdepth_mask) {
         bool tx_updiscon = (pkt->updiscon != (pkt->notify != (field_msb != 0)));
-        pkt->irdepth = (e->o.irdepth_ones || tx_updiscon) ? mask_bits(dbits) : 0;
+        pkt->irdepth = (e->o.irdepth_ones || tx_updiscon) ? e->irdepth_mask : 0;
     }
     e->last_addr = addr;
 }
@@ -860,14 +876,14 @@ static tk_status push_block(tk_te_encoder *e, const tk_te_block *b)
  * be quiet (quiet_cycle()), the previous instruction must be traced, neither a trap nor an
  * uninferable discontinuity, the current one traced, no trap and no notification, both in
  * one privilege and context, and the resync timer below its maximum (at it, a cycle with an
- * empty map is quiet too: init_flags() finds nothing to send); with tracing on, push_fast()
- * need only check the new block, whether the branch map has room for the current
- * instruction and, at the resync maximum, whether the map stays empty (steady). A current
+ * empty map is quiet too: init_flags() finds nothing to send); with tracing on, the fast
+ * paths need only check the new block, whether the branch map has room for the current
+ * instruction and, at the resync maximum, whether the map stays empty. A current
  * instruction inside a multi-instruction block (addr_known false) has no cycle of its own
- * and is quiet under the same conditions. push_fast() sends no packet, so the timer does
- * not change on it. run_fast() also sends the packets of such runs (the target of an
- * uninferable discontinuity, resync, full maps), so it may start when the previous
- * instruction is an uninferable discontinuity too (runnable). */
+ * and is quiet under the same conditions. The fast paths also send the packets of such runs
+ * (the target of an uninferable discontinuity; run_fast() also resync and full maps), so
+ * they may start when the previous instruction is an uninferable discontinuity too
+ * (runnable). */
 static void update_steady(tk_te_encoder *e)
 {
     const te_step *c = e->curr, *n = e->next;
@@ -875,7 +891,6 @@ static void update_steady(tk_te_encoder *e)
                   !e->finished & e->started & e->trace_on & (e->resync.count <= e->resync.max) &
                   c->qualified & !c->exc & n->qualified & !n->exc & !n->notify &
                   (c->priv == n->priv) & (c->context == n->context);
-    e->steady = e->runnable & !c->updiscon;
     e->fast_want = bytes_word(0, n->priv, 0, 0, 0);
 }
 
@@ -901,22 +916,6 @@ static inline void store_step(tk_te_encoder *e, const tk_te_block *b, uint64_t a
     s->notify = false;
     s->ir_implicit = false;
     s->exc = false;
-}
-
-/* Enter one instruction into the pipe on the fast path: the cycle of the current instruction
- * is quiet (the caller has checked it), so only the branch map changes. */
-static inline void step_fast(tk_te_encoder *e, const tk_te_block *b, uint64_t addr, uint8_t itype,
-                             uint8_t size, bool addr_known, bool sijump, bool updiscon)
-{
-    te_step *c = e->next; /* the current instruction of this cycle */
-    if (c->addr_known) {
-        if ((unsigned)(c->itype - TK_ITYPE_NOT_TAKEN) < 2u) { /* a branch */
-            e->map.bits |= (uint32_t)(c->itype == TK_ITYPE_NOT_TAKEN) << e->map.count;
-            e->map.count++;
-        }
-        e->flags_valid = false;
-    }
-    store_step(e, b, addr, itype, size, addr_known, sijump, updiscon);
 }
 
 /* The steps of block b as push_block() makes them (b is plain: see run_fast()). */
@@ -1028,12 +1027,14 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
     const uint64_t *ct = x != 0 ? ct1 : ct0;
     const bool sijump_on = e->sijump_on;
     const tk_te_block *const first = b, *const end = b + n;
+    /* four blocks remain while b < end4 (one compare, not a subtraction and a compare) */
+    const tk_te_block *const end4 = n >= 4 ? end - 3 : first;
     if (c >= limit)
         return 0;
     for (;;) {
         /* four blocks at a time (one test of the end) while they are quiet */
         unsigned r = PL_QUIET;
-        while (end - b >= 4) {
+        while (b < end4) {
             /* One row per instruction streams 48 bytes per instruction from memory, more
              * than the hardware prefetcher kept up with (dhrystone's 9.7 MB of rows: 172 ->
              * 205 M instr/s, median of 25 runs; a run that fits the cache runs at 210-400):
@@ -1118,7 +1119,7 @@ done:
     return (size_t)(b - first);
 }
 
-/* A run of cycles of one block each while the pipe is steady, without writing the pipe for
+/* A run of cycles of one block each while the pipe is runnable, without writing the pipe for
  * every block: the loop keeps what the cycles need (the map of the branches up to and
  * including the newest block's, whether the newest block is an updiscon or the target of
  * one, the resync timer) and writes the last blocks' steps at the end (the pipe holds three
@@ -1245,40 +1246,157 @@ static size_t run_fast(tk_te_encoder *e, const tk_te_block *blocks, size_t n, tk
     return i;
 }
 
-/* The common case, in a handful of operations: a block without trap, trigger, privilege or
- * context change while the pipe is steady. Every cycle it makes is one quiet_cycle() would
- * accept, so the packets are those of push_block(). Returns false (nothing done) when the
- * general path must run; with multi false, also for a block of several instructions. */
-static inline bool push_fast(tk_te_encoder *e, const tk_te_block *b, bool multi)
+/* The branch of an instruction of class cls (IT_* bits), if it is one, into the map. */
+static inline void map_add_class(tk_te_branch_map *m, unsigned cls)
 {
-    const te_step *c = e->next;
-    if (!e->steady || (block_bytes(b) & e->fast_mask) != e->fast_want || b->context != c->context)
+    const unsigned c = m->count;
+    m->bits |= ((cls / IT_NOT_TAKEN) & 1u) << c;
+    m->count = (uint8_t)(c + ((cls / IT_BRANCH) & 1u));
+}
+
+/* Start deferring the pipe (see tk_te_encoder.lazy): only while run_fast() could run. */
+static bool lazy_begin(tk_te_encoder *e)
+{
+    if (!e->runnable)
         return false;
-    const unsigned cls = e->itype_class[b->itype], ils = b->ilastsize;
-    /* a full map after the cycle of c is a packet (rpt_br); at the resync maximum, a cycle
-     * is quiet only with an empty map (else resync_br) */
-    const unsigned count = e->map.count + ((e->itype_class[c->itype] / IT_BRANCH) & 1u);
-    if (!(cls & IT_FAST) || count >= TK_TE_MAX_BRANCHES ||
-        (e->resync.count >= e->resync.max && count != 0))
-        return false;
-    const uint32_t last_hw = 1u << ils;
-    const uint8_t size = (uint8_t)(2u << ils);
-    /* 2.0 sijump: a jump made inferable by the instruction before it, if enabled */
-    const bool updiscon = (cls & IT_UPDISCON) && !(b->sijump && e->sijump_on);
-    if (b->iretire == last_hw) {
-        step_fast(e, b, b->iaddr, b->itype, size, true, b->sijump, updiscon);
-        e->steady = !e->curr->updiscon;
-        e->runnable = true;
-        return true;
+    const te_step *x = e->next;
+    map_add_class(&e->map, e->itype_class[x->itype]);
+    e->lz_x = (uint8_t)((x->updiscon ? X_UPD : 0) | (e->curr->updiscon ? X_TARGET : 0));
+    e->lz_context = x->context;
+    e->lz_limit = e->resync.count < e->resync.max ? TK_TE_MAX_BRANCHES : 1;
+    e->lz_n = 0;
+    e->lazy = true;
+    return true;
+}
+
+/* Write the deferred blocks' steps into the pipe and the map back to the pipe's (without the
+ * newest step's branch): the pipe is then what push_block() would have made. */
+static void settle(tk_te_encoder *e)
+{
+    if (!e->lazy)
+        return;
+    e->lazy = false;
+    const size_t n = e->lz_n;
+    const uint8_t newest = n ? e->lz_ring[(n - 1) & 3].itype : e->next->itype;
+    const unsigned br = (e->itype_class[newest] / IT_BRANCH) & 1u;
+    e->map.count = (uint8_t)(e->map.count - br);
+    e->map.bits &= ~((uint32_t)br << e->map.count);
+    if (n == 0)
+        return;
+    e->flags_valid = false;
+    size_t k = n; /* back to three steps (at most three blocks: the ring holds four) */
+    for (unsigned steps = 0; k > 0 && steps < 3; k--) {
+        const tk_te_block *b = &e->lz_ring[(k - 1) & 3];
+        steps += b->iretire != 1u << b->ilastsize ? 3 : 1;
     }
-    /* several instructions: first, the ones between (one step of unknown address), last;
-     * the first one's cycle is quiet only if the instruction before is no updiscon */
-    if (!multi || b->iretire < last_hw || c->updiscon)
+    for (; k < n; k++)
+        store_block(e, &e->lz_ring[k & 3]);
+    update_steady(e); /* (a packet may have brought the resync timer past its maximum) */
+}
+
+/* The checks of a block on the fast path (push_lazy(), push_lazy_packet()): no trap,
+ * trigger, privilege or context change, and one instruction, or several after a step that
+ * is neither an updiscon nor its target (the first one's cycle is then quiet), or whatever
+ * the step if any_x. Returns the block's IT_* bits (IT_FAST set), or 0 if the general path
+ * must take it. */
+static inline unsigned lazy_class(const tk_te_encoder *e, const tk_te_block *b, bool any_x)
+{
+    if ((block_bytes(b) & e->fast_mask) != e->fast_want || b->context != e->lz_context)
+        return 0;
+    /* itype | ilastsize << 8 (ilastsize <= 3: the mask): in the low half the iretire of a
+     * block of one instruction */
+    const uint64_t t = e->plain[0][b->itype | (unsigned)b->ilastsize << 8];
+    const unsigned cls = (unsigned)(t >> 32);
+    if (!(cls & IT_FAST) ||
+        ((uint32_t)t != b->iretire && (b->iretire < (uint32_t)t || (!any_x && e->lz_x != 0))))
+        return 0;
+    return cls;
+}
+
+/* Take block b on the fast path: its branch goes into the map, the block into the ring. */
+static inline void lazy_take(tk_te_encoder *e, const tk_te_block *b, unsigned cls)
+{
+    map_add_class(&e->map, cls);
+    memcpy(&e->lz_ring[e->lz_n++ & 3], b, sizeof(*b));
+    /* 2.0 sijump: a jump made inferable by the instruction before it, if enabled */
+    const bool upd = (cls & IT_UPDISCON) && !(b->sijump && e->sijump_on);
+    e->lz_x = (uint8_t)((e->lz_x & X_UPD ? X_TARGET : 0) | (upd ? X_UPD : 0));
+}
+
+/* The common case, in a handful of operations: a block that completes a quiet cycle while
+ * run_fast() could run. Only the branch map changes, and the block is kept for settle().
+ * Returns false (nothing done) when the general path must run. */
+static inline bool push_lazy(tk_te_encoder *e, const tk_te_block *b)
+{
+    /* (lazy implies runnable: whatever clears runnable settles first) */
+    if (!e->lazy && !lazy_begin(e))
         return false;
-    step_fast(e, b, b->iaddr, TK_ITYPE_NONE, 0, true, false, false);
-    step_fast(e, b, b->iaddr, TK_ITYPE_NONE, 0, false, false, false);
-    step_fast(e, b, tk_te_block_last_addr(b), b->itype, size, true, b->sijump, updiscon);
-    e->steady = e->runnable = true; /* the step before the last is an itype 0 */
+    const unsigned cls = lazy_class(e, b, false);
+    /* The newest step's cycle sends a packet (push_lazy_packet()) after an updiscon (its
+     * target's), with a full map (rpt_br), and at the resync maximum unless the map is empty
+     * (resync_br). */
+    if (!cls || (e->lz_x & X_TARGET) || e->map.count >= e->lz_limit)
+        return false;
+    lazy_take(e, b, cls);
+    return true;
+}
+
+/* A block that completes a cycle with a packet while lazy, in the order of run_fast()'s
+ * checks: past the resync maximum a start packet for the newest step; the address of an
+ * updiscon's target (the newest step; updiscon at the resync maximum: a format 3 follows),
+ * of the newest step at the resync maximum with branches in the map (resync_br), or a full
+ * map (rpt_br); or, after an updiscon whose cycle is quiet, a block of several instructions,
+ * whose first one is the target (its address, as run_fast()'s first_target). Then b as in
+ * push_lazy(). Returns false (nothing done) when the general path must run; true when b is
+ * taken (*st: the callback's error, if any). */
+static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b, tk_status *st)
+{
+    if (!e->lazy)
+        return false;
+    const bool start = e->lz_limit == 0; /* past the maximum */
+    const bool target = e->lz_x & X_TARGET, at_max = e->resync.count == e->resync.max;
+    const bool addr = !start && (target || (at_max && e->map.count != 0));
+    const bool full = !start && !addr && e->map.count >= TK_TE_MAX_BRANCHES;
+    const bool first = !start && !addr && !full && e->lz_x == X_UPD;
+    if (!start && !addr && !full && !first)
+        return false; /* (push_lazy() takes it, or the general path) */
+    /* A block of several instructions: after a target's address its first instruction's
+     * cycle is quiet below the resync maximum (after an updiscon that is also the target of
+     * one, and after resync_br, run_fast() decides); after an updiscon, first. One
+     * instruction after a quiet updiscon: push_lazy() found something else. */
+    const unsigned x = e->lz_x;
+    const bool multi_ok = first || (addr ? x == X_TARGET && !at_max : x == 0);
+    const unsigned cls = lazy_class(e, b, multi_ok);
+    const bool multi = b->iretire != 1u << b->ilastsize;
+    if (!cls || (multi && !multi_ok) || (first && !multi))
+        return false;
+    const tk_te_block *nb = e->lz_n ? &e->lz_ring[(e->lz_n - 1) & 3] : NULL; /* the newest */
+    if (start) {
+        /* (the timer passed the maximum on a packet of this stretch: nb is set) */
+        if (!nb)
+            return false;
+        /* the start packet's fields of the newest step (as run_fast()) */
+        te_step s = {.addr = tk_te_block_last_addr(nb),
+                     .itype = nb->itype,
+                     .priv = nb->priv,
+                     .time = nb->time,
+                     .context = nb->context};
+        *st = send_start(e, &s);
+    } else if (addr) {
+        *st = report_target(e, nb ? tk_te_block_last_addr(nb) : e->next->addr, e->map.bits,
+                            e->map.count, target && at_max);
+    } else if (full) {
+        *st = report_full(e, e->map.bits);
+    } else {
+        *st = report_target(e, b->iaddr, e->map.bits, e->map.count, at_max);
+    }
+    /* (the packet cleared the map and advanced the timer) */
+    e->lz_limit = e->resync.count < e->resync.max    ? TK_TE_MAX_BRANCHES
+                  : e->resync.count == e->resync.max ? 1
+                                                     : 0;
+    lazy_take(e, b, cls);
+    if (multi)
+        e->lz_x &= X_UPD; /* (b's last instruction follows an itype 0: no target) */
     return true;
 }
 
@@ -1289,10 +1407,11 @@ static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *b
         return TK_ERR_STATE;
     tk_status st = start(e);
     for (size_t i = 0; st == TK_OK && i < n;) {
-        if (push_fast(e, &blocks[i], true)) {
+        if (push_lazy(e, &blocks[i]) || push_lazy_packet(e, &blocks[i], &st)) {
             i++;
             continue;
         }
+        settle(e);
         /* the cycle of an uninferable jump's target, the resync timer at its maximum... */
         const size_t k = run_fast(e, blocks + i, n - i, &st);
         if (k) {
@@ -1306,10 +1425,34 @@ static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *b
     return st;
 }
 
+/* A cycle of several blocks (grouped ingress): the fast path's blocks without
+ * push_general()'s set-up, which saves many registers (not inlined either: the one-block
+ * push stays lean). */
+static TE_NOINLINE tk_status push_cycle(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+{
+    if (n == 0) /* push_general()'s checks and start packet, as ever */
+        return push_general(e, blocks, 0);
+    size_t i = 0;
+    while (i < n && push_lazy(e, &blocks[i]))
+        i++;
+    return i == n ? TK_OK : push_general(e, blocks + i, n - i);
+}
+
+/* A block tk_te_encoder_push's fast path did not take: most often one that completes a
+ * cycle with a packet (push_lazy_packet(), without push_general()'s set-up). */
+static TE_NOINLINE tk_status push_one(tk_te_encoder *e, const tk_te_block *b)
+{
+    tk_status st = TK_OK;
+    if (push_lazy_packet(e, b, &st))
+        return st;
+    return push_general(e, b, 1);
+}
+
 tk_status tk_te_encoder_push_run(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
 {
     if (e->finished)
         return TK_ERR_STATE;
+    settle(e);
     tk_status st = start(e);
     size_t i = 0;
     while (st == TK_OK && i < n) {
@@ -1324,17 +1467,17 @@ tk_status tk_te_encoder_push_run(tk_te_encoder *e, const tk_te_block *blocks, si
 
 tk_status tk_te_encoder_push(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
 {
-    if (n == 1 && push_fast(e, blocks, false))
+    if (n == 1 && push_lazy(e, blocks))
         return TK_OK;
-    return push_general(e, blocks, n);
+    return n == 1 ? push_one(e, blocks) : push_cycle(e, blocks, n);
 }
 
 tk_status tk_te_encoder_finish(tk_te_encoder *e)
 {
     if (e->finished)
         return TK_ERR_STATE;
+    settle(e);
     e->finished = true;
-    e->steady = false;
     e->runnable = false;
     tk_status st = start(e);
     if (st != TK_OK)

@@ -457,6 +457,27 @@ static void test_halted(void **state)
     expect_sync(&c.p[4], TK_TE_SF_START, 0x200);
 }
 
+/* A push of no block sends the first support packet, and fails after finish (what it did
+ * before the one-block fast path, which no block reaches). */
+static void test_push_no_block(void **state)
+{
+    (void)state;
+    tk_te_params p;
+    params(&p);
+    capture c = {0};
+    tk_te_encoder *e = NULL;
+    assert_int_equal(tk_te_encoder_new(&p, grab, &c, &e), TK_OK);
+    assert_int_equal(tk_te_encoder_push(e, NULL, 0), TK_OK);
+    assert_int_equal(c.n, 1);
+    expect_support(&c.p[0], true, TK_QUAL_NO_CHANGE);
+    const tk_te_block b = insn(0x100, 0);
+    assert_int_equal(tk_te_encoder_push(e, &b, 1), TK_OK);
+    assert_int_equal(tk_te_encoder_finish(e), TK_OK);
+    assert_int_equal(tk_te_encoder_push(e, NULL, 0), TK_ERR_STATE);
+    assert_int_equal(tk_te_encoder_push(e, &b, 1), TK_ERR_STATE);
+    tk_te_encoder_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_halted),
         cmocka_unit_test(test_implicit_return_predicted),
         cmocka_unit_test(test_implicit_return_mispredicted),
+        cmocka_unit_test(test_push_no_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

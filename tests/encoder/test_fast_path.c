@@ -155,10 +155,15 @@ static tk_te_block *make_pattern(size_t n, unsigned itype_width)
     return b;
 }
 
-enum how { GENERAL, PUSH_EACH, PUSH_CYCLES, PUSH_RUN, HOW_COUNT };
+/* PUSH_MIXED: stretches of each of the other ways one after the other, so that the state one
+ * way leaves (the one-block pushes defer the pipe) is where the next starts. */
+enum how { GENERAL, PUSH_EACH, PUSH_CYCLES, PUSH_RUN, PUSH_MIXED, HOW_COUNT };
+
+/* Every way reports a trace loss before the same blocks. */
+#define LOST_EVERY 2503u
 
 static void encode(const tk_te_params *p, const tk_te_encoder_options *o, enum how how,
-                   const tk_te_block *b, size_t n, uint64_t seed, stream *out)
+                   const tk_te_block *b, size_t n, uint64_t seed, bool losses, stream *out)
 {
     tk_te_encoder_options eo = *o;
     eo.general_path_only = how == GENERAL;
@@ -168,11 +173,21 @@ static void encode(const tk_te_params *p, const tk_te_encoder_options *o, enum h
     assert_int_equal(tk_te_encoder_new_opts(p, &eo, collect, out, &e), TK_OK);
     uint64_t x = seed * 7 + 1;
     for (size_t i = 0, len; i < n; i += len) {
-        len = how == PUSH_CYCLES ? 1 + rnd(&x) % 3 : how == PUSH_RUN ? 1 + rnd(&x) % 500 : 1;
+        enum how way = how == PUSH_MIXED ? (enum how)(PUSH_EACH + rnd(&x) % 3) : how;
+        len = way == PUSH_CYCLES ? 1 + rnd(&x) % 3 : way == PUSH_RUN ? 1 + rnd(&x) % 500 : 1;
+        if (how == PUSH_MIXED && way == PUSH_EACH)
+            len = 1 + rnd(&x) % 300; /* one block per push */
         if (len > n - i)
             len = n - i;
-        if (how == PUSH_RUN)
+        if (i / LOST_EVERY != (i + len - 1) / LOST_EVERY) /* stop at the loss */
+            len = LOST_EVERY - i % LOST_EVERY;
+        if (i && i % LOST_EVERY == 0 && losses)
+            assert_int_equal(tk_te_encoder_trace_lost(e), TK_OK);
+        if (way == PUSH_RUN)
             assert_int_equal(tk_te_encoder_push_run(e, b + i, len), TK_OK);
+        else if (how == PUSH_MIXED && way == PUSH_EACH)
+            for (size_t k = 0; k < len; k++)
+                assert_int_equal(tk_te_encoder_push(e, b + i + k, 1), TK_OK);
         else
             assert_int_equal(tk_te_encoder_push(e, b + i, len), TK_OK);
     }
@@ -206,7 +221,7 @@ static void run_case(unsigned itype_width, bool quirks, unsigned resync_max, boo
                                        : make_blocks(seed, n, itype_width);
     stream s[HOW_COUNT] = {{0}};
     for (int h = 0; h < HOW_COUNT; h++)
-        encode(&p, &o, (enum how)h, b, n, seed, &s[h]);
+        encode(&p, &o, (enum how)h, b, n, seed, (seed & 1) != 0, &s[h]);
     if (s[GENERAL].n <= 1000) /* the stream makes many packets */
         fail_msg("seed %llu: only %zu bytes", (unsigned long long)seed, s[GENERAL].n);
     for (int h = 1; h < HOW_COUNT; h++) {
