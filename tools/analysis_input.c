@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "limit_option.h"
 #include "tracekit/blocks.h"
 #include "tracekit/encap.h"
 #include "tracekit/etm4.h"
@@ -96,13 +97,8 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
         ++*i;
         return 1;
     } else if (!strcmp(a, "--max-predicted")) {
-        char *end = NULL;
-        unsigned long long v = *i + 1 < argc ? strtoull(argv[*i + 1], &end, 10) : 0;
-        if (!end || *end || argv[*i + 1][0] == '-' || !argv[*i + 1][0]) {
-            fprintf(stderr, "tracekit %s: --max-predicted needs a branch count\n", in->cmd);
+        if (!tk_cli_max_predicted(in->cmd, *i + 1 < argc ? argv[*i + 1] : NULL, &in->max_predicted))
             return -1;
-        }
-        in->max_predicted = v ? v : UINT64_MAX; /* 0: no limit */
         ++*i;
         return 1;
     } else if (!strcmp(a, "--jobs") || !strcmp(a, "-j")) {

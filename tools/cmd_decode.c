@@ -11,6 +11,7 @@
 #include "legacy_cmds.h"
 #include "tracekit/count.h"
 #include "encap_option.h"
+#include "limit_option.h"
 #include "tracekit/encap.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_decoder.h"
@@ -362,7 +363,8 @@ int tk_cmd_decode(int argc, char **argv)
     bool bootrom = true, stats = false;
     unsigned flags = 0;
     unsigned long jobs = 1;
-    unsigned long long piece = 0, max_predicted = 0;
+    unsigned long long piece = 0;
+    uint64_t max_predicted = 0; /* 0: not given (the decoder's default) */
     tk_cli_encap encap = {0};
     int ch;
     optind = 1;
@@ -401,18 +403,10 @@ int tk_cmd_decode(int argc, char **argv)
         case OPT_FIXED:
             flags |= TK_TE_DEC_FIXED_OPTIONS;
             break;
-        case OPT_MAXPRED: {
-            char *end = NULL;
-            max_predicted = strtoull(optarg, &end, 10);
-            if (!end || *end || optarg[0] == '-' || !optarg[0]) {
-                fprintf(stderr, "tracekit decode: --max-predicted wants a branch count\n");
+        case OPT_MAXPRED:
+            if (!tk_cli_max_predicted("decode", optarg, &max_predicted))
                 return 2;
-            }
-            /* 0: no limit (the decoder's default when the option is not given) */
-            if (!max_predicted)
-                max_predicted = UINT64_MAX;
             break;
-        }
         case OPT_ENCAP:
             if (tk_cli_encap_layout(&encap, "decode", optarg))
                 return 2;
