@@ -42,23 +42,18 @@ static inline void put_pair(tk_obuf *ob, const char *lead, uint64_t from, const 
     tk_obuf_done(ob, q + nt);
 }
 
-static void put_count_line(tk_obuf *ob, uint64_t n)
-{
-    char *q = tk_put_dec(tk_obuf_line(ob), n);
-    *q++ = '\n';
-    tk_obuf_done(ob, q);
-}
-
 static void write_autofdo(const tk_profile *p, tk_obuf *ob, uint64_t base)
 {
-    put_count_line(ob, p->nruns);
+    tk_obuf_dec(ob, "", p->nruns);
+    tk_obuf_str(ob, "\n");
     for (size_t i = 0; i < p->nruns; i++)
         put_pair(ob, "", rel(p->runs[i].start, base), "-", rel(p->runs[i].last, base), ':',
                  p->runs[i].count, "\n");
     size_t nb = 0;
     for (size_t i = 0; i < p->nedges; i++)
         nb += is_branch_edge(&p->edges[i]);
-    put_count_line(ob, nb);
+    tk_obuf_dec(ob, "", nb);
+    tk_obuf_str(ob, "\n");
     for (size_t i = 0; i < p->nedges; i++) {
         const tk_prof_edge *e = &p->edges[i];
         if (is_branch_edge(e))

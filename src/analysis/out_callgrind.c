@@ -28,19 +28,11 @@ static tk_status put_name(tk_obuf *out, name_ids *ids, const char *key, int kind
     if (inserted)
         ids->next++;
     tk_obuf_str(out, key);
-    char *q = tk_obuf_line(out);
-    *q++ = '=';
-    *q++ = '(';
-    q = tk_put_dec(q, id);
-    *q++ = ')';
-    if (inserted) {
-        *q++ = ' ';
-        tk_obuf_done(out, q);
+    tk_obuf_dec(out, "=(", id);
+    tk_obuf_str(out, inserted ? ") " : ")");
+    if (inserted)
         tk_obuf_str(out, name);
-        q = tk_obuf_line(out);
-    }
-    *q++ = '\n';
-    tk_obuf_done(out, q);
+    tk_obuf_str(out, "\n");
     return TK_OK;
 }
 
@@ -111,11 +103,8 @@ tk_status tk_profile_write_callgrind(const tk_profile *p, FILE *out, const tk_wr
     tk_obuf_init(ob, out);
     tk_obuf_str(ob, "# callgrind format\nversion: 1\ncreator: tracekit\ncmd: ");
     tk_obuf_str(ob, prog);
-    tk_obuf_str(ob, "\npositions: instr line\nevents: Ir\nsummary: ");
-    char *q = tk_obuf_line(ob);
-    q = tk_put_dec(q, total);
-    memcpy(q, "\n\n", 2);
-    tk_obuf_done(ob, q + 2);
+    tk_obuf_dec(ob, "\npositions: instr line\nevents: Ir\nsummary: ", total);
+    tk_obuf_str(ob, "\n\n");
 
     name_ids ids;
     tk_pair_map_init(&ids.map);
@@ -159,7 +148,7 @@ tk_status tk_profile_write_callgrind(const tk_profile *p, FILE *out, const tk_wr
                 break;
             if ((st = put_name(ob, &ids, "cfn", 2, callee->name)) != TK_OK)
                 break;
-            q = tk_obuf_line(ob);
+            char *q = tk_obuf_line(ob);
             memcpy(q, "calls=", 6);
             q = tk_put_dec(q + 6, c->calls);
             memcpy(q, " 0x", 3);
@@ -171,11 +160,8 @@ tk_status tk_profile_write_callgrind(const tk_profile *p, FILE *out, const tk_wr
             put_cost(ob, c->site, sline, c->inclusive);
         }
     }
-    tk_obuf_str(ob, "\ntotals: ");
-    q = tk_obuf_line(ob);
-    q = tk_put_dec(q, total);
-    *q++ = '\n';
-    tk_obuf_done(ob, q);
+    tk_obuf_dec(ob, "\ntotals: ", total);
+    tk_obuf_str(ob, "\n");
     tk_obuf_flush(ob);
     tk_pair_map_fini(&ids.map);
     free(ob);

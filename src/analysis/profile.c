@@ -462,16 +462,7 @@ static inline tk_status simple_step(tk_profile *p, uint32_t ri, uint8_t end, boo
             return st;
     }
     p->cs_total += r->ninsn;
-    if (end == TK_END_BRANCH && r->last_cond) {
-        if (taken)
-            r->taken++;
-        else
-            r->not_taken++;
-    }
-    p->action = action_after(end);
-    p->prev_end = end;
-    p->prev_taken = end == TK_END_BRANCH && taken;
-    p->prev_range = ri;
+    range_done(p, r, ri, end, taken, false);
     return TK_OK;
 }
 
