@@ -13,44 +13,23 @@
 #include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* the scanner's reference, shared with the unit tests, checked the fuzzer's way */
+#define SCAN_REF_EQ(a, b) TK_FUZZ_CHECK((a) == (b))
+#define SCAN_REF_TRUE(x) TK_FUZZ_CHECK(x)
+#include "scan_ref.h"
 
-/* The next packet of the raw reader r as the generic bit-reader codec (l) decodes it: the
- * status the scanner must give, the packet (zero unless TK_OK) and its or the error's offset. */
-static tk_status reference_next(tk_te_raw *r, const tk_te_layout *l, tk_te_packet *pk, uint64_t *at)
-{
-    tk_te_raw_packet rp;
-    tk_diag d;
-    tk_diag_clear(&d);
-    memset(pk, 0, sizeof(*pk));
-    tk_status st = tk_te_raw_next(r, &rp, &d);
-    if (st != TK_OK) {
-        *at = d.byte_offset;
-        return st;
-    }
-    *at = rp.offset;
-    st = rp.msg_type != TK_ENCAP_FLOW_TE_INST
-             ? TK_ERR_BAD_PACKET
-             : tk_te_packet_decode_layout(l, rp.payload, rp.len, pk, &d);
-    if (st != TK_OK)
-        memset(pk, 0, sizeof(*pk));
-    return st;
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The scanner's ways: records with the implementation the CPU allows, records without BMI2,
  * whole structs. */
 enum { WAY_RECORDS, WAY_PORTABLE, WAY_STRUCT, WAYS };
 
 /* One way of the scanner over buf in batches of batch packets, each packet and error against
- * the reference (tests/codec/test_packet_scan_paths.c does the same on generated streams). */
+ * the reference want[0..nwant) (tests/scan_ref.h: the raw reader with the generic codec, as
+ * tests/codec/test_packet_scan_paths.c compares it on generated streams). */
 static void scan_against_reference(const tk_te_params *p, const uint8_t *buf, size_t n, int way,
-                                   size_t batch)
+                                   size_t batch, const scan_ref *want, size_t nwant)
 {
-    tk_te_layout l;
-    tk_te_layout_init(&l, p);
-    l.fast = false;
-    tk_te_raw *r = NULL;
-    TK_FUZZ_CHECK(tk_te_raw_from_buffer(buf, n, &r) == TK_OK);
     tk_te_scan s;
     tk_te_scan_init(&s, p, buf, n);
     if (way == WAY_PORTABLE)
@@ -59,7 +38,7 @@ static void scan_against_reference(const tk_te_params *p, const uint8_t *buf, si
     tk_te_packet full[64];
     uint64_t off[64];
     size_t got = 0, i = 0;
-    for (;;) {
+    for (size_t k = 0;; k++) {
         tk_status st = TK_OK;
         tk_te_packet pk;
         uint64_t at;
@@ -71,10 +50,10 @@ static void scan_against_reference(const tk_te_params *p, const uint8_t *buf, si
         }
         if (i < got) {
             at = off[i];
-            if (way == WAY_STRUCT || rec[i].format == TK_TE_F3)
+            if (way == WAY_STRUCT)
                 pk = full[i];
             else
-                tk_te_rec_to_packet(&rec[i], &pk);
+                scan_rec_packet(&rec[i], &full[i], &pk);
             i++;
         } else {
             got = i = 0;
@@ -86,30 +65,31 @@ static void scan_against_reference(const tk_te_params *p, const uint8_t *buf, si
             if (st != TK_OK && st != TK_END)
                 memset(&pk, 0, sizeof(pk));
         }
-        tk_te_packet want;
-        uint64_t want_at = 0;
-        const tk_status want_st = reference_next(r, &l, &want, &want_at);
-        TK_FUZZ_CHECK(st == want_st);
-        if (st == TK_END)
+        if (k == nwant) { /* the reference ended (not on a truncated packet) */
+            TK_FUZZ_CHECK(st == TK_END);
             break;
-        TK_FUZZ_CHECK(at == want_at);
-        TK_FUZZ_CHECK(memcmp(&pk, &want, sizeof(pk)) == 0);
+        }
+        TK_FUZZ_CHECK(st == want[k].st);
+        TK_FUZZ_CHECK(at == want[k].offset);
+        TK_FUZZ_CHECK(memcmp(&pk, &want[k].pkt, sizeof(pk)) == 0);
         if (st == TK_ERR_TRUNCATED)
             break;
     }
-    tk_te_raw_close(r);
 }
 
 /* The stream in a buffer of its own size (a read past either end is an ASan report), with
- * batches of 1..64 packets chosen by the stream's length. */
+ * batches of 1..64 packets chosen by the stream's length; the reference is read once. */
 static void check_scanner(const tk_te_params *p, const uint8_t *data, size_t n)
 {
     uint8_t *buf = malloc(n ? n : 1);
     TK_FUZZ_CHECK(buf != NULL);
     if (n)
         memcpy(buf, data, n);
+    size_t nwant = 0;
+    scan_ref *want = scan_reference(p, buf, n, &nwant);
     for (int way = 0; way < WAYS; way++)
-        scan_against_reference(p, buf, n, way, 1 + n % 64);
+        scan_against_reference(p, buf, n, way, 1 + n % 64, want, nwant);
+    free(want);
     free(buf);
 }
 
