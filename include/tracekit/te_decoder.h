@@ -160,6 +160,9 @@ typedef struct tk_te_decoder_stats {
     uint64_t instructions; /* reported in TK_EV_RANGE events so far */
     uint64_t errors;       /* TK_EV_ERROR events */
     uint64_t traps;
+    /* Walks not done again but replayed from the decoder's memo of earlier walks with the
+     * same start, branch map and address (block events only; the events are the same). */
+    uint64_t walks_replayed;
 } tk_te_decoder_stats;
 void tk_te_decoder_get_stats(const tk_te_decoder *d, tk_te_decoder_stats *st);
 

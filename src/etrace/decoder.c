@@ -10,6 +10,7 @@
 
 #include "decoder_int.h"
 #include "etrace/packet_layout.h"
+#include "walk_memo.h"
 
 tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn, void *ctx,
                             tk_te_decoder **out)
@@ -33,6 +34,9 @@ tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn
     d->max_predicted = TK_TE_MAX_PREDICTED_DEFAULT;
     d->near = calloc(TK_DEC_NEAR_BLOCKS, sizeof(*d->near));
     d->blk = malloc(TK_BLOCK_BATCH * sizeof(*d->blk));
+    /* Left NULL if it cannot be had: the walks then all run (walk_memo.h). Large enough to
+     * come from mmap: the slots never used take no memory. */
+    (void)tk_dec_set_walk_memo(d, true);
     d->own_img = img;
     d->blk_ev.kind = TK_EV_BLOCKS;
     d->blk_ev.blocks = d->blk;
@@ -64,6 +68,7 @@ void tk_te_decoder_free(tk_te_decoder *d)
     tk_te_jtc_free(&d->jtc);
     free(d->near);
     free(d->blk);
+    free(d->memo);
     free(d);
 }
 
@@ -79,6 +84,7 @@ void tk_dec_rebind_image(tk_te_decoder *d, tk_image *img)
     /* both caches point into the old image's blocks */
     d->stop_block = NULL;
     memset(d->near, 0, TK_DEC_NEAR_BLOCKS * sizeof(*d->near));
+    tk_walk_memo_clear(d);
 }
 
 void tk_te_decoder_set_trap_vector(tk_te_decoder *d, unsigned priv, uint64_t xtvec)
@@ -95,6 +101,8 @@ void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags)
         return;
     d->flags = flags;
     d->blocks = (flags & TK_TE_DEC_BLOCK_EVENTS) && d->img == d->own_img;
+    /* the flags decide where some walks stop (TK_TE_DEC_ECALL_SEQUENTIAL) */
+    tk_walk_memo_clear(d);
 }
 
 void tk_te_decoder_set_max_predicted(tk_te_decoder *d, uint64_t max)
@@ -107,6 +115,7 @@ int tk_dec_flush_blocks_now(tk_te_decoder *d)
 {
     d->blk_ev.nblocks = d->nblk;
     d->nblk = 0;
+    d->flushes++;
     const tk_status st = d->fn(d->ctx, &d->blk_ev);
     if (st == TK_OK)
         return TK_OK;

@@ -18,6 +18,8 @@
  * decoding (callback stop, no memory). */
 enum { DEC_DESYNC = 2, DEC_STOPPED = 3 };
 
+typedef struct tk_walk_memo_slot tk_walk_memo_slot; /* walk_memo.h */
+
 #define TK_DEC_NEAR_BLOCKS 1024u /* a power of two */
 
 /* The fields of the packet being followed that the stop conditions look at. */
@@ -102,6 +104,11 @@ struct tk_te_decoder {
     uint32_t nblk;
     tk_block_exec *blk; /* TK_BLOCK_BATCH entries */
     tk_event blk_ev;    /* kind, priv, context and offsets of the batch's first block */
+    uint64_t flushes;   /* batches handed over so far (tells whether a walk's entries are
+                         * still together in blk) */
+    /* Walks remembered by their inputs (walk_memo.h), 2^TK_WALK_MEMO_BITS slots; NULL if
+     * they could not be allocated, or when the decoder's flags turn it off. */
+    tk_walk_memo_slot *memo;
     tk_image *own_img;
     char msg[192];
 };
@@ -114,6 +121,14 @@ tk_status tk_dec_packet_rec(tk_te_decoder *d, const tk_te_rec *rec, uint64_t byt
                             uint64_t index);
 /* Hand the block batch over (TK_OK, or DEC_STOPPED with d->stop set). */
 int tk_dec_flush_blocks_now(tk_te_decoder *d);
+/* The batch header for the next entries (the batch is empty). */
+static inline void tk_dec_batch_header(tk_te_decoder *d)
+{
+    d->blk_ev.byte_offset = d->byte_offset;
+    d->blk_ev.packet_index = d->packet_index;
+    d->blk_ev.priv = d->privilege;
+    d->blk_ev.context = d->context;
+}
 static inline int tk_dec_flush_blocks(tk_te_decoder *d)
 {
     return d->nblk ? tk_dec_flush_blocks_now(d) : TK_OK;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "decoder_int.h"
+#include "walk_memo.h"
 
 enum { ARRIVE_GO_ON = 0, ARRIVE_STOP = 1 };
 
@@ -361,12 +362,8 @@ static inline int emit_range(tk_te_decoder *d, tk_event *ev, const tk_bblock *b,
         wb = d->range_first == b->start ? (n == b->ninsn ? b : NULL)
                                         : whole_block(d, d->range_first, b->last, n);
     if (wb) {
-        if (d->nblk == 0) {
-            d->blk_ev.byte_offset = d->byte_offset;
-            d->blk_ev.packet_index = d->packet_index;
-            d->blk_ev.priv = d->privilege;
-            d->blk_ev.context = d->context;
-        }
+        if (d->nblk == 0)
+            tk_dec_batch_header(d);
         d->blk[d->nblk++] = (tk_block_exec){
             .block = wb, .next = next, .end = end, .taken = taken, .indirect = indirect};
         return d->nblk == TK_BLOCK_BATCH ? tk_dec_flush_blocks_now(d) : TK_OK;
@@ -470,15 +467,6 @@ typedef struct tight_aside {
 #define TK_DEC_NOINLINE
 #endif
 
-/* The batch header for the next entries (the batch is empty). */
-static inline void batch_header(tk_te_decoder *d)
-{
-    d->blk_ev.byte_offset = d->byte_offset;
-    d->blk_ev.packet_index = d->packet_index;
-    d->blk_ev.priv = d->privilege;
-    d->blk_ev.context = d->context;
-}
-
 /* A whole block into the batch at *e (block events) or as a TK_EV_RANGE. */
 static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec **e,
                              tk_block_exec *const e_end, uint64_t *insns, const tk_bblock *b,
@@ -500,7 +488,7 @@ static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec 
             d->nblk = TK_BLOCK_BATCH;
             *e = d->blk;
             int r = tk_dec_flush_blocks_now(d);
-            batch_header(d);
+            tk_dec_batch_header(d);
             return r;
         }
         return TK_OK;
@@ -564,7 +552,7 @@ TK_DEC_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
     if (blocks) {
         e = d->blk + d->nblk;
         if (d->nblk == 0)
-            batch_header(d);
+            tk_dec_batch_header(d);
     }
     uint64_t map = d->branch_map;
     /* branches the loop may resolve: arrive() changes stop_at_last_branch only when it stops
@@ -953,15 +941,36 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
           !d->p.o.branch_prediction && !d->pred_pending && !d->fail_pending &&
           (!d->nblk || (d->blk_ev.priv == d->privilege && d->blk_ev.context == d->context))))
         return follow_any(d, w);
+    /* The walk may have been done before with the same inputs (walk_memo.h): then its
+     * batch entries are handed over again. Only walks without the modes and flags that make
+     * the path depend on more than those inputs. */
+    tk_walk_memo_slot *slot = NULL;
+    const tk_walk_memo_key key = {.start = b,
+                                  .map = d->branch_map,
+                                  .address = w->address,
+                                  .branches = d->branches,
+                                  .stop_at_last_branch = d->stop_at_last_branch};
+    if (!d->p.o.implicit_return && !d->p.o.sijump && !w->fmt3 && !w->notify && !w->updiscon &&
+        !w->irreport && !w->until_discon) {
+        slot = tk_walk_memo_slot_for(d, b, w->address);
+        if (slot && tk_walk_memo_hit(d, slot, b, w->address))
+            return tk_walk_memo_replay(d, slot);
+    }
     const uint64_t previous_address = d->pc;
     const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
     cycle cyc;
     uint64_t idle = 0;
     d->walk_uninf = false;
     cycle_reset(&cyc, d->pc);
+    const uint32_t first = d->nblk;
+    const uint64_t flushes = d->flushes, insns = d->stats.instructions;
     int r = tight_blocks(d, w, &b, &last, &cyc, &idle);
-    if (r == ARRIVE_STOP)
+    if (r == ARRIVE_STOP) {
+        /* Kept if its entries are still together in the batch. */
+        if (slot && d->flushes == flushes)
+            tk_walk_memo_store(d, slot, &key, first, d->stats.instructions - insns);
         return TK_OK;
+    }
     if (r != TK_OK)
         return r;
     return follow_general(d, w, b, last, &cyc, idle, previous_address);

@@ -12,6 +12,7 @@
 
 #include "etrace/modes.h"
 #include "testutil.h"
+#include "tracekit/blocks.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_encoder.h"
 #include "tracekit/te_filter.h"
@@ -100,6 +101,7 @@ typedef struct mp_setting {
     unsigned group_insns, group_blocks; /* multiple retirement (0: one per cycle) */
     const uint64_t *want;               /* expected PCs (NULL: every retired PC) */
     size_t nwant;
+    unsigned dec_flags; /* TK_TE_DEC_*: with block events, the walk memo replays walks */
 } mp_setting;
 
 typedef struct mp_result {
@@ -109,6 +111,7 @@ typedef struct mp_result {
     uint64_t notify; /* packets with the notify flag */
     uint64_t pcs;
     uint64_t errors;
+    uint64_t replayed; /* walks the decoder replayed from its memo */
     bool differs;
     size_t at;
     uint64_t got, want;
@@ -163,6 +166,12 @@ static inline unsigned mp_format_slot(const tk_te_packet *pkt)
     if (pkt->format == TK_TE_F3)
         return pkt->subformat == TK_TE_SF_SUPPORT ? 5 : 4;
     return pkt->format + 1u;
+}
+
+/* Block events, as the ranges they stand for. */
+static inline tk_status mp_on_block_events(void *ctx, const tk_event *ev)
+{
+    return tk_blocks_as_ranges(mp_on_event, ctx, ev);
 }
 
 /* Encoder output: the spec's layout, as bytes, parsed back, into the decoder. 0.026's
@@ -350,7 +359,11 @@ static inline void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result
     mp_run x = {.s = s, .img = g->img, .r = r};
     x.want = s->want ? s->want : g->pcs;
     x.nwant = s->want ? s->nwant : g->npcs;
-    assert_int_equal(tk_te_decoder_new(&s->p, g->img, mp_on_event, &x, &x.d), TK_OK);
+    const bool blocks = (s->dec_flags & TK_TE_DEC_BLOCK_EVENTS) != 0;
+    assert_int_equal(
+        tk_te_decoder_new(&s->p, g->img, blocks ? mp_on_block_events : mp_on_event, &x, &x.d),
+        TK_OK);
+    tk_te_decoder_set_flags(x.d, s->dec_flags);
     for (unsigned priv = 0; priv < 4; priv++)
         if ((g->tvec_set >> priv) & 1u)
             tk_te_decoder_set_trap_vector(x.d, priv, g->tvec[priv]);
@@ -359,6 +372,9 @@ static inline void mp_roundtrip(const mp_prog *g, const mp_setting *s, mp_result
         fail_msg("%s: packet could not be carried (%s)", g->name, tk_strerror(x.codec_error));
     assert_int_equal(st, TK_OK);
     assert_int_equal(tk_te_decoder_finish(x.d), TK_OK);
+    tk_te_decoder_stats ds = {.size = sizeof(ds)};
+    tk_te_decoder_get_stats(x.d, &ds);
+    r->replayed = ds.walks_replayed;
     tk_te_decoder_free(x.d);
 }
 

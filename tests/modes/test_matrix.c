@@ -3,25 +3,44 @@
  * cache sizes and retirement widths: the decoded PCs must be exactly the executed ones. */
 #include "modes_pipe.h"
 
-static void run_combo(const mp_prog *g, const mp_combo *c)
+/* Walks the block-event runs replayed from the decoder's memo (run_combo). */
+typedef struct replays {
+    uint64_t all, with_jtc;
+} replays;
+
+/* The combination with range events and with block events (where the decoder replays walks
+ * it remembers: walk_memo.h): the decoded PCs must be exactly the executed ones both times,
+ * from the same packets. */
+static void run_combo(const mp_prog *g, const mp_combo *c, replays *rp)
 {
     mp_setting s;
     mp_make_setting(&s, c);
     char name[160];
     mp_combo_name(c, name, sizeof(name));
-    mp_result r;
+    mp_result r, rb;
     mp_roundtrip(g, &s, &r);
     mp_expect_exact(g, name, &s, &r);
+    s.dec_flags = TK_TE_DEC_BLOCK_EVENTS;
+    mp_roundtrip(g, &s, &rb);
+    strncat(name, " (block events)", sizeof(name) - strlen(name) - 1);
+    mp_expect_exact(g, name, &s, &rb);
+    assert_int_equal(r.packets, rb.packets);
+    assert_int_equal(r.replayed, 0);
+    if (rp) {
+        rp->all += rb.replayed;
+        rp->with_jtc += c->jtc ? rb.replayed : 0;
+    }
     if (getenv("TK_MATRIX_VERBOSE"))
-        print_message("%-28s %-52s %7llu PCs, %6llu packets, %.3f bits/instr\n", g->name, name,
-                      (unsigned long long)r.pcs, (unsigned long long)r.packets,
-                      (double)r.payload_bits / (double)r.pcs);
+        print_message("%-28s %-52s %7llu PCs, %6llu packets, %.3f bits/instr, %llu replayed\n",
+                      g->name, name, (unsigned long long)r.pcs, (unsigned long long)r.packets,
+                      (double)r.payload_bits / (double)r.pcs, (unsigned long long)rb.replayed);
 }
 
 static void test_baseline_specs(void **state)
 {
     (void)state;
     static const char *const progs[] = {"test_discon_branch_exception", "towers", "median"};
+    replays rp = {0};
     for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
         mp_prog g;
         if (!mp_load(&g, progs[i]))
@@ -30,10 +49,11 @@ static void test_baseline_specs(void **state)
             for (int full = 0; full < 2; full++)
                 for (unsigned grp = 0; grp <= 4; grp += 4) {
                     mp_combo c = {.spec = (tk_te_spec)spec, .full = full, .group = grp};
-                    run_combo(&g, &c);
+                    run_combo(&g, &c, &rp);
                 }
         mp_free(&g);
     }
+    assert_true(rp.all > 0);
 }
 
 /* Every combination of the optional modes on the small programs. */
@@ -45,6 +65,7 @@ static void test_modes_full_matrix(void **state)
     static const unsigned irs[][2] = {{0, 0}, {2, 0}, {6, 0}, {0, 3}}; /* stack, counter */
     static const unsigned bps[] = {0, 2, 12};
     static const unsigned jtcs[] = {0, 2, 8};
+    replays rp = {0};
     for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
         mp_prog g;
         if (!mp_load(&g, progs[i]))
@@ -67,12 +88,15 @@ static void test_modes_full_matrix(void **state)
                                           .iexc = (a + j) % 2 == 0,
                                           .full = (a + b) % 3 == 2,
                                           .group = grp};
-                            run_combo(&g, &c);
+                            run_combo(&g, &c, &rp);
                             n++;
                         }
         print_message("%-28s %u combinations exact\n", progs[i], n);
         mp_free(&g);
     }
+    print_message("block events: %llu walks replayed, %llu of them with the jump target cache\n",
+                  (unsigned long long)rp.all, (unsigned long long)rp.with_jtc);
+    assert_true(rp.with_jtc > 0);
 }
 
 /* The big programs: a sample of the combinations (each one spec, sizes and width). */
@@ -113,7 +137,7 @@ static void test_modes_sampled(void **state)
         if (!mp_load(&g, progs[i]))
             fail_msg("%s: program or trace missing", progs[i]);
         for (size_t k = 0; k < sizeof(sample) / sizeof(sample[0]); k++)
-            run_combo(&g, &sample[k]);
+            run_combo(&g, &sample[k], NULL);
         print_message("%-10s %7zu instructions, %zu combinations exact\n", progs[i], g.npcs,
                       sizeof(sample) / sizeof(sample[0]));
         mp_free(&g);

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The walk memo (walk_memo.h): storing a walk's batch entries and handing them over again. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "walk_memo.h"
+
+void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_memo_key *k,
+                        uint32_t first, uint64_t insns)
+{
+    const uint32_t n = d->nblk - first;
+    /* The state a replay sets from the entries: a walk that stopped otherwise is not kept
+     * (an older walk in the slot stays valid). */
+    if (n == 0 || n > TK_WALK_MEMO_MAX || !d->last_valid ||
+        d->last_pc != d->blk[d->nblk - 1].block->last || d->pc != d->blk[d->nblk - 1].next ||
+        d->range_first != d->pc || d->range_ninsn != 1)
+        return;
+    s->start = k->start;
+    s->address = k->address;
+    s->map = k->map;
+    s->branches = k->branches;
+    s->stop_at_last_branch = k->stop_at_last_branch;
+    s->stop_at_last_branch_after = d->stop_at_last_branch;
+    s->walk_uninf = d->walk_uninf;
+    s->inferred_address = d->inferred_address;
+    s->n = n;
+    s->used = k->branches - d->branches;
+    s->insns = insns;
+    s->stop = d->stop_block;
+    memcpy(s->e, d->blk + first, n * sizeof(*s->e));
+}
+
+/* The instructions of batch entries e[0..n). */
+static uint64_t entry_insns(const tk_block_exec *e, uint32_t n)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += e[i].block->ninsn;
+    return sum;
+}
+
+int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot *s)
+{
+    const tk_block_exec *e = s->e;
+    uint32_t left = s->n;
+    /* the walk's instructions, less those already counted before a flush */
+    uint64_t insns = s->insns;
+    if (d->nblk == 0)
+        tk_dec_batch_header(d);
+    while (TK_BLOCK_BATCH - d->nblk <= left) {
+        /* The batch fills up: the walk handed it over at that entry, with the instruction
+         * count exact up to it, and started the next one under this packet's header. */
+        const uint32_t k = TK_BLOCK_BATCH - d->nblk;
+        memcpy(d->blk + d->nblk, e, k * sizeof(*e));
+        const uint64_t part = entry_insns(e, k);
+        d->stats.instructions += part;
+        insns -= part;
+        d->nblk = TK_BLOCK_BATCH;
+        e += k;
+        left -= k;
+        const int r = tk_dec_flush_blocks_now(d);
+        tk_dec_batch_header(d);
+        if (r != TK_OK)
+            return r;
+    }
+    memcpy(d->blk + d->nblk, e, left * sizeof(*e));
+    d->nblk += left;
+    d->stats.instructions += insns;
+
+    /* What the walk left. */
+    const tk_block_exec *x = &s->e[s->n - 1];
+    const tk_bblock *done = x->block;
+    d->branch_map >>= s->used;
+    d->branches -= s->used;
+    d->stop_at_last_branch = s->stop_at_last_branch_after;
+    d->walk_uninf = s->walk_uninf;
+    d->inferred_address = s->inferred_address;
+    d->last_insn = done->term;
+    d->last_pc = done->last;
+    d->last_valid = true;
+    d->pc = d->range_first = x->next;
+    d->range_ninsn = 1;
+    d->stop_block = s->stop;
+    d->stats.walks_replayed++;
+    return TK_OK;
+}
+
+void tk_walk_memo_clear(tk_te_decoder *d)
+{
+    if (!d->memo)
+        return;
+    for (size_t i = 0; i < (1u << TK_WALK_MEMO_BITS); i++)
+        d->memo[i].start = NULL;
+}
+
+tk_status tk_dec_set_walk_memo(tk_te_decoder *d, bool on)
+{
+    if (!on) {
+        free(d->memo);
+        d->memo = NULL;
+    } else if (!d->memo) {
+        d->memo = calloc((size_t)1 << TK_WALK_MEMO_BITS, sizeof(*d->memo));
+        if (!d->memo)
+            return TK_ERR_NOMEM;
+    }
+    return TK_OK;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The walk memo: the block executions of a packet's walk, remembered under what decided them.
+ *
+ * With block events and none of the optional modes that make the path depend on more than
+ * the packet (implicit return, sequentially inferable jumps, branch prediction), the walk
+ * that tk_dec_follow() does for a branch-map packet is a function of four things: the block
+ * it starts at, the unresolved branch map, its length and the reported address. Programs
+ * spend their time in loops, so the same four come back again and again, and the walk that
+ * followed them (each block, its successor, its branch outcome) can be handed to the sink
+ * again as the same batch entries, without walking: the sink sees exactly the events the
+ * walk would have sent, and the decoder is left as the walk left it. Only walks that the
+ * tight loop did from start to end are kept (it leaves nothing but what a slot records);
+ * walks that needed the general path, or longer than TK_WALK_MEMO_MAX blocks, run every
+ * time. */
+#ifndef TK_ETRACE_WALK_MEMO_H
+#define TK_ETRACE_WALK_MEMO_H
+
+#include "decoder_int.h"
+
+/* Direct-mapped: a new walk replaces the one in its slot. 2^TK_WALK_MEMO_BITS slots. */
+#define TK_WALK_MEMO_BITS 10
+/* Block executions one remembered walk may hold (a full map of 31 branches plus the jumps
+ * between them fits). */
+#define TK_WALK_MEMO_MAX 48u
+
+typedef struct tk_walk_memo_slot {
+    /* the inputs: NULL start for an empty slot */
+    const tk_bblock *start;
+    uint64_t map;
+    uint64_t address;
+    uint32_t branches;
+    bool stop_at_last_branch;
+    /* What the walk left: the batch entries (the last one's block is the instruction
+     * executed last, its next the pc it stopped at), the branch map (bits used, and whether
+     * the last bit of a map without address is still to come), the flags arrive() sets, the
+     * block at pc, and the instructions. */
+    bool stop_at_last_branch_after;
+    bool walk_uninf;
+    bool inferred_address;
+    uint32_t n;
+    uint32_t used;
+    uint64_t insns;
+    const tk_bblock *stop;
+    tk_block_exec e[TK_WALK_MEMO_MAX];
+} tk_walk_memo_slot;
+
+/* The slot a walk from start to address with the decoder's branch map is remembered in, or
+ * would be; NULL when the memo could not be allocated (the walk then runs every time). */
+static inline tk_walk_memo_slot *tk_walk_memo_slot_for(tk_te_decoder *d, const tk_bblock *start,
+                                                       uint64_t address)
+{
+    if (!d->memo)
+        return NULL;
+    uint64_t k = ((uint64_t)start->id << 32) ^ d->branch_map * 0x9e3779b97f4a7c15ull ^
+                 address * 0xc2b2ae3d27d4eb4full ^ d->branches;
+    k *= 0xd6e8feb86659fd93ull;
+    return &d->memo[k >> (64 - TK_WALK_MEMO_BITS)];
+}
+
+/* Whether slot s holds the walk from start to address with the decoder's branch map (and
+ * whether it is a map without address). */
+static inline bool tk_walk_memo_hit(const tk_te_decoder *d, const tk_walk_memo_slot *s,
+                                    const tk_bblock *start, uint64_t address)
+{
+    return s->start == start && s->address == address && s->map == d->branch_map &&
+           s->branches == d->branches && s->stop_at_last_branch == d->stop_at_last_branch;
+}
+
+/* The remembered walk again: its batch entries into the block batch (flushed when full, as
+ * the walk does), and the decoder state it left. TK_OK or DEC_STOPPED. */
+int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot *s);
+
+/* The inputs of a walk about to start at start, for tk_walk_memo_store. */
+typedef struct tk_walk_memo_key {
+    const tk_bblock *start;
+    uint64_t map;
+    uint64_t address;
+    uint32_t branches;
+    bool stop_at_last_branch;
+} tk_walk_memo_key;
+
+/* Remember the walk that just ended in slot s: its inputs were k, its batch entries are
+ * d->blk[first..d->nblk) (the batch was not flushed during it), insns instructions. Walks
+ * that retired no block or more than TK_WALK_MEMO_MAX are not kept. */
+void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_memo_key *k,
+                        uint32_t first, uint64_t insns);
+
+/* Forget every walk (the blocks they name belong to an image the decoder no longer uses, or
+ * the decoder's flags changed). */
+void tk_walk_memo_clear(tk_te_decoder *d);
+
+/* Tests: with on false, every walk runs (the memo is freed); on again allocates an empty
+ * one. TK_OK, or TK_ERR_NOMEM. */
+tk_status tk_dec_set_walk_memo(tk_te_decoder *d, bool on);
+
+#endif
