@@ -575,7 +575,8 @@ static inline int process_branch_address(tk_te_decoder *d, const branch_fields *
                      .notify = pkt->notify,
                      .updiscon = pkt->updiscon,
                      .irreport = pkt->irreport,
-                     .irdepth = pkt->irdepth};
+                     .irdepth = pkt->irdepth,
+                     .plain = !pkt->notify && !pkt->updiscon && !pkt->irreport};
     tk_rv_insn at;
     if (w.irreport && tk_image_fetch(d->img, w.address, &at) == TK_OK)
         w.target_branch = at.cf == TK_RV_CF_BRANCH;
@@ -707,7 +708,8 @@ tk_status tk_dec_packet_rec(tk_te_decoder *d, const tk_te_rec *rec, uint64_t byt
     }
     const tk_dec_walk w = {.address = d->address,
                            .notify = (rec->flags & TK_TE_REC_NOTIFY) != 0,
-                           .updiscon = (rec->flags & TK_TE_REC_UPDISCON) != 0};
+                           .updiscon = (rec->flags & TK_TE_REC_UPDISCON) != 0,
+                           .plain = !(rec->flags & (TK_TE_REC_NOTIFY | TK_TE_REC_UPDISCON))};
     return result(d, tk_dec_follow(d, &w));
 }
 

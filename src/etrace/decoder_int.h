@@ -35,6 +35,9 @@ typedef struct tk_dec_walk {
     /* Support packet with ended_ntr: walk from an inferred address to the next uninferable
      * discontinuity, then stop (process_support). */
     bool until_discon;
+    /* A branch-map packet's walk with none of the flags above: the walk memo may replay it
+     * (walk_memo.h). Set by the packets that may; false (the default) otherwise. */
+    bool plain;
 } tk_dec_walk;
 
 struct tk_te_decoder {

@@ -930,32 +930,16 @@ static TK_DEC_NOINLINE int follow_any(tk_te_decoder *d, const tk_dec_walk *w)
     return follow_general(d, w, b, last, &cyc, idle, previous_address);
 }
 
-int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+/* tk_dec_follow()'s common walk when the memo does not have it: the tight loop from block b,
+ * remembered in slot (if not NULL) when it ends there, else the general path. */
+static TK_DEC_NOINLINE int follow_tight(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock *b,
+                                        tk_walk_memo_slot *slot)
 {
-    /* The common walk, with block events: from the block the last one stopped at the start
-     * of, nothing but the map to resolve, and the batch open for this privilege and context
-     * (what follow_any checks first, in the order it does). Straight into the tight loop,
-     * without the general path's frame. */
-    const tk_bblock *b = d->stop_block;
-    if (!(d->blocks && b && b->start == d->pc && d->range_first == d->pc && !d->inferred_address &&
-          !d->p.o.branch_prediction && !d->pred_pending && !d->fail_pending &&
-          (!d->nblk || (d->blk_ev.priv == d->privilege && d->blk_ev.context == d->context))))
-        return follow_any(d, w);
-    /* The walk may have been done before with the same inputs (walk_memo.h): then its
-     * batch entries are handed over again. Only walks without the modes and flags that make
-     * the path depend on more than those inputs. */
-    tk_walk_memo_slot *slot = NULL;
     const tk_walk_memo_key key = {.start = b,
                                   .map = d->branch_map,
                                   .address = w->address,
                                   .branches = d->branches,
                                   .stop_at_last_branch = d->stop_at_last_branch};
-    if (!d->p.o.implicit_return && !d->p.o.sijump && !w->fmt3 && !w->notify && !w->updiscon &&
-        !w->irreport && !w->until_discon) {
-        slot = tk_walk_memo_slot_for(d, b, w->address);
-        if (slot && tk_walk_memo_hit(d, slot, b, w->address))
-            return tk_walk_memo_replay(d, slot);
-    }
     const uint64_t previous_address = d->pc;
     const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
     cycle cyc;
@@ -974,4 +958,27 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
     if (r != TK_OK)
         return r;
     return follow_general(d, w, b, last, &cyc, idle, previous_address);
+}
+
+int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
+{
+    /* The common walk, with block events: from the block the last one stopped at the start
+     * of, nothing but the map to resolve, and the batch open for this privilege and context
+     * (what follow_any checks first, in the order it does). Straight into the tight loop,
+     * without the general path's frame. */
+    const tk_bblock *b = d->stop_block;
+    if (!(d->blocks && b && b->start == d->pc && d->range_first == d->pc && !d->inferred_address &&
+          !d->p.o.branch_prediction && !d->pred_pending && !d->fail_pending &&
+          (!d->nblk || (d->blk_ev.priv == d->privilege && d->blk_ev.context == d->context))))
+        return follow_any(d, w);
+    /* The walk may have been done before with the same inputs (walk_memo.h): then its
+     * batch entries are handed over again. Only walks without the modes and flags that make
+     * the path depend on more than those inputs. */
+    tk_walk_memo_slot *slot = NULL;
+    if (w->plain && !d->p.o.implicit_return && !d->p.o.sijump) {
+        slot = tk_walk_memo_slot_for(d, b, w->address);
+        if (slot && tk_walk_memo_hit(d, slot, b, w->address))
+            return tk_walk_memo_replay(d, slot);
+    }
+    return follow_tight(d, w, b, slot);
 }

@@ -39,7 +39,7 @@ static uint64_t entry_insns(const tk_block_exec *e, uint32_t n)
     return sum;
 }
 
-int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot *s)
+int tk_walk_memo_replay_filling(tk_te_decoder *d, const tk_walk_memo_slot *s)
 {
     const tk_block_exec *e = s->e;
     uint32_t left = s->n;
@@ -66,22 +66,7 @@ int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot *s)
     memcpy(d->blk + d->nblk, e, left * sizeof(*e));
     d->nblk += left;
     d->stats.instructions += insns;
-
-    /* What the walk left. */
-    const tk_block_exec *x = &s->e[s->n - 1];
-    const tk_bblock *done = x->block;
-    d->branch_map >>= s->used;
-    d->branches -= s->used;
-    d->stop_at_last_branch = s->stop_at_last_branch_after;
-    d->walk_uninf = s->walk_uninf;
-    d->inferred_address = s->inferred_address;
-    d->last_insn = done->term;
-    d->last_pc = done->last;
-    d->last_valid = true;
-    d->pc = d->range_first = x->next;
-    d->range_ninsn = 1;
-    d->stop_block = s->stop;
-    d->stats.walks_replayed++;
+    tk_walk_memo_restore(d, s);
     return TK_OK;
 }
 

@@ -66,9 +66,44 @@ static inline bool tk_walk_memo_hit(const tk_te_decoder *d, const tk_walk_memo_s
            s->branches == d->branches && s->stop_at_last_branch == d->stop_at_last_branch;
 }
 
+/* What the remembered walk left in the decoder (its entries are in the batch). */
+static inline void tk_walk_memo_restore(tk_te_decoder *d, const tk_walk_memo_slot *s)
+{
+    const tk_block_exec *x = &s->e[s->n - 1];
+    const tk_bblock *done = x->block;
+    d->branch_map >>= s->used;
+    d->branches -= s->used;
+    d->stop_at_last_branch = s->stop_at_last_branch_after;
+    d->walk_uninf = s->walk_uninf;
+    d->inferred_address = s->inferred_address;
+    d->last_insn = done->term;
+    d->last_pc = done->last;
+    d->last_valid = true;
+    d->pc = d->range_first = x->next;
+    d->range_ninsn = 1;
+    d->stop_block = s->stop;
+    d->stats.walks_replayed++;
+}
+
+/* tk_walk_memo_replay when the entries fill the batch (it is handed over where the walk
+ * handed it over). */
+int tk_walk_memo_replay_filling(tk_te_decoder *d, const tk_walk_memo_slot *s);
+
 /* The remembered walk again: its batch entries into the block batch (flushed when full, as
  * the walk does), and the decoder state it left. TK_OK or DEC_STOPPED. */
-int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot *s);
+static inline int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot *s)
+{
+    const uint32_t n = s->n;
+    if (TK_BLOCK_BATCH - d->nblk <= n || d->nblk == 0)
+        return tk_walk_memo_replay_filling(d, s);
+    tk_block_exec *to = d->blk + d->nblk;
+    for (uint32_t i = 0; i < n; i++)
+        to[i] = s->e[i];
+    d->nblk += n;
+    d->stats.instructions += s->insns;
+    tk_walk_memo_restore(d, s);
+    return TK_OK;
+}
 
 /* The inputs of a walk about to start at start, for tk_walk_memo_store. */
 typedef struct tk_walk_memo_key {
