@@ -163,6 +163,9 @@ typedef struct tk_te_decoder_stats {
     /* Walks not done again but replayed from the decoder's memo of earlier walks with the
      * same start, branch map and address (block events only; the events are the same). */
     uint64_t walks_replayed;
+    /* Stretches of a walk (8 branches and the jumps between them) replayed from its memo of
+     * the stretches walked before, within walks it had to do. */
+    uint64_t chunks_replayed;
 } tk_te_decoder_stats;
 void tk_te_decoder_get_stats(const tk_te_decoder *d, tk_te_decoder_stats *st);
 

@@ -69,6 +69,7 @@ void tk_te_decoder_free(tk_te_decoder *d)
     free(d->near);
     free(d->blk);
     free(d->memo);
+    free(d->chunks);
     free(d);
 }
 

@@ -19,6 +19,7 @@
 enum { DEC_DESYNC = 2, DEC_STOPPED = 3 };
 
 typedef struct tk_walk_memo_slot tk_walk_memo_slot; /* walk_memo.h */
+typedef struct tk_walk_chunk tk_walk_chunk;         /* walk_memo.h */
 
 #define TK_DEC_NEAR_BLOCKS 1024u /* a power of two */
 
@@ -112,6 +113,7 @@ struct tk_te_decoder {
     /* Walks remembered by their inputs (walk_memo.h), 2^TK_WALK_MEMO_BITS slots; NULL if
      * they could not be allocated, or when the decoder's flags turn it off. */
     tk_walk_memo_slot *memo;
+    tk_walk_chunk *chunks; /* 2^TK_WALK_CHUNK_SLOT_BITS, NULL like memo */
     tk_image *own_img;
     char msg[192];
 };

@@ -562,6 +562,15 @@ TK_DEC_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
     const tk_bblock *b = *bp;
     uint64_t next = b->start;
     int r;
+    /* Chunks of 8 branches (walk_memo.h), with block events and without implicit return
+     * (whose calls end the loop). rec: the chunk being walked to be remembered, rec_left of
+     * its branches still to come (0: none). */
+    const bool chunky = blocks && d->chunks && !d->p.o.implicit_return;
+    unsigned rec_left = 0;
+    tk_walk_chunk *rec = NULL;
+    tk_block_exec *rec_first = NULL;
+    const tk_bblock *rec_start = NULL;
+    uint64_t rec_bits = 0, rec_flushes = 0;
 
     if (short_of) /* fewer branches than the map's last: the general path reports it */
         goto leave;
@@ -571,6 +580,33 @@ TK_DEC_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
     if (addr - next - 1 < b->last - next)
         goto leave;
     for (;;) {
+        if (chunky && !rec_left && !x.idle && avail >= TK_WALK_CHUNK_BITS &&
+            avail + x.extra > TK_WALK_CHUNK_BITS) {
+            /* No jump followed since the last branch (the jumps' idle count and cycle
+             * search start afresh in the chunk), its 8 bits are there to resolve, and more
+             * branches after them: arriving at the address cannot stop the walk in it. */
+            tk_walk_chunk *c = tk_walk_chunk_slot(d, b, map);
+            if (tk_walk_chunk_fits(c, b, map, addr) && (size_t)(e_end - e) > c->n) {
+                /* room to spare: the batch is not full after it, as after the walk */
+                for (unsigned i = 0; i < c->n; i++)
+                    e[i] = c->e[i];
+                e += c->n;
+                *insns += c->insns;
+                map >>= TK_WALK_CHUNK_BITS;
+                avail -= TK_WALK_CHUNK_BITS;
+                x.done = c->e[c->n - 1].block;
+                d->stats.chunks_replayed++;
+                b = c->final;
+                next = b->start;
+                goto arrived;
+            }
+            rec = c;
+            rec_left = TK_WALK_CHUNK_BITS;
+            rec_first = e;
+            rec_start = b;
+            rec_bits = map;
+            rec_flushes = d->flushes;
+        }
         const unsigned cf = b->term.cf;
         const tk_bblock *nb;
         if (cf == TK_RV_CF_BRANCH) {
@@ -598,6 +634,10 @@ TK_DEC_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
                     return r;
                 nb = lb;
             }
+            /* the chunk being walked is complete (unless the batch went out meanwhile) */
+            if (rec_left && --rec_left == 0 && d->flushes == rec_flushes)
+                tk_walk_chunk_store(rec, rec_start, rec_bits, rec_first, (size_t)(e - rec_first),
+                                    nb);
         } else if (cf == TK_RV_CF_JAL && b->target != b->last &&
                    !(d->p.o.implicit_return &&
                      (b->term.jclass == TK_RV_J_CALL || b->term.jclass == TK_RV_J_SWAP))) {
@@ -653,6 +693,7 @@ TK_DEC_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             break;
         }
         b = nb;
+    arrived:;
         /* One comparison in the common case: the address is neither the block's start nor
          * inside it, and no map without address is at its end. */
         const uint64_t t = addr - next;

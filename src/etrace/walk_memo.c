@@ -70,23 +70,51 @@ int tk_walk_memo_replay_filling(tk_te_decoder *d, const tk_walk_memo_slot *s)
     return TK_OK;
 }
 
+void tk_walk_chunk_store(tk_walk_chunk *c, const tk_bblock *start, uint64_t bits,
+                         const tk_block_exec *e, size_t n, const tk_bblock *final)
+{
+    if (n == 0 || n > TK_WALK_CHUNK_MAX)
+        return;
+    c->start = start;
+    c->final = final;
+    c->bits = (uint8_t)bits;
+    c->n = (uint8_t)n;
+    c->insns = 0;
+    c->lo = UINT64_MAX;
+    c->hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tk_bblock *b = e[i].block;
+        c->e[i] = e[i];
+        c->insns += b->ninsn;
+        if (i > 0) {
+            c->lo = b->start < c->lo ? b->start : c->lo;
+            c->hi = b->last > c->hi ? b->last : c->hi;
+        }
+    }
+}
+
 void tk_walk_memo_clear(tk_te_decoder *d)
 {
-    if (!d->memo)
-        return;
-    for (size_t i = 0; i < (1u << TK_WALK_MEMO_BITS); i++)
-        d->memo[i].start = NULL;
+    if (d->memo)
+        for (size_t i = 0; i < ((size_t)1 << TK_WALK_MEMO_BITS); i++)
+            d->memo[i].start = NULL;
+    if (d->chunks)
+        for (size_t i = 0; i < ((size_t)1 << TK_WALK_CHUNK_SLOT_BITS); i++)
+            d->chunks[i].start = NULL;
 }
 
 tk_status tk_dec_set_walk_memo(tk_te_decoder *d, bool on)
 {
     if (!on) {
         free(d->memo);
+        free(d->chunks);
         d->memo = NULL;
-    } else if (!d->memo) {
-        d->memo = calloc((size_t)1 << TK_WALK_MEMO_BITS, sizeof(*d->memo));
-        if (!d->memo)
-            return TK_ERR_NOMEM;
+        d->chunks = NULL;
+        return TK_OK;
     }
-    return TK_OK;
+    if (!d->memo)
+        d->memo = calloc((size_t)1 << TK_WALK_MEMO_BITS, sizeof(*d->memo));
+    if (!d->chunks)
+        d->chunks = calloc((size_t)1 << TK_WALK_CHUNK_SLOT_BITS, sizeof(*d->chunks));
+    return d->memo && d->chunks ? TK_OK : TK_ERR_NOMEM;
 }

@@ -120,12 +120,70 @@ typedef struct tk_walk_memo_key {
 void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_memo_key *k,
                         uint32_t first, uint64_t insns);
 
+/* Chunks: within a walk, the blocks that 8 branch-map bits lead through. A walk that the
+ * whole-walk memo does not have (a loop whose branches depend on data, a map that differs in a
+ * few bits) still goes through the same short stretches again and again: from a block, the
+ * next 8 bits of the map decide every block up to the 8th branch (with the direct jumps in
+ * between), unless the walk stops on the way, which only the reported address can make it do.
+ * The tight loop (decoder_walk.c) looks a chunk up where no jump has been followed since the
+ * last branch and at least 8 bits are there to resolve, and takes it whole if the address is
+ * in none of its blocks but the first; else it walks, and remembers the chunk it walked. */
+#define TK_WALK_CHUNK_BITS 8u
+#define TK_WALK_CHUNK_SLOT_BITS 11
+/* Batch entries a chunk may hold: its 8 branches and the jumps between them. */
+#define TK_WALK_CHUNK_MAX 24u
+
+typedef struct tk_walk_chunk {
+    const tk_bblock *start; /* NULL: empty */
+    const tk_bblock *final; /* the block the 8th branch led to (not in the chunk) */
+    uint64_t lo, hi;        /* bounds of the chunk's blocks after the first */
+    uint64_t insns;
+    uint8_t bits; /* the 8 map bits */
+    uint8_t n;
+    tk_block_exec e[TK_WALK_CHUNK_MAX];
+} tk_walk_chunk;
+
+/* The slot of the chunk from start with the next 8 map bits (NULL: no chunk memo). */
+static inline tk_walk_chunk *tk_walk_chunk_slot(tk_te_decoder *d, const tk_bblock *start,
+                                                uint64_t map)
+{
+    if (!d->chunks)
+        return NULL;
+    const uint64_t k = ((uint64_t)start->id << 8 | (map & 0xffu)) * 0x9e3779b97f4a7c15ull;
+    return &d->chunks[k >> (64 - TK_WALK_CHUNK_SLOT_BITS)];
+}
+
+/* Whether chunk c is the one from start with the next 8 map bits, and a walk to address may
+ * take it whole. The walk looks at arriving only where the address is: at the start of a
+ * block, arriving stops it only when at most one branch is left (arrive()), which the caller
+ * rules out (more branches than the chunk's are left); inside a block, the tight loop leaves
+ * for the general path, so a chunk holding such a block is not taken. */
+static inline bool tk_walk_chunk_fits(const tk_walk_chunk *c, const tk_bblock *start, uint64_t map,
+                                      uint64_t address)
+{
+    if (c->start != start || c->bits != (uint8_t)map)
+        return false;
+    if (address <= c->lo || address > c->hi)
+        return true;
+    for (unsigned i = 1; i < c->n; i++) {
+        const tk_bblock *b = c->e[i].block;
+        if (address - b->start - 1 < b->last - b->start)
+            return false;
+    }
+    return true;
+}
+
+/* Remember in slot c the chunk walked from start with map bits bits: its entries e[0..n), the
+ * block final its last branch led to. */
+void tk_walk_chunk_store(tk_walk_chunk *c, const tk_bblock *start, uint64_t bits,
+                         const tk_block_exec *e, size_t n, const tk_bblock *final);
+
 /* Forget every walk (the blocks they name belong to an image the decoder no longer uses, or
  * the decoder's flags changed). */
 void tk_walk_memo_clear(tk_te_decoder *d);
 
-/* Tests: with on false, every walk runs (the memo is freed); on again allocates an empty
- * one. TK_OK, or TK_ERR_NOMEM. */
+/* Tests: with on false, every walk runs (the memo and the chunks are freed); on again
+ * allocates empty ones. TK_OK, or TK_ERR_NOMEM. */
 tk_status tk_dec_set_walk_memo(tk_te_decoder *d, bool on);
 
 #endif

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The walk memo (src/etrace/walk_memo.h): a decoder that replays remembered walks sends
- * exactly the events of one that walks every time: the same batches (same entries, same
- * boundaries, same headers), the same other events and messages, the same statistics. For
- * every etrace-ref vector, clean and damaged (bits flipped, bytes dropped or repeated), so
- * that replays also meet errors, resyncs and lost trace. */
+/* The walk memo (src/etrace/walk_memo.h): a decoder that replays remembered walks and chunks
+ * of walks sends exactly the events of one that walks every time: the same batches (same
+ * entries, same boundaries, same headers), the same other events and messages, the same
+ * statistics. For every etrace-ref vector, clean and damaged (bits flipped, bytes dropped or
+ * repeated), so that replays also meet errors, resyncs and lost trace. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +69,7 @@ static tk_status on_event(void *ctx, const tk_event *ev)
 
 typedef struct totals {
     size_t decodes;
-    uint64_t replayed;
+    uint64_t replayed, chunks;
     uint64_t errors;
 } totals;
 
@@ -112,12 +112,14 @@ static void compare(const char *what, const uint8_t *buf, size_t len, const char
         fail_msg("%s/%s %s: the events differ at word %zu of %zu/%zu (memo off/on)", dir, prog,
                  what, i, off.n, on.n);
     assert_int_equal(s_off.walks_replayed, 0);
+    assert_int_equal(s_off.chunks_replayed, 0);
     assert_int_equal(s_off.packets, s_on.packets);
     assert_int_equal(s_off.instructions, s_on.instructions);
     assert_int_equal(s_off.errors, s_on.errors);
     assert_int_equal(s_off.traps, s_on.traps);
     t->decodes++;
     t->replayed += s_on.walks_replayed;
+    t->chunks += s_on.chunks_replayed;
     t->errors += s_on.errors;
     free(off.w);
     free(on.w);
@@ -171,11 +173,14 @@ static void test_memo_changes_nothing(void **state)
     (void)state;
     totals t = {0};
     const size_t n = tk_test_ref_each(check_vector, &t);
-    print_message("%zu vectors, %zu decodes: %llu walks replayed, %llu error events\n", n,
-                  t.decodes, (unsigned long long)t.replayed, (unsigned long long)t.errors);
+    print_message("%zu vectors, %zu decodes: %llu walks and %llu chunks replayed, %llu error "
+                  "events\n",
+                  n, t.decodes, (unsigned long long)t.replayed, (unsigned long long)t.chunks,
+                  (unsigned long long)t.errors);
     assert_true(n >= 20);
     /* the memo is used, and the damaged copies reach the error paths */
     assert_true(t.replayed > 10000);
+    assert_true(t.chunks > 10000);
     assert_true(t.errors > 0);
 }
 
