@@ -8,11 +8,12 @@
 
 #include "pair_map.h"
 
-/* The last call made from a call site: entered from calling-context node parent, it went to
- * node child along call edge call (TK_PAIR_NONE: none yet). The same call again needs no
- * hashing. */
+/* The last call made from a call site (a range ending with a call): entered from
+ * calling-context node parent, it went to function func, node child, along call edge call
+ * (all TK_PAIR_NONE: none yet). The same call again needs no hashing. The site is the
+ * range's last instruction and the call not a trap: only such calls are memoized. */
 typedef struct prof_call_memo {
-    uint32_t parent, child, call;
+    uint32_t parent, func, child, call;
 } prof_call_memo;
 
 /* A distinct range first..last, walked once in the code when first seen. */
@@ -112,24 +113,26 @@ typedef enum prof_action {
 #define PROF_LIKELY(x) (x)
 #endif
 
-/* Per calling-context node, the last call out of it (parallel to tk_profile.ctxs): calls
- * repeat, so the child node and the call edge are usually found without hashing. One memo
- * for calls and traps, one for tail transfers (a frame replaced by another function's),
- * so that a function that does both does not evict one with the other. */
+/* Per calling-context node (parallel to tk_profile.ctxs): the last call out of it, and the
+ * last tail transfer that replaced its frame (by a sibling: another function's frame from
+ * the same call site). Calls and tail transfers repeat, so the node entered and the call
+ * edge are usually found without hashing. The tail transfer is kept by the node replaced,
+ * not by the parent, so that two children's tail transfers do not evict each other. */
 typedef struct prof_ctx_memo_1 {
     uint32_t child; /* last child node entered, TK_PAIR_NONE: none yet */
     uint32_t call;  /* the call edge of that entry */
 } prof_ctx_memo_1;
 typedef struct prof_ctx_memo {
-    prof_ctx_memo_1 m[2]; /* [0] calls and traps, [1] tail transfers */
+    prof_ctx_memo_1 m[2]; /* [0] calls and traps out of the node, [1] tail transfer */
 } prof_ctx_memo;
 
 struct tk_profile {
     tk_code_view code;
     bool finished;
     bool flat; /* TK_PROFILE_FLAT: block counters only (profile_flat.c) */
-    /* Every range and block through range_step, the general path (tk_prof_set_general_only:
-     * for tests that compare it with the fast paths). */
+    /* Every range and block through range_step, the general path, and every call stack
+     * change through tk_cs_enter with its memos off, hashing (tk_prof_set_general_only:
+     * for tests that compare it with the fast paths and memos). */
     bool general_only;
     /* Flat level: the function the previous range ended in (the full level's top of stack),
      * TK_PAIR_NONE after a restart, and how deep the full level's stack would be if every
@@ -224,6 +227,86 @@ tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t re
                       uint32_t func, bool entry, prof_call_memo *memo);
 void tk_cs_reset(tk_profile *p);
 
+/* The stack operations that tk_cs_enter does most, inline for the collector's loops. */
+
+/* The instructions counted since the top frame last changed ran in its context: add them
+ * to its node before the top changes. */
+static inline void tk_cs_flush(tk_profile *p)
+{
+    if (p->depth)
+        p->ctxs[p->stack[p->depth - 1].ctx].self += p->cs_total - p->ctx_base;
+    p->ctx_base = p->cs_total;
+}
+
+/* Push f (the stack has room for it). */
+static inline void tk_cs_store(tk_profile *p, const prof_frame *f)
+{
+    tk_cs_flush(p);
+    p->stack[p->depth++] = *f;
+    if (p->depth > p->totals.max_depth)
+        p->totals.max_depth = p->depth;
+}
+
+/* Push f, entered along call edge f->call (the stack has room for it). */
+static inline void tk_cs_store_call(tk_profile *p, const prof_frame *f)
+{
+    p->calls[f->call].calls++;
+    p->funcs[f->func].entries++;
+    tk_cs_store(p, f);
+    p->call_open[f->call]++;
+}
+
+static inline void tk_cs_pop(tk_profile *p)
+{
+    tk_cs_flush(p);
+    const prof_frame *f = &p->stack[--p->depth];
+    if (f->call != TK_PAIR_NONE && --p->call_open[f->call] == 0)
+        p->calls[f->call].inclusive += p->cs_total - f->snap;
+}
+
+/* tk_cs_enter(p, ACT_CALL, site, ret, first, func, entry, m) when the call site's memo m
+ * names this call (the same function from the same context as last time) and the stack
+ * has room: most calls. Returns false, having done nothing, otherwise. */
+static inline bool tk_cs_call_memo(tk_profile *p, const prof_call_memo *m, uint32_t func,
+                                   uint64_t site, uint64_t ret)
+{
+    const size_t d = p->depth;
+    if (!d || d >= TK_PROF_MAX_DEPTH || d == p->cap_stack || m->func != func ||
+        m->parent != p->stack[d - 1].ctx)
+        return false;
+    const prof_frame f = {.func = func,
+                          .ctx = m->child,
+                          .call = m->call,
+                          .trap = false,
+                          .site = site,
+                          .ret = ret,
+                          .snap = p->cs_total};
+    tk_cs_store_call(p, &f);
+    return true;
+}
+
+/* tk_cs_enter(p, ACT_RETURN, ..., first, func, ...) when the top frame expects the return
+ * to first and the frame below runs func: most returns. Returns false, having done nothing,
+ * otherwise. */
+static inline bool tk_cs_return_top(tk_profile *p, uint64_t first, uint32_t func)
+{
+    const size_t d = p->depth;
+    if (d < 2 || p->stack[d - 1].ret != first || p->stack[d - 2].func != func)
+        return false;
+    tk_cs_pop(p);
+    return true;
+}
+
+/* tk_cs_enter, with the usual call and return done inline. */
+static inline tk_status tk_cs_go(tk_profile *p, prof_action act, uint64_t site, uint64_t ret,
+                                 uint64_t first, uint32_t func, bool entry, prof_call_memo *memo)
+{
+    if (act == ACT_CALL ? memo && tk_cs_call_memo(p, memo, func, site, ret)
+                        : act == ACT_RETURN && tk_cs_return_top(p, first, func))
+        return TK_OK;
+    return tk_cs_enter(p, act, site, ret, first, func, entry, memo);
+}
+
 /* profile.c */
 tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *entry);
 /* The record of range first..last (ninsn: the producer's instruction count, used when the
@@ -235,8 +318,9 @@ tk_status tk_prof_block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *
 /* The flow is interrupted: the next range does not follow the previous one. */
 tk_status tk_prof_flow_break(tk_profile *p);
 
-/* For tests: count every range event and block entry with the general path only, so the
- * fast paths (simple_step, the batch loop of on_blocks) can be checked against it. */
+/* For tests: count every range event and block entry with the general path only, and
+ * find every call's context node and call edge by hashing, so the fast paths (simple_step,
+ * the batch loop of on_blocks, tk_cs_go) and the memos can be checked against it. */
 void tk_prof_set_general_only(tk_profile *p, bool on);
 
 /* profile_flat.c: the flat collection level (TK_PROFILE_FLAT). */
