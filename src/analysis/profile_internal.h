@@ -37,10 +37,13 @@ typedef struct prof_range {
      * taken edge out of this range and the last run that ended with it: checked before any
      * hashing. */
     uint32_t succ[2], edge, run;
-    uint64_t edge_to;     /* edges[edge].to, when edge is set */
     prof_call_memo call;  /* when the range ends with a call */
     uint64_t fall;        /* last + last_len: where sequential flow goes on */
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
+    /* The TK_EV_BLOCKS block whose range is succ[i], set only when that range is simple
+     * (NULL: none), so that on_blocks finds the next record without the lookup by block
+     * id. */
+    const tk_bblock *succ_block[2];
 } prof_range;
 
 /* The range record of a basic block of a TK_EV_BLOCKS producer's image: the block pointer
@@ -95,8 +98,8 @@ typedef struct prof_frame {
 
 /* What the previous event asks the call stack to do with the next range. */
 typedef enum prof_action {
-    ACT_START = 0, /* nothing known: start a fresh stack */
-    ACT_FLOW,      /* sequential flow, branch or jump */
+    ACT_FLOW = 0, /* sequential flow, branch or jump (0: action_after's table) */
+    ACT_START,    /* nothing known: start a fresh stack */
     ACT_CALL,
     ACT_RETURN,
     ACT_XRET,
@@ -368,13 +371,12 @@ static inline tk_status cached_put(tk_pair_map *m, prof_pair_cache *c, uint64_t 
 
 static inline prof_action action_after(uint8_t end)
 {
-    /* By tk_range_end: calls, returns and xRET; all else is flow. */
-    static const uint8_t act[16] = {ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_CALL, ACT_RETURN, ACT_FLOW,
-                                    ACT_FLOW, ACT_XRET, ACT_FLOW, ACT_FLOW, ACT_FLOW,   ACT_FLOW,
-                                    ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW};
-    _Static_assert(TK_END_CALL == 3 && TK_END_RETURN == 4 && TK_END_TRAP_RETURN == 7,
-                   "action table follows tk_range_end");
-    return end < 16 ? (prof_action)act[end] : ACT_FLOW;
+    /* By tk_range_end: calls, returns and xRET; all else (any other byte too) is flow. A
+     * table of every byte needs no bounds check in the collector's loops. */
+    static const uint8_t act[256] = {
+        [TK_END_CALL] = ACT_CALL, [TK_END_RETURN] = ACT_RETURN, [TK_END_TRAP_RETURN] = ACT_XRET};
+    _Static_assert(ACT_FLOW == 0, "unlisted ends are flow");
+    return (prof_action)act[end];
 }
 
 /* A conditional branch ending the previous range whose outcome the event did not state is
@@ -403,8 +405,10 @@ static inline tk_status range_for_event(tk_profile *p, const tk_event *ev, uint3
         }
     }
     tk_status st = tk_prof_range_of(p, ev->first, ev->last, ev->ninsn, out);
-    if (st == TK_OK && p->have_prev)
+    if (st == TK_OK && p->have_prev) {
         p->ranges[p->prev_range].succ[p->prev_taken] = *out;
+        p->ranges[p->prev_range].succ_block[p->prev_taken] = NULL;
+    }
     return st;
 }
 
