@@ -36,24 +36,12 @@ static tk_status ctx_child(tk_profile *p, uint32_t parent, uint32_t func, uint32
     return TK_OK;
 }
 
-/* The instructions counted since the top frame last changed ran in its context: add them
- * to its node before the top changes. */
-static inline void ctx_flush(tk_profile *p)
-{
-    if (p->depth)
-        p->ctxs[p->stack[p->depth - 1].ctx].self += p->cs_total - p->ctx_base;
-    p->ctx_base = p->cs_total;
-}
-
 static inline tk_status push_frame(tk_profile *p, const prof_frame *f)
 {
     tk_status st = TK_GROW(p->stack, p->depth, p->cap_stack, p->depth + 1);
     if (st != TK_OK)
         return st;
-    ctx_flush(p);
-    p->stack[p->depth++] = *f;
-    if (p->depth > p->totals.max_depth)
-        p->totals.max_depth = p->depth;
+    tk_cs_store(p, f);
     return TK_OK;
 }
 
@@ -87,59 +75,77 @@ static tk_status call_edge(tk_profile *p, uint32_t caller, uint32_t func, uint64
     return TK_OK;
 }
 
-/* Push a frame called from site (in the current top function). The context node's memo of
- * its last call is checked first: the same call again needs no hashing. */
+/* Whether context node memo m (prof_ctx_memo_1) has the call edge from site to func. */
+static inline bool tk_cs_ctx_memo_hit(const tk_profile *p, const prof_ctx_memo_1 *m, uint32_t func,
+                                      uint64_t site, bool trap)
+{
+    return m->child != TK_PAIR_NONE && p->ctxs[m->child].func == func &&
+           p->calls[m->call].site == site && p->calls[m->call].trap == trap;
+}
+
+/* Replacing the top frame by one for func (a tail transfer, not from the outermost frame)
+ * when the top node's memo has that transfer (the same one as last time): the new frame
+ * keeps the call site and return address. Returns false, having done nothing, otherwise. */
+static inline bool tk_cs_tail_memo(tk_profile *p, uint32_t func)
+{
+    const size_t d = p->depth;
+    if (d < 2)
+        return false;
+    const prof_frame *top = &p->stack[d - 1];
+    const prof_ctx_memo_1 *m = &p->ctx_memo[top->ctx].m[1];
+    if (top->func == func || !tk_cs_ctx_memo_hit(p, m, func, top->site, top->trap))
+        return false;
+    const prof_frame f = {.func = func,
+                          .ctx = m->child,
+                          .call = m->call,
+                          .trap = top->trap,
+                          .site = top->site,
+                          .ret = top->ret,
+                          .snap = p->cs_total};
+    tk_cs_pop(p);
+    tk_cs_store_call(p, &f);
+    return true;
+}
+
+/* Push a frame called from site (in the current top function). The call site's memo
+ * (memo, for ACT_CALL; see tk_cs_call_memo) is checked first, then the context node memo
+ * ctx_memo[node].m[kind] (prof_ctx_memo): the same call again needs no hashing. */
 static tk_status push_call(tk_profile *p, uint32_t func, uint64_t site, uint64_t ret, bool trap,
-                           bool tail, prof_call_memo *memo)
+                           uint32_t node, int kind, prof_call_memo *memo)
 {
     const prof_frame *top = &p->stack[p->depth - 1];
     prof_frame f = {.func = func, .trap = trap, .site = site, .ret = ret, .snap = p->cs_total};
     const uint32_t parent = top->ctx;
     const uint32_t caller = top->func;
     tk_status st;
-    uint32_t ci;
-    if (memo && memo->parent == parent && memo->child != TK_PAIR_NONE &&
-        p->ctxs[memo->child].func == func && p->calls[memo->call].site == site &&
-        p->calls[memo->call].trap == trap) {
-        /* The call site's memo: a call from the same context to the same function. */
+    if (memo && !p->general_only && memo->parent == parent && memo->func == func) {
         f.ctx = memo->child;
-        ci = memo->call;
+        f.call = memo->call;
     } else {
-        const prof_ctx_memo_1 *m = &p->ctx_memo[parent].m[tail];
-        ci = m->call;
-        if (m->child != TK_PAIR_NONE && p->ctxs[m->child].func == func &&
-            p->calls[ci].site == site && p->calls[ci].trap == trap) {
+        const prof_ctx_memo_1 *m = &p->ctx_memo[node].m[kind];
+        f.call = m->call;
+        if (!p->general_only && tk_cs_ctx_memo_hit(p, m, func, site, trap)) {
             f.ctx = m->child;
         } else {
             if ((st = ctx_child(p, parent, func, &f.ctx)) != TK_OK ||
-                (st = call_edge(p, caller, func, site, trap, &ci)) != TK_OK)
+                (st = call_edge(p, caller, func, site, trap, &f.call)) != TK_OK)
                 return st;
-            p->ctx_memo[parent].m[tail] = (prof_ctx_memo_1){.child = f.ctx, .call = ci};
+            p->ctx_memo[node].m[kind] = (prof_ctx_memo_1){.child = f.ctx, .call = f.call};
         }
         if (memo)
-            *memo = (prof_call_memo){.parent = parent, .child = f.ctx, .call = ci};
+            *memo =
+                (prof_call_memo){.parent = parent, .func = func, .child = f.ctx, .call = f.call};
     }
-    p->calls[ci].calls++;
-    p->funcs[func].entries++;
-    f.call = ci;
-    if ((st = push_frame(p, &f)) != TK_OK)
+    if ((st = TK_GROW(p->stack, p->depth, p->cap_stack, p->depth + 1)) != TK_OK)
         return st;
-    p->call_open[ci]++;
+    tk_cs_store_call(p, &f);
     return TK_OK;
-}
-
-static inline void pop_frame(tk_profile *p)
-{
-    ctx_flush(p);
-    const prof_frame *f = &p->stack[--p->depth];
-    if (f->call != TK_PAIR_NONE && --p->call_open[f->call] == 0)
-        p->calls[f->call].inclusive += p->cs_total - f->snap;
 }
 
 static void pop_to(tk_profile *p, size_t depth)
 {
     while (p->depth > depth)
-        pop_frame(p);
+        tk_cs_pop(p);
 }
 
 void tk_cs_reset(tk_profile *p)
@@ -152,11 +158,13 @@ void tk_cs_reset(tk_profile *p)
 /* Replace the top frame by one for func, called from the same place. */
 static tk_status switch_top(tk_profile *p, uint32_t func)
 {
+    if (!p->general_only && tk_cs_tail_memo(p, func))
+        return TK_OK;
     prof_frame old = p->stack[p->depth - 1];
-    pop_frame(p);
+    tk_cs_pop(p);
     if (!p->depth)
         return push_root(p, func);
-    return push_call(p, func, old.site, old.ret, old.trap, true, NULL);
+    return push_call(p, func, old.site, old.ret, old.trap, old.ctx, 1, NULL);
 }
 
 /* Nearest frame below the top running func, or SIZE_MAX. */
@@ -217,11 +225,11 @@ tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t re
     case ACT_TRAP:
         if (p->depth >= TK_PROF_MAX_DEPTH)
             break; /* runaway: keep counting, stop growing */
-        return push_call(p, func, site, act == ACT_TRAP ? site : ret, act == ACT_TRAP, false,
-                         act == ACT_CALL ? memo : NULL);
+        return push_call(p, func, site, act == ACT_TRAP ? site : ret, act == ACT_TRAP,
+                         p->stack[p->depth - 1].ctx, 0, act == ACT_CALL ? memo : NULL);
     case ACT_RETURN:
         if (PROF_LIKELY(p->stack[p->depth - 1].ret == first))
-            pop_frame(p); /* what do_return does when the top frame matches */
+            tk_cs_pop(p); /* what do_return does when the top frame matches */
         else
             do_return(p, first, func);
         break;

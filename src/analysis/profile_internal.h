@@ -8,11 +8,12 @@
 
 #include "pair_map.h"
 
-/* The last call made from a call site: entered from calling-context node parent, it went to
- * node child along call edge call (TK_PAIR_NONE: none yet). The same call again needs no
- * hashing. */
+/* The last call made from a call site (a range ending with a call): entered from
+ * calling-context node parent, it went to function func, node child, along call edge call
+ * (all TK_PAIR_NONE: none yet). The same call again needs no hashing. The site is the
+ * range's last instruction and the call not a trap: only such calls are memoized. */
 typedef struct prof_call_memo {
-    uint32_t parent, child, call;
+    uint32_t parent, func, child, call;
 } prof_call_memo;
 
 /* A distinct range first..last, walked once in the code when first seen. */
@@ -36,10 +37,13 @@ typedef struct prof_range {
      * taken edge out of this range and the last run that ended with it: checked before any
      * hashing. */
     uint32_t succ[2], edge, run;
-    uint64_t edge_to;     /* edges[edge].to, when edge is set */
     prof_call_memo call;  /* when the range ends with a call */
     uint64_t fall;        /* last + last_len: where sequential flow goes on */
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
+    /* The TK_EV_BLOCKS block whose range is succ[i], set only when that range is simple
+     * (NULL: none), so that on_blocks finds the next record without the lookup by block
+     * id. */
+    const tk_bblock *succ_block[2];
 } prof_range;
 
 /* The range record of a basic block of a TK_EV_BLOCKS producer's image: the block pointer
@@ -94,8 +98,8 @@ typedef struct prof_frame {
 
 /* What the previous event asks the call stack to do with the next range. */
 typedef enum prof_action {
-    ACT_START = 0, /* nothing known: start a fresh stack */
-    ACT_FLOW,      /* sequential flow, branch or jump */
+    ACT_FLOW = 0, /* sequential flow, branch or jump (0: action_after's table) */
+    ACT_START,    /* nothing known: start a fresh stack */
     ACT_CALL,
     ACT_RETURN,
     ACT_XRET,
@@ -112,24 +116,26 @@ typedef enum prof_action {
 #define PROF_LIKELY(x) (x)
 #endif
 
-/* Per calling-context node, the last call out of it (parallel to tk_profile.ctxs): calls
- * repeat, so the child node and the call edge are usually found without hashing. One memo
- * for calls and traps, one for tail transfers (a frame replaced by another function's),
- * so that a function that does both does not evict one with the other. */
+/* Per calling-context node (parallel to tk_profile.ctxs): the last call out of it, and the
+ * last tail transfer that replaced its frame (by a sibling: another function's frame from
+ * the same call site). Calls and tail transfers repeat, so the node entered and the call
+ * edge are usually found without hashing. The tail transfer is kept by the node replaced,
+ * not by the parent, so that two children's tail transfers do not evict each other. */
 typedef struct prof_ctx_memo_1 {
     uint32_t child; /* last child node entered, TK_PAIR_NONE: none yet */
     uint32_t call;  /* the call edge of that entry */
 } prof_ctx_memo_1;
 typedef struct prof_ctx_memo {
-    prof_ctx_memo_1 m[2]; /* [0] calls and traps, [1] tail transfers */
+    prof_ctx_memo_1 m[2]; /* [0] calls and traps out of the node, [1] tail transfer */
 } prof_ctx_memo;
 
 struct tk_profile {
     tk_code_view code;
     bool finished;
     bool flat; /* TK_PROFILE_FLAT: block counters only (profile_flat.c) */
-    /* Every range and block through range_step, the general path (tk_prof_set_general_only:
-     * for tests that compare it with the fast paths). */
+    /* Every range and block through range_step, the general path, and every call stack
+     * change through tk_cs_enter with its memos off, hashing (tk_prof_set_general_only:
+     * for tests that compare it with the fast paths and memos). */
     bool general_only;
     /* Flat level: the function the previous range ended in (the full level's top of stack),
      * TK_PAIR_NONE after a restart, and how deep the full level's stack would be if every
@@ -224,6 +230,86 @@ tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t re
                       uint32_t func, bool entry, prof_call_memo *memo);
 void tk_cs_reset(tk_profile *p);
 
+/* The stack operations that tk_cs_enter does most, inline for the collector's loops. */
+
+/* The instructions counted since the top frame last changed ran in its context: add them
+ * to its node before the top changes. */
+static inline void tk_cs_flush(tk_profile *p)
+{
+    if (p->depth)
+        p->ctxs[p->stack[p->depth - 1].ctx].self += p->cs_total - p->ctx_base;
+    p->ctx_base = p->cs_total;
+}
+
+/* Push f (the stack has room for it). */
+static inline void tk_cs_store(tk_profile *p, const prof_frame *f)
+{
+    tk_cs_flush(p);
+    p->stack[p->depth++] = *f;
+    if (p->depth > p->totals.max_depth)
+        p->totals.max_depth = p->depth;
+}
+
+/* Push f, entered along call edge f->call (the stack has room for it). */
+static inline void tk_cs_store_call(tk_profile *p, const prof_frame *f)
+{
+    p->calls[f->call].calls++;
+    p->funcs[f->func].entries++;
+    tk_cs_store(p, f);
+    p->call_open[f->call]++;
+}
+
+static inline void tk_cs_pop(tk_profile *p)
+{
+    tk_cs_flush(p);
+    const prof_frame *f = &p->stack[--p->depth];
+    if (f->call != TK_PAIR_NONE && --p->call_open[f->call] == 0)
+        p->calls[f->call].inclusive += p->cs_total - f->snap;
+}
+
+/* tk_cs_enter(p, ACT_CALL, site, ret, first, func, entry, m) when the call site's memo m
+ * names this call (the same function from the same context as last time) and the stack
+ * has room: most calls. Returns false, having done nothing, otherwise. */
+static inline bool tk_cs_call_memo(tk_profile *p, const prof_call_memo *m, uint32_t func,
+                                   uint64_t site, uint64_t ret)
+{
+    const size_t d = p->depth;
+    if (!d || d >= TK_PROF_MAX_DEPTH || d == p->cap_stack || m->func != func ||
+        m->parent != p->stack[d - 1].ctx)
+        return false;
+    const prof_frame f = {.func = func,
+                          .ctx = m->child,
+                          .call = m->call,
+                          .trap = false,
+                          .site = site,
+                          .ret = ret,
+                          .snap = p->cs_total};
+    tk_cs_store_call(p, &f);
+    return true;
+}
+
+/* tk_cs_enter(p, ACT_RETURN, ..., first, func, ...) when the top frame expects the return
+ * to first and the frame below runs func: most returns. Returns false, having done nothing,
+ * otherwise. */
+static inline bool tk_cs_return_top(tk_profile *p, uint64_t first, uint32_t func)
+{
+    const size_t d = p->depth;
+    if (d < 2 || p->stack[d - 1].ret != first || p->stack[d - 2].func != func)
+        return false;
+    tk_cs_pop(p);
+    return true;
+}
+
+/* tk_cs_enter, with the usual call and return done inline. */
+static inline tk_status tk_cs_go(tk_profile *p, prof_action act, uint64_t site, uint64_t ret,
+                                 uint64_t first, uint32_t func, bool entry, prof_call_memo *memo)
+{
+    if (act == ACT_CALL ? memo && tk_cs_call_memo(p, memo, func, site, ret)
+                        : act == ACT_RETURN && tk_cs_return_top(p, first, func))
+        return TK_OK;
+    return tk_cs_enter(p, act, site, ret, first, func, entry, memo);
+}
+
 /* profile.c */
 tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *entry);
 /* The record of range first..last (ninsn: the producer's instruction count, used when the
@@ -235,8 +321,9 @@ tk_status tk_prof_block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *
 /* The flow is interrupted: the next range does not follow the previous one. */
 tk_status tk_prof_flow_break(tk_profile *p);
 
-/* For tests: count every range event and block entry with the general path only, so the
- * fast paths (simple_step, the batch loop of on_blocks) can be checked against it. */
+/* For tests: count every range event and block entry with the general path only, and
+ * find every call's context node and call edge by hashing, so the fast paths (simple_step,
+ * the batch loop of on_blocks, tk_cs_go) and the memos can be checked against it. */
 void tk_prof_set_general_only(tk_profile *p, bool on);
 
 /* profile_flat.c: the flat collection level (TK_PROFILE_FLAT). */
@@ -284,13 +371,12 @@ static inline tk_status cached_put(tk_pair_map *m, prof_pair_cache *c, uint64_t 
 
 static inline prof_action action_after(uint8_t end)
 {
-    /* By tk_range_end: calls, returns and xRET; all else is flow. */
-    static const uint8_t act[16] = {ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_CALL, ACT_RETURN, ACT_FLOW,
-                                    ACT_FLOW, ACT_XRET, ACT_FLOW, ACT_FLOW, ACT_FLOW,   ACT_FLOW,
-                                    ACT_FLOW, ACT_FLOW, ACT_FLOW, ACT_FLOW};
-    _Static_assert(TK_END_CALL == 3 && TK_END_RETURN == 4 && TK_END_TRAP_RETURN == 7,
-                   "action table follows tk_range_end");
-    return end < 16 ? (prof_action)act[end] : ACT_FLOW;
+    /* By tk_range_end: calls, returns and xRET; all else (any other byte too) is flow. A
+     * table of every byte needs no bounds check in the collector's loops. */
+    static const uint8_t act[256] = {
+        [TK_END_CALL] = ACT_CALL, [TK_END_RETURN] = ACT_RETURN, [TK_END_TRAP_RETURN] = ACT_XRET};
+    _Static_assert(ACT_FLOW == 0, "unlisted ends are flow");
+    return (prof_action)act[end];
 }
 
 /* A conditional branch ending the previous range whose outcome the event did not state is
@@ -319,8 +405,10 @@ static inline tk_status range_for_event(tk_profile *p, const tk_event *ev, uint3
         }
     }
     tk_status st = tk_prof_range_of(p, ev->first, ev->last, ev->ninsn, out);
-    if (st == TK_OK && p->have_prev)
+    if (st == TK_OK && p->have_prev) {
         p->ranges[p->prev_range].succ[p->prev_taken] = *out;
+        p->ranges[p->prev_range].succ_block[p->prev_taken] = NULL;
+    }
     return st;
 }
 

@@ -4,7 +4,9 @@
  * program of fake_code.h (the end kinds are what a decoder would say). */
 #include "testutil.h"
 
+#include "analysis/profile_internal.h"
 #include "fake_code.h"
+#include "profile_compare.h"
 
 typedef struct script {
     tk_profile *p;
@@ -174,6 +176,64 @@ static void test_xret_without_trap_frame(void **state)
     tk_profile_free(p);
 }
 
+/* Calls, tail transfers and returns that the call stack's memos and inline paths must tell
+ * apart, twice over (the second time finds every memo set): the same call site entered from
+ * two contexts, one frame replaced by the same function from two call sites and by two
+ * functions; then a return to another function than the caller's. */
+static tk_profile *memo_script(bool general)
+{
+    tk_profile *p = start();
+    tk_prof_set_general_only(p, general);
+    for (int i = 0; i < 2; i++) {
+        range(p, 0x1000, 0x1004, TK_END_CALL);   /* main calls foo from 0x1004 */
+        range(p, 0x2000, 0x2000, TK_END_JUMP);   /* foo jumps into handler (tail) */
+        range(p, 0x3000, 0x3004, TK_END_RETURN); /* which returns to main */
+        range(p, 0x1008, 0x1008, TK_END_CALL);   /* main calls foo from 0x1008 */
+        range(p, 0x2000, 0x2000, TK_END_JUMP);   /* the same tail, another site */
+        range(p, 0x3000, 0x3004, TK_END_RETURN);
+        range(p, 0x100c, 0x100c, TK_END_BRANCH); /* not taken */
+        range(p, 0x1010, 0x1010, TK_END_JUMP);   /* back to main's start */
+        range(p, 0x1000, 0x1004, TK_END_CALL);   /* foo from 0x1004 again */
+        range(p, 0x2000, 0x2000, TK_END_JUMP);   /* the same frame, another tail: never */
+        range(p, 0x4000, 0x4008, TK_END_RETURN);
+        range(p, 0x1008, 0x1008, TK_END_JUMP);
+        range(p, 0x1000, 0x1004, TK_END_CALL);   /* foo from 0x1004 */
+        range(p, 0x2000, 0x2000, TK_END_CALL);   /* which calls main */
+        range(p, 0x1000, 0x1004, TK_END_CALL);   /* the same call site in another context */
+        range(p, 0x2000, 0x2008, TK_END_RETURN); /* foo returns to the inner main */
+        range(p, 0x1008, 0x100c, TK_END_BRANCH); /* not taken */
+        range(p, 0x1010, 0x1010, TK_END_RETURN); /* which returns to foo */
+        range(p, 0x2002, 0x2008, TK_END_RETURN); /* which returns to the outer main */
+        range(p, 0x1008, 0x100c, TK_END_BRANCH);
+        range(p, 0x1010, 0x1010, TK_END_JUMP); /* and starts over */
+    }
+    /* A return that the top frame expects, into another function than its caller's. */
+    range(p, 0x1010, 0x1010, TK_END_CALL);   /* a call as main's last instruction */
+    range(p, 0x2000, 0x2008, TK_END_RETURN); /* returns past main, out of every symbol */
+    range(p, 0x1014, 0x1014, TK_END_NONE);
+    tk_profile_totals t = finish(p);
+    assert_int_equal(t.unmatched_returns, 0);
+    assert_int_equal(t.stack_resets, 1); /* at finish, main still running */
+    return p;
+}
+
+static void test_memos_agree_with_hashing(void **state)
+{
+    (void)state;
+    tk_profile *a = memo_script(false), *g = memo_script(true);
+    same_totals(a, g);
+    same_tables(a, g);
+    same_output(a, g, tk_profile_write_callgrind);
+    /* Nodes: main, main>foo, main>handler, main>never, main>foo>main, main>foo>main>foo,
+     * and the root the stack restarts with out of every symbol. */
+    assert_int_equal(tk_profile_ctx_count(g), 7);
+    /* Call edges (site, callee): 0x1004 foo, 0x1004 handler, 0x1008 foo, 0x1008 handler,
+     * 0x1004 never, 0x2000 main, 0x1010 foo. */
+    assert_int_equal(tk_profile_call_count(g), 7);
+    tk_profile_free(a);
+    tk_profile_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_recursion_is_counted_once),
         cmocka_unit_test(test_lost_trace_restarts_the_stack),
         cmocka_unit_test(test_xret_without_trap_frame),
+        cmocka_unit_test(test_memos_agree_with_hashing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
