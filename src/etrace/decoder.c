@@ -34,9 +34,6 @@ tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn
     d->max_predicted = TK_TE_MAX_PREDICTED_DEFAULT;
     d->near = calloc(TK_DEC_NEAR_BLOCKS, sizeof(*d->near));
     d->blk = malloc(TK_BLOCK_BATCH * sizeof(*d->blk));
-    /* Left NULL if it cannot be had: the walks then all run (walk_memo.h). Large enough to
-     * come from mmap: the slots never used take no memory. */
-    (void)tk_dec_set_walk_memo(d, true);
     d->own_img = img;
     d->blk_ev.kind = TK_EV_BLOCKS;
     d->blk_ev.blocks = d->blk;
@@ -104,6 +101,9 @@ void tk_te_decoder_set_flags(tk_te_decoder *d, unsigned flags)
     d->blocks = (flags & TK_TE_DEC_BLOCK_EVENTS) && d->img == d->own_img;
     /* the flags decide where some walks stop (TK_TE_DEC_ECALL_SEQUENTIAL) */
     tk_walk_memo_clear(d);
+    /* Only walks with block events use the memo (walk_memo.h): made now, or freed. If it
+     * cannot be had, the walks all run. */
+    (void)tk_dec_set_walk_memo(d, !d->memo_off);
 }
 
 void tk_te_decoder_set_max_predicted(tk_te_decoder *d, uint64_t max)

@@ -110,10 +110,12 @@ struct tk_te_decoder {
     tk_event blk_ev;    /* kind, priv, context and offsets of the batch's first block */
     uint64_t flushes;   /* batches handed over so far (tells whether a walk's entries are
                          * still together in blk) */
-    /* Walks remembered by their inputs (walk_memo.h), 2^TK_WALK_MEMO_BITS slots; NULL if
-     * they could not be allocated, or when the decoder's flags turn it off. */
+    /* Walks remembered by their inputs (walk_memo.h), 2^TK_WALK_MEMO_BITS slots; made when
+     * the flags ask for block events; NULL before, or if they could not be allocated. */
     tk_walk_memo_slot *memo;
     tk_walk_chunk *chunks; /* 2^TK_WALK_CHUNK_SLOT_BITS, NULL like memo */
+    bool memo_used;        /* something was stored in either since they were last empty */
+    bool memo_off;         /* tk_dec_set_walk_memo(false) */
     tk_image *own_img;
     char msg[192];
 };

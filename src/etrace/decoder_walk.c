@@ -636,7 +636,7 @@ TK_DEC_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
             }
             /* the chunk being walked is complete (unless the batch went out meanwhile) */
             if (rec_left && --rec_left == 0 && d->flushes == rec_flushes)
-                tk_walk_chunk_store(rec, rec_start, rec_bits, rec_first, (size_t)(e - rec_first),
+                tk_walk_chunk_store(d, rec, rec_start, rec_bits, rec_first, (size_t)(e - rec_first),
                                     nb);
         } else if (cf == TK_RV_CF_JAL && b->target != b->last &&
                    !(d->p.o.implicit_return &&

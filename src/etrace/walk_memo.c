@@ -15,6 +15,7 @@ void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_me
         d->last_pc != d->blk[d->nblk - 1].block->last || d->pc != d->blk[d->nblk - 1].next ||
         d->range_first != d->pc || d->range_ninsn != 1)
         return;
+    d->memo_used = true;
     s->start = k->start;
     s->address = k->address;
     s->map = k->map;
@@ -70,11 +71,12 @@ int tk_walk_memo_replay_filling(tk_te_decoder *d, const tk_walk_memo_slot *s)
     return TK_OK;
 }
 
-void tk_walk_chunk_store(tk_walk_chunk *c, const tk_bblock *start, uint64_t bits,
+void tk_walk_chunk_store(tk_te_decoder *d, tk_walk_chunk *c, const tk_bblock *start, uint64_t bits,
                          const tk_block_exec *e, size_t n, const tk_bblock *final)
 {
     if (n == 0 || n > TK_WALK_CHUNK_MAX)
         return;
+    d->memo_used = true;
     c->start = start;
     c->final = final;
     c->bits = (uint8_t)bits;
@@ -95,6 +97,11 @@ void tk_walk_chunk_store(tk_walk_chunk *c, const tk_bblock *start, uint64_t bits
 
 void tk_walk_memo_clear(tk_te_decoder *d)
 {
+    /* Their pages are touched only as slots are used: a decoder that stored nothing (or a new
+     * one, whose flags are set next) leaves them untouched. */
+    if (!d->memo_used)
+        return;
+    d->memo_used = false;
     if (d->memo)
         for (size_t i = 0; i < ((size_t)1 << TK_WALK_MEMO_BITS); i++)
             d->memo[i].start = NULL;
@@ -105,11 +112,13 @@ void tk_walk_memo_clear(tk_te_decoder *d)
 
 tk_status tk_dec_set_walk_memo(tk_te_decoder *d, bool on)
 {
-    if (!on) {
+    d->memo_off = !on;
+    if (!on || !(d->flags & TK_TE_DEC_BLOCK_EVENTS)) {
         free(d->memo);
         free(d->chunks);
         d->memo = NULL;
         d->chunks = NULL;
+        d->memo_used = false;
         return TK_OK;
     }
     if (!d->memo)

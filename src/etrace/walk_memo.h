@@ -18,9 +18,9 @@
 #include "decoder_int.h"
 
 /* Direct-mapped: a new walk replaces the one in its slot. 2^TK_WALK_MEMO_BITS slots. */
-#define TK_WALK_MEMO_BITS 10
+#define TK_WALK_MEMO_BITS 9
 /* Block executions one remembered walk may hold (a full map of 31 branches plus the jumps
- * between them fits). */
+ * between them fits: loops with calls in them repeat such walks whole). */
 #define TK_WALK_MEMO_MAX 48u
 
 typedef struct tk_walk_memo_slot {
@@ -129,9 +129,9 @@ void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_me
  * last branch and at least 8 bits are there to resolve, and takes it whole if the address is
  * in none of its blocks but the first; else it walks, and remembers the chunk it walked. */
 #define TK_WALK_CHUNK_BITS 8u
-#define TK_WALK_CHUNK_SLOT_BITS 11
-/* Batch entries a chunk may hold: its 8 branches and the jumps between them. */
-#define TK_WALK_CHUNK_MAX 24u
+#define TK_WALK_CHUNK_SLOT_BITS 10
+/* Batch entries a chunk may hold: its 8 branches and up to 8 jumps between them. */
+#define TK_WALK_CHUNK_MAX 16u
 
 typedef struct tk_walk_chunk {
     const tk_bblock *start; /* NULL: empty */
@@ -175,15 +175,16 @@ static inline bool tk_walk_chunk_fits(const tk_walk_chunk *c, const tk_bblock *s
 
 /* Remember in slot c the chunk walked from start with map bits bits: its entries e[0..n), the
  * block final its last branch led to. */
-void tk_walk_chunk_store(tk_walk_chunk *c, const tk_bblock *start, uint64_t bits,
+void tk_walk_chunk_store(tk_te_decoder *d, tk_walk_chunk *c, const tk_bblock *start, uint64_t bits,
                          const tk_block_exec *e, size_t n, const tk_bblock *final);
 
 /* Forget every walk (the blocks they name belong to an image the decoder no longer uses, or
  * the decoder's flags changed). */
 void tk_walk_memo_clear(tk_te_decoder *d);
 
-/* Tests: with on false, every walk runs (the memo and the chunks are freed); on again
- * allocates empty ones. TK_OK, or TK_ERR_NOMEM. */
+/* With on false, every walk runs (the memo and the chunks are freed, and not made again);
+ * with on true (the default), they are made empty when the decoder has block events (only
+ * those walks use them). TK_OK, or TK_ERR_NOMEM (then every walk runs). For tests. */
 tk_status tk_dec_set_walk_memo(tk_te_decoder *d, bool on);
 
 #endif
