@@ -19,6 +19,10 @@
 
 #define MAX_PKT 64   /* longer than any well-formed packet */
 #define LITE_MAX 256 /* compact packets held back in batch mode */
+/* Bytes of joined frames the batch path takes in one go (a whole number of frames, more than
+ * the deformatter joins), and the bytes of a compact packet from atoms on. */
+#define JOINED_MAX (15 * 272)
+#define LITE_TAIL (sizeof(tk_etm4_pkt_lite) - offsetof(tk_etm4_pkt_lite, atoms))
 #define NEED_MORE 0
 
 typedef struct addr_entry {
@@ -57,13 +61,17 @@ struct tk_etm4_parser {
         uint32_t bits;
     } atom[64];
 
-    /* Batch mode (tk_etm4_parser_set_batch): the same atoms as compact packets and the
-     * compact packets held back. */
+    /* Batch mode (tk_etm4_parser_set_batch): the compact packets held back, and for each
+     * header byte of the packets the batch path takes (atoms and addresses) the compact packet
+     * as far as the header says it (the rest is filled in). */
     tk_etm4_batch_fn batch_fn;
     void *batch_ctx;
     size_t nlite;
-    tk_etm4_pkt_lite atom_lite[64];
     tk_etm4_pkt_lite lite[LITE_MAX];
+    tk_etm4_pkt_lite lite_tmpl[256];
+    /* k + k / 15: where byte k of joined frames is, from the first frame's start; 32 more for
+     * the records the batch path writes past the data (overwritten or dropped). */
+    uint16_t joined_off[JOINED_MAX + 32];
 };
 
 static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
@@ -92,14 +100,40 @@ static void build_atom_table(tk_etm4_parser *p)
         p->atom[h - 0xc0].type = pkt.type;
         p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
         p->atom[h - 0xc0].bits = pkt.atoms;
-        tk_etm4_pkt_lite *l = &p->atom_lite[h - 0xc0];
-        memset(l, 0, sizeof(*l));
+        tk_etm4_pkt_lite *l = &p->lite_tmpl[h];
         l->type = pkt.type;
         l->header = b;
         l->size = 1;
         l->atom_num = p->atom[h - 0xc0].num;
         l->atoms = pkt.atoms;
     }
+}
+
+/* The batch path's templates of address packets (the fields their header fixes) and its
+ * table of joined frame offsets. */
+static void build_batch_tables(tk_etm4_parser *p)
+{
+    static const struct {
+        uint8_t type, size, bits;
+    } addr[16] = {
+        [0x0] = {TK_ETM4_ADDR_MATCH, 1, 0},    [0x1] = {TK_ETM4_ADDR_MATCH, 1, 0},
+        [0x2] = {TK_ETM4_ADDR_MATCH, 1, 0},    [0x5] = {TK_ETM4_ADDR_S_IS0, 2, 0},
+        [0x6] = {TK_ETM4_ADDR_S_IS1, 2, 0},    [0xa] = {TK_ETM4_ADDR_L_32IS0, 5, 32},
+        [0xb] = {TK_ETM4_ADDR_L_32IS1, 5, 32}, [0xd] = {TK_ETM4_ADDR_L_64IS0, 9, 64},
+        [0xe] = {TK_ETM4_ADDR_L_64IS1, 9, 64},
+    };
+    for (int h = 0x90; h <= 0x9f; h++) {
+        tk_etm4_pkt_lite *l = &p->lite_tmpl[h];
+        if (!addr[h & 0xf].size)
+            continue;
+        l->type = addr[h & 0xf].type;
+        l->header = (uint8_t)h;
+        l->size = addr[h & 0xf].size;
+        l->addr_bits = addr[h & 0xf].bits;
+        l->match_idx = l->type == TK_ETM4_ADDR_MATCH ? (uint8_t)(h & 3) : 0;
+    }
+    for (size_t k = 0; k < sizeof(p->joined_off) / sizeof(p->joined_off[0]); k++)
+        p->joined_off[k] = (uint16_t)(k + k / 15);
 }
 
 tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, void *ctx,
@@ -114,6 +148,7 @@ tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, vo
     p->fn = fn;
     p->ctx = ctx;
     build_atom_table(p);
+    build_batch_tables(p);
     *out = p;
     return TK_OK;
 }
@@ -137,6 +172,7 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     p->batch_fn = batch_fn;
     p->batch_ctx = batch_ctx;
     build_atom_table(p);
+    build_batch_tables(p);
 }
 
 void tk_etm4_parser_set_batch(tk_etm4_parser *p, tk_etm4_batch_fn fn, void *ctx)
@@ -1052,6 +1088,32 @@ static tk_status hunt_async(tk_etm4_parser *p, const uint8_t *d, size_t n, uint6
     return TK_OK;
 }
 
+/* Batch mode: a packet of the complete parser that a compact packet holds (one split between
+ * runs) joins the batch, as the batch path would have taken it. */
+static tk_status push_lite(tk_etm4_parser *p, const tk_etm4_packet *pkt)
+{
+    tk_status st;
+    if (p->nlite == LITE_MAX && (st = tk_etm4_parser_flush(p)))
+        return st;
+    tk_etm4_pkt_lite *l = &p->lite[p->nlite++];
+    memset(l, 0, sizeof(*l));
+    l->index = pkt->index;
+    l->type = pkt->type;
+    l->header = pkt->header;
+    l->size = pkt->size;
+    if (pkt->type >= TK_ETM4_ATOM_F1) {
+        l->atom_num = pkt->atom_num;
+        l->atoms = pkt->atoms;
+        return TK_OK;
+    }
+    l->addr = pkt->addr;
+    l->addr_bits = pkt->addr_bits;
+    l->addr_is = pkt->addr_is;
+    l->addr_64 = pkt->addr_64;
+    l->match_idx = pkt->match_idx;
+    return TK_OK;
+}
+
 static tk_status deliver(tk_etm4_parser *p, tk_etm4_packet *pkt, uint64_t index, int len)
 {
     pkt->index = index;
@@ -1063,7 +1125,33 @@ static tk_status deliver(tk_etm4_parser *p, tk_etm4_packet *pkt, uint64_t index,
         p->notsync_sent = false;
         p->zeros = 0;
     }
+    const uint8_t t = pkt->type;
+    if (p->batch_fn && ((t >= TK_ETM4_ATOM_F1 && t <= TK_ETM4_ATOM_F6) ||
+                        (t >= TK_ETM4_ADDR_MATCH && t <= TK_ETM4_ADDR_L_64IS1)))
+        return push_lite(p, pkt);
     return emit_pkt(p, pkt);
+}
+
+/* The packet at d[0] through the complete parser: delivered, or kept as a partial packet when d
+ * ends inside it. *used: the bytes taken (all of d for a partial packet). */
+static tk_status slow_packet(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index,
+                             size_t *used)
+{
+    tk_etm4_packet *pkt = &p->pkt;
+    clear_pkt(pkt);
+    int r = decode(p, d, n, pkt);
+    if (r == NEED_MORE) {
+        if (n < MAX_PKT) {
+            memcpy(p->part, d, n);
+            p->npart = n;
+            p->part_index = index;
+            *used = n;
+            return TK_OK;
+        }
+        r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
+    }
+    *used = (size_t)r;
+    return deliver(p, pkt, index, r);
 }
 
 /* Complete a packet split across runs: append as much of d as the side buffer holds and
@@ -1132,22 +1220,22 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
                                               uint64_t index, size_t *pi, const bool frames)
 {
     tk_status st = TK_OK;
-    /* The address state lives in locals here (registers): updating it in the parser through
+    /* The address history lives in locals here (registers): updating it in the parser through
      * memory costs store-forwarding stalls on every address packet. Written back at the end
-     * (the batch callback cannot see the parser). */
-    /* Each entry as its value and a word of meta data: IS [7:0], valid bits [15:8], 64-bit
-     * [16] (single bytes get spilled one by one). */
+     * (the batch callback cannot see the parser). The current address is always the newest
+     * history entry (every packet that sets it pushes it), so only the three entries are kept.
+     * Each as its value and a word of meta data: IS [7:0], valid bits [15:8], 64-bit [16]
+     * (single bytes get spilled one by one). */
 #define META(e) ((uint32_t)(e).is | (uint32_t)(e).valid_bits << 8 | (uint32_t)(e).is64 << 16)
-    uint64_t cv = p->cur.val, v0 = p->stack[0].val, v1 = p->stack[1].val, v2 = p->stack[2].val;
-    uint32_t cm = META(p->cur), m0 = META(p->stack[0]), m1 = META(p->stack[1]),
-             m2 = META(p->stack[2]);
+    uint64_t v0 = p->stack[0].val, v1 = p->stack[1].val, v2 = p->stack[2].val;
+    uint32_t m0 = META(p->stack[0]), m1 = META(p->stack[1]), m2 = META(p->stack[2]);
 #undef META
     const bool aarch64_ctx = p->ctx_valid && p->ctxs.sf;
-    const tk_etm4_pkt_lite *const atom_lite = p->atom_lite;
-#define PUSH() (v2 = v1, m2 = m1, v1 = v0, m1 = m0, v0 = cv, m0 = cm)
-    /* Joined frames: byte k of d is at index + k + k / 15 (a division by a constant, a
-     * multiply: cheaper than cutting the loop at every frame end). */
-#define INDEX(k) (index + (k) + (frames ? (k) / 15 : 0))
+    const tk_etm4_pkt_lite *const tmpl = p->lite_tmpl;
+#define PUSH(v, m) (v2 = v1, m2 = m1, v1 = v0, m1 = m0, v0 = (v), m0 = (m))
+    /* Joined frames: byte k of d is at index + k + k / 15, from the parser's table of
+     * k + k / 15 (a load instead of a multiply per record; the caller keeps n within it). */
+#define INDEX(k) (frames ? index + p->joined_off[k] : index + (k))
     /* Every step reads the 16 bytes at b + j: first over d up to its last 16 bytes, then over
      * a zero-padded copy of the rest (zero is no packet this path takes). Byte j of b is byte
      * off + j of d; valid: bytes of b that are data. */
@@ -1168,97 +1256,90 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
                 o = p->lite;
             }
             /* A run of atoms: the first four records are written whatever the run's length
-             * (those past it are overwritten later), so short runs take no branch. The
-             * template covers the record from atoms on (addr is not used by atoms). */
+             * (those past it are overwritten later), so short runs take no branch. A record
+             * is its template from atoms on (addr is not used by atoms) and its index. */
             const unsigned run = atom_run(b + j);
             for (unsigned k = 0; k < 4; k++) {
-                memcpy(&o[k].atoms, &atom_lite[b[j + k] & 0x3f].atoms,
-                       sizeof(*o) - offsetof(tk_etm4_pkt_lite, atoms));
+                memcpy(&o[k].atoms, &tmpl[b[j + k]].atoms, LITE_TAIL);
                 o[k].index = INDEX(off + j + k);
             }
             for (unsigned k = 4; k < run; k++) {
-                memcpy(&o[k].atoms, &atom_lite[b[j + k] & 0x3f].atoms,
-                       sizeof(*o) - offsetof(tk_etm4_pkt_lite, atoms));
+                memcpy(&o[k].atoms, &tmpl[b[j + k]].atoms, LITE_TAIL);
                 o[k].index = INDEX(off + j + k);
             }
             o += run;
             j += run;
             if (run == 16 || j >= jend)
                 continue;
+            /* An address packet: its template, with what the packet says put in. */
             const uint8_t h = b[j];
-            uint8_t bits, len, type, idx = 0;
-            if (h == 0x95 || h == 0x96) {
-                /* §6.4.12 short address, as short_addr() */
-                const uint8_t is = h == 0x96, b1 = b[j + 1];
-                const int shift = 2 - is;
-                uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
-                bits = (uint8_t)(7 + shift);
-                len = 2;
+            uint64_t a;
+            uint32_t m;
+            unsigned len = tmpl[h].size, bits = 0;
+            switch (h) {
+            case 0x90: /* exact match (§6.4.12), as exact_match() */
+                a = v0, m = m0;
+                break;
+            case 0x91:
+                a = v1, m = m1;
+                break;
+            case 0x92:
+                a = v2, m = m2;
+                break;
+            case 0x95: /* short address, as short_addr(): IS0 */
+            case 0x96: {
+                const unsigned is = h == 0x96, shift = 2 - is, b1 = b[j + 1];
+                a = (uint64_t)(b1 & 0x7f) << shift;
+                bits = 7 + shift;
                 if (b1 & 0x80) {
-                    v |= (uint64_t)b[j + 2] << bits;
+                    a |= (uint64_t)b[j + 2] << bits;
                     bits += 8;
                     len = 3;
                 }
-                if (j + len > valid)
-                    goto stop;
-                uint64_t mask = (1ull << bits) - 1;
-                cv = (cv & ~mask) | v;
-                if (((cm >> 8) & 0xff) < bits)
-                    cm = (cm & ~0xff00u) | (uint32_t)bits << 8;
-                cm = (cm & ~0xffu) | is;
-                type = is ? TK_ETM4_ADDR_S_IS1 : TK_ETM4_ADDR_S_IS0;
-            } else if (h >= 0x90 && h <= 0x92) {
-                /* as exact_match() */
-                idx = h & 3;
-                cv = idx == 0 ? v0 : (idx == 1 ? v1 : v2);
-                cm = idx == 0 ? m0 : (idx == 1 ? m1 : m2);
-                type = TK_ETM4_ADDR_MATCH;
-                bits = 0;
-                len = 1;
-            } else if (h == 0x9a || h == 0x9b) {
-                /* as set_addr32() */
-                if (j + 5 > valid)
-                    goto stop;
-                const uint8_t is = h & 1;
-                uint32_t a = (uint32_t)long_addr(b + j + 1, 4, is);
+                const uint64_t mask = (1ull << bits) - 1;
+                a |= v0 & ~mask;
+                m = (m0 & ~0xffu) | is;
+                if (((m >> 8) & 0xff) < bits)
+                    m = (m & ~0xff00u) | bits << 8;
+                break;
+            }
+            case 0x9a: /* long 32-bit address, as set_addr32() */
+            case 0x9b: {
+                const unsigned is = h & 1;
+                a = (uint32_t)long_addr(b + j + 1, 4, is);
                 if (aarch64_ctx) {
-                    cv = (cv & ~0xffffffffull) | a;
-                    cm |= 1u << 16;
+                    a |= v0 & ~0xffffffffull;
+                    m = m0 | 1u << 16;
                 } else {
-                    cv = a;
-                    cm &= ~(1u << 16);
+                    m = m0 & ~(1u << 16);
                 }
-                if (((cm >> 8) & 0xff) < 32)
-                    cm = (cm & ~0xff00u) | 32u << 8;
-                cm = (cm & ~0xffu) | is;
-                type = is ? TK_ETM4_ADDR_L_32IS1 : TK_ETM4_ADDR_L_32IS0;
-                bits = 32;
-                len = 5;
-            } else if (h == 0x9d || h == 0x9e) {
-                /* as set_addr64() */
-                if (j + 9 > valid)
-                    goto stop;
-                const uint8_t is = h == 0x9e;
-                cv = long_addr(b + j + 1, 8, is);
-                cm = is | 64u << 8 | 1u << 16;
-                type = is ? TK_ETM4_ADDR_L_64IS1 : TK_ETM4_ADDR_L_64IS0;
-                bits = 64;
-                len = 9;
-            } else {
+                if (((m >> 8) & 0xff) < 32)
+                    m = (m & ~0xff00u) | 32u << 8;
+                m = (m & ~0xffu) | is;
+                break;
+            }
+            case 0x9d: /* long 64-bit address, as set_addr64() */
+            case 0x9e: {
+                const unsigned is = h == 0x9e;
+                a = long_addr(b + j + 1, 8, is);
+                m = is | 64u << 8 | 1u << 16;
+                break;
+            }
+            default:
                 goto stop;
             }
-            PUSH();
+            if (j + len > valid)
+                goto stop; /* not complete in d: nothing is changed */
+            PUSH(a, m);
+            memcpy(&o->atoms, &tmpl[h].atoms, LITE_TAIL);
             o->index = INDEX(off + j);
-            o->addr = cv;
-            o->atoms = 0;
-            o->type = type;
-            o->header = h;
-            o->atom_num = 0;
-            o->size = len;
-            o->addr_bits = bits;
-            o->addr_is = (uint8_t)cm;
-            o->addr_64 = (uint8_t)(cm >> 16);
-            o->match_idx = idx;
+            o->addr = a;
+            o->addr_is = (uint8_t)m;
+            o->addr_64 = (uint8_t)(m >> 16);
+            if (bits) { /* short addresses: their length and bits vary */
+                o->size = (uint8_t)len;
+                o->addr_bits = (uint8_t)bits;
+            }
             o++;
             j += len;
         }
@@ -1285,10 +1366,10 @@ out:
 #undef INDEX
 #undef PUSH
 #define ENTRY(v, m) ((addr_entry){v, (uint8_t)(m), (uint8_t)((m) >> 8), (uint8_t)((m) >> 16)})
-    p->cur = ENTRY(cv, cm);
     p->stack[0] = ENTRY(v0, m0);
     p->stack[1] = ENTRY(v1, m1);
     p->stack[2] = ENTRY(v2, m2);
+    p->cur = p->stack[0];
 #undef ENTRY
     *pi = off + j;
     return st;
@@ -1396,22 +1477,10 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         }
         if (i >= n)
             break;
-        clear_pkt(pkt);
-        int r = decode(p, d + i, n - i, pkt);
-        if (r == NEED_MORE) {
-            size_t rest = n - i;
-            if (rest >= MAX_PKT) {
-                r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
-            } else {
-                memcpy(p->part, d + i, rest);
-                p->npart = rest;
-                p->part_index = index + i;
-                return TK_OK;
-            }
-        }
-        if ((st = deliver(p, pkt, index + i, r)))
+        size_t used;
+        if ((st = slow_packet(p, d + i, n - i, index + i, &used)))
             return st;
-        i += (size_t)r;
+        i += used;
     }
     return TK_OK;
 }
@@ -1421,17 +1490,42 @@ tk_status tk_etm4_parser_frames(tk_etm4_parser *p, const uint8_t *d, size_t n, u
     tk_status st;
     size_t i = 0;
     while (i < n) {
-        /* Synchronised, no partial packet: compact packets straight from the joined frames. */
+        /* Synchronised, no partial packet: compact packets straight from the joined frames,
+         * at most JOINED_MAX bytes from a frame start at a time (the batch path's table of
+         * offsets covers as many). */
         if (p->batch_fn && p->synced && !p->npart) {
-            if ((st = batch_run(p, d, n, index, &i, true)))
+            const size_t w = i - i % 15, wn = n - w < JOINED_MAX ? n - w : JOINED_MAX;
+            size_t k = i - w;
+            if ((st = batch_run(p, d + w, wn, index + w + w / 15, &k, true)))
                 return st;
+            i = w + k;
             if (i >= n)
                 break;
+            if (k >= wn)
+                continue; /* the window is done, not the data */
+            /* Stopped in the last frame (mostly at a packet that goes on in the next run):
+             * that packet to the complete parser here, as the run of the frame's rest would
+             * give it, without the run. */
+            if (i >= (n - 1) / 15 * 15) {
+                size_t used;
+                if ((st = slow_packet(p, d + i, n - i, index + i + i / 15, &used)))
+                    return st;
+                i += used;
+                continue;
+            }
         }
-        /* Anything else: the rest of this frame's bytes as one run, as without joining. */
+        /* The first bytes complete a partial packet: as a run of this frame's bytes would. */
         size_t end = (i / 15 + 1) * 15;
         if (end > n)
             end = n;
+        if (p->batch_fn && p->npart) {
+            size_t used;
+            if ((st = complete_part(p, d + i, end - i, &used)))
+                return st;
+            i += used;
+            continue;
+        }
+        /* Anything else: the rest of this frame's bytes as one run, as without joining. */
         if ((st = tk_etm4_parser_data(p, d + i, end - i, index + i + i / 15)))
             return st;
         i = end;
