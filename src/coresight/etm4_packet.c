@@ -1216,6 +1216,31 @@ static inline unsigned atom_run(const uint8_t *b)
 #endif
 }
 
+/* The bytes of a compact packet from type to match_idx as a little-endian word (atom_num 0,
+ * addr_is and addr_64 to be put in). */
+#define LITE_WORD(type, header, size, bits, match_idx)                                             \
+    ((uint64_t)(type) | (uint64_t)(header) << 8 | (uint64_t)(size) << 24 |                         \
+     (uint64_t)(bits) << 32 | (uint64_t)(match_idx) << 56)
+
+/* ... stored in one go (one move on little-endian hosts). */
+static inline void put_lite_word(tk_etm4_pkt_lite *o, uint64_t w)
+{
+    _Static_assert(offsetof(tk_etm4_pkt_lite, match_idx) == offsetof(tk_etm4_pkt_lite, type) + 7,
+                   "type..match_idx are 8 consecutive bytes");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy((unsigned char *)o + offsetof(tk_etm4_pkt_lite, type), &w, 8);
+#else
+    o->type = (uint8_t)w;
+    o->header = (uint8_t)(w >> 8);
+    o->atom_num = (uint8_t)(w >> 16);
+    o->size = (uint8_t)(w >> 24);
+    o->addr_bits = (uint8_t)(w >> 32);
+    o->addr_is = (uint8_t)(w >> 40);
+    o->addr_64 = (uint8_t)(w >> 48);
+    o->match_idx = (uint8_t)(w >> 56);
+#endif
+}
+
 static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d, size_t n,
                                               uint64_t index, size_t *pi, const bool frames)
 {
@@ -1223,16 +1248,39 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
     /* The address history lives in locals here (registers): updating it in the parser through
      * memory costs store-forwarding stalls on every address packet. Written back at the end
      * (the batch callback cannot see the parser). The current address is always the newest
-     * history entry (every packet that sets it pushes it), so only the three entries are kept.
-     * Each as its value and a word of meta data: IS [7:0], valid bits [15:8], 64-bit [16]
-     * (single bytes get spilled one by one). */
-#define META(e) ((uint32_t)(e).is | (uint32_t)(e).valid_bits << 8 | (uint32_t)(e).is64 << 16)
+     * history entry (every packet that sets it pushes it), so only the three entries are kept:
+     * their values, and their meta data (IS [0], 64-bit [8], valid bits [15:9]) in 16 bits
+     * each of one word (entry i at bit 16 i), so that all fit in registers. */
+#define META(e) ((uint64_t)(e).is | (uint64_t)(e).is64 << 8 | (uint64_t)(e).valid_bits << 9)
     uint64_t v0 = p->stack[0].val, v1 = p->stack[1].val, v2 = p->stack[2].val;
-    uint32_t m0 = META(p->stack[0]), m1 = META(p->stack[1]), m2 = META(p->stack[2]);
+    uint64_t ms = META(p->stack[0]) | META(p->stack[1]) << 16 | META(p->stack[2]) << 32;
 #undef META
-    const bool aarch64_ctx = p->ctx_valid && p->ctxs.sf;
+    const unsigned aarch64_ctx = p->ctx_valid && p->ctxs.sf;
     const tk_etm4_pkt_lite *const tmpl = p->lite_tmpl;
-#define PUSH(v, m) (v2 = v1, m2 = m1, v1 = v0, m1 = m0, v0 = (v), m0 = (m))
+#define PUSH(v, m) (v2 = v1, v1 = v0, v0 = (v), ms = ms << 16 | (m))
+    /* An address's meta data after a packet that carries bits of it (IS is): the valid bits
+     * grow to bits. */
+#define GROW(is, is64, bits)                                                                       \
+    ((is) | (is64) << 8 | ((ms & 0xfe00) < (bits) << 9 ? (bits) << 9 : ms & 0xfe00))
+    /* §6.4.12 short address, as short_addr(), for IS is: 7 or 15 bits above the instruction
+     * alignment (a second byte when bit 7 of the first is set); all else constant per case. */
+#define SHORT_ADDR(is)                                                                             \
+    do {                                                                                           \
+        const uint64_t b1 = b[j + 1];                                                              \
+        const unsigned is64 = (unsigned)(ms >> 8) & 1, lo = 7 + 2 - (is);                          \
+        if (!(b1 & 0x80)) {                                                                        \
+            a = (v0 & ~((1ull << lo) - 1)) | (b1 & 0x7f) << (2 - (is));                            \
+            m = GROW((is), is64, lo);                                                              \
+            len = 2;                                                                               \
+            w = LITE_WORD(TK_ETM4_ADDR_S_IS0 + (is), 0x95 + (is), 2u, lo, 0);                      \
+        } else {                                                                                   \
+            a = (v0 & ~((1ull << (lo + 8)) - 1)) | (b1 & 0x7f) << (2 - (is)) |                     \
+                (uint64_t)b[j + 2] << lo;                                                          \
+            m = GROW((is), is64, lo + 8);                                                          \
+            len = 3;                                                                               \
+            w = LITE_WORD(TK_ETM4_ADDR_S_IS0 + (is), 0x95 + (is), 3u, lo + 8, 0);                  \
+        }                                                                                          \
+    } while (0)
     /* Joined frames: byte k of d is at index + k + k / 15, from the parser's table of
      * k + k / 15 (a load instead of a multiply per record; the caller keeps n within it). */
 #define INDEX(k) (frames ? index + p->joined_off[k] : index + (k))
@@ -1271,75 +1319,48 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
             j += run;
             if (run == 16 || j >= jend)
                 continue;
-            /* An address packet: its template, with what the packet says put in. */
-            const uint8_t h = b[j];
-            uint64_t a;
-            uint32_t m;
-            unsigned len = tmpl[h].size, bits = 0;
-            switch (h) {
-            case 0x90: /* exact match (§6.4.12), as exact_match() */
-                a = v0, m = m0;
-                break;
-            case 0x91:
-                a = v1, m = m1;
-                break;
-            case 0x92:
-                a = v2, m = m2;
-                break;
-            case 0x95: /* short address, as short_addr(): IS0 */
-            case 0x96: {
-                const unsigned is = h == 0x96, shift = 2 - is, b1 = b[j + 1];
-                a = (uint64_t)(b1 & 0x7f) << shift;
-                bits = 7 + shift;
-                if (b1 & 0x80) {
-                    a |= (uint64_t)b[j + 2] << bits;
-                    bits += 8;
-                    len = 3;
-                }
-                const uint64_t mask = (1ull << bits) - 1;
-                a |= v0 & ~mask;
-                m = (m0 & ~0xffu) | is;
-                if (((m >> 8) & 0xff) < bits)
-                    m = (m & ~0xff00u) | bits << 8;
-                break;
-            }
-            case 0x9a: /* long 32-bit address, as set_addr32() */
-            case 0x9b: {
+            /* An address packet (the most frequent first): its state change, and the
+             * compact packet's bytes from type to match_idx as one word (w). */
+            const unsigned h = b[j];
+            uint64_t a, w;
+            unsigned m, len;
+            if (h == 0x95)
+                SHORT_ADDR(0);
+            else if (h == 0x96)
+                SHORT_ADDR(1);
+            else if ((uint8_t)(h - 0x90) < 3) {
+                /* exact match, as exact_match(): history entry h & 3 */
+                const unsigned idx = h & 3;
+                a = idx == 0 ? v0 : (idx == 1 ? v1 : v2);
+                m = (unsigned)(ms >> (16 * idx)) & 0xffff;
+                len = 1;
+                w = LITE_WORD(TK_ETM4_ADDR_MATCH, h, 1u, 0u, idx);
+            } else if ((uint8_t)(h - 0x9a) < 2) {
+                /* long 32-bit address, as set_addr32(): in AArch64 the high half is kept */
                 const unsigned is = h & 1;
                 a = (uint32_t)long_addr(b + j + 1, 4, is);
-                if (aarch64_ctx) {
+                if (aarch64_ctx)
                     a |= v0 & ~0xffffffffull;
-                    m = m0 | 1u << 16;
-                } else {
-                    m = m0 & ~(1u << 16);
-                }
-                if (((m >> 8) & 0xff) < 32)
-                    m = (m & ~0xff00u) | 32u << 8;
-                m = (m & ~0xffu) | is;
-                break;
-            }
-            case 0x9d: /* long 64-bit address, as set_addr64() */
-            case 0x9e: {
+                m = GROW(is, aarch64_ctx, 32u);
+                len = 5;
+                w = LITE_WORD(TK_ETM4_ADDR_L_32IS0 + is, h, 5u, 32u, 0);
+            } else if ((uint8_t)(h - 0x9d) < 2) {
+                /* long 64-bit address, as set_addr64() */
                 const unsigned is = h == 0x9e;
                 a = long_addr(b + j + 1, 8, is);
-                m = is | 64u << 8 | 1u << 16;
-                break;
-            }
-            default:
+                m = is | 1u << 8 | 64u << 9;
+                len = 9;
+                w = LITE_WORD(TK_ETM4_ADDR_L_64IS0 + is, h, 9u, 64u, 0);
+            } else {
                 goto stop;
             }
             if (j + len > valid)
                 goto stop; /* not complete in d: nothing is changed */
             PUSH(a, m);
-            memcpy(&o->atoms, &tmpl[h].atoms, LITE_TAIL);
             o->index = INDEX(off + j);
             o->addr = a;
-            o->addr_is = (uint8_t)m;
-            o->addr_64 = (uint8_t)(m >> 16);
-            if (bits) { /* short addresses: their length and bits vary */
-                o->size = (uint8_t)len;
-                o->addr_bits = (uint8_t)bits;
-            }
+            o->atoms = 0;
+            put_lite_word(o, w | (uint64_t)(m & 0x101) << 40); /* addr_is, addr_64 */
             o++;
             j += len;
         }
@@ -1365,10 +1386,13 @@ stop: /* a packet for the complete parser, or one not complete in d (or the data
 out:
 #undef INDEX
 #undef PUSH
-#define ENTRY(v, m) ((addr_entry){v, (uint8_t)(m), (uint8_t)((m) >> 8), (uint8_t)((m) >> 16)})
-    p->stack[0] = ENTRY(v0, m0);
-    p->stack[1] = ENTRY(v1, m1);
-    p->stack[2] = ENTRY(v2, m2);
+#undef GROW
+#undef SHORT_ADDR
+#define ENTRY(v, m)                                                                                \
+    ((addr_entry){v, (uint8_t)((m)&1), (uint8_t)(((m) >> 9) & 0x7f), (uint8_t)(((m) >> 8) & 1)})
+    p->stack[0] = ENTRY(v0, ms);
+    p->stack[1] = ENTRY(v1, ms >> 16);
+    p->stack[2] = ENTRY(v2, ms >> 32);
     p->cur = p->stack[0];
 #undef ENTRY
     *pi = off + j;
