@@ -19,10 +19,27 @@
 
 #define MAX_PKT 64   /* longer than any well-formed packet */
 #define LITE_MAX 256 /* compact packets held back in batch mode */
-/* Bytes of joined frames the batch path takes in one go (a whole number of frames, more than
- * the deformatter joins), and the bytes of a compact packet from atoms on. */
-#define JOINED_MAX (15 * 272)
+/* The bytes of a compact packet from atoms on. */
 #define LITE_TAIL (sizeof(tk_etm4_pkt_lite) - offsetof(tk_etm4_pkt_lite, atoms))
+
+/* Joined frames of 15 bytes (tk_etm4_parser_frames): byte k is at k + k / 15 from the start,
+ * for k < JOINED_MAX (256 frames, as many as the deformatter joins). The batch path reads it
+ * from this table (a load per record; computed, a multiply). */
+#define JOINED_MAX (15 * 256)
+#define AT_FRAME(f)                                                                                \
+    16 * (f), 16 * (f) + 1, 16 * (f) + 2, 16 * (f) + 3, 16 * (f) + 4, 16 * (f) + 5, 16 * (f) + 6,  \
+        16 * (f) + 7, 16 * (f) + 8, 16 * (f) + 9, 16 * (f) + 10, 16 * (f) + 11, 16 * (f) + 12,     \
+        16 * (f) + 13, 16 * (f) + 14
+#define AT_FRAMES4(f) AT_FRAME(f), AT_FRAME((f) + 1), AT_FRAME((f) + 2), AT_FRAME((f) + 3)
+#define AT_FRAMES16(f) AT_FRAMES4(f), AT_FRAMES4((f) + 4), AT_FRAMES4((f) + 8), AT_FRAMES4((f) + 12)
+#define AT_FRAMES64(f)                                                                             \
+    AT_FRAMES16(f), AT_FRAMES16((f) + 16), AT_FRAMES16((f) + 32), AT_FRAMES16((f) + 48)
+static const uint16_t joined_at[JOINED_MAX] = {AT_FRAMES64(0), AT_FRAMES64(64), AT_FRAMES64(128),
+                                               AT_FRAMES64(192)};
+#undef AT_FRAMES64
+#undef AT_FRAMES16
+#undef AT_FRAMES4
+#undef AT_FRAME
 #define NEED_MORE 0
 
 typedef struct addr_entry {
@@ -61,17 +78,13 @@ struct tk_etm4_parser {
         uint32_t bits;
     } atom[64];
 
-    /* Batch mode (tk_etm4_parser_set_batch): the compact packets held back, and for each
-     * header byte of the packets the batch path takes (atoms and addresses) the compact packet
-     * as far as the header says it (the rest is filled in). */
+    /* Batch mode (tk_etm4_parser_set_batch): the compact packets held back, and the atoms
+     * as compact packets (by header - 0xc0). */
     tk_etm4_batch_fn batch_fn;
     void *batch_ctx;
     size_t nlite;
     tk_etm4_pkt_lite lite[LITE_MAX];
-    tk_etm4_pkt_lite lite_tmpl[256];
-    /* k + k / 15: where byte k of joined frames is, from the first frame's start; 32 more for
-     * the records the batch path writes past the data (overwritten or dropped). */
-    uint16_t joined_off[JOINED_MAX + 32];
+    tk_etm4_pkt_lite atom_lite[64];
 };
 
 static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
@@ -100,40 +113,13 @@ static void build_atom_table(tk_etm4_parser *p)
         p->atom[h - 0xc0].type = pkt.type;
         p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
         p->atom[h - 0xc0].bits = pkt.atoms;
-        tk_etm4_pkt_lite *l = &p->lite_tmpl[h];
+        tk_etm4_pkt_lite *l = &p->atom_lite[h - 0xc0];
         l->type = pkt.type;
         l->header = b;
         l->size = 1;
         l->atom_num = p->atom[h - 0xc0].num;
         l->atoms = pkt.atoms;
     }
-}
-
-/* The batch path's templates of address packets (the fields their header fixes) and its
- * table of joined frame offsets. */
-static void build_batch_tables(tk_etm4_parser *p)
-{
-    static const struct {
-        uint8_t type, size, bits;
-    } addr[16] = {
-        [0x0] = {TK_ETM4_ADDR_MATCH, 1, 0},    [0x1] = {TK_ETM4_ADDR_MATCH, 1, 0},
-        [0x2] = {TK_ETM4_ADDR_MATCH, 1, 0},    [0x5] = {TK_ETM4_ADDR_S_IS0, 2, 0},
-        [0x6] = {TK_ETM4_ADDR_S_IS1, 2, 0},    [0xa] = {TK_ETM4_ADDR_L_32IS0, 5, 32},
-        [0xb] = {TK_ETM4_ADDR_L_32IS1, 5, 32}, [0xd] = {TK_ETM4_ADDR_L_64IS0, 9, 64},
-        [0xe] = {TK_ETM4_ADDR_L_64IS1, 9, 64},
-    };
-    for (int h = 0x90; h <= 0x9f; h++) {
-        tk_etm4_pkt_lite *l = &p->lite_tmpl[h];
-        if (!addr[h & 0xf].size)
-            continue;
-        l->type = addr[h & 0xf].type;
-        l->header = (uint8_t)h;
-        l->size = addr[h & 0xf].size;
-        l->addr_bits = addr[h & 0xf].bits;
-        l->match_idx = l->type == TK_ETM4_ADDR_MATCH ? (uint8_t)(h & 3) : 0;
-    }
-    for (size_t k = 0; k < sizeof(p->joined_off) / sizeof(p->joined_off[0]); k++)
-        p->joined_off[k] = (uint16_t)(k + k / 15);
 }
 
 tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, void *ctx,
@@ -148,7 +134,6 @@ tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, vo
     p->fn = fn;
     p->ctx = ctx;
     build_atom_table(p);
-    build_batch_tables(p);
     *out = p;
     return TK_OK;
 }
@@ -172,7 +157,6 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     p->batch_fn = batch_fn;
     p->batch_ctx = batch_ctx;
     build_atom_table(p);
-    build_batch_tables(p);
 }
 
 void tk_etm4_parser_set_batch(tk_etm4_parser *p, tk_etm4_batch_fn fn, void *ctx)
@@ -1241,8 +1225,9 @@ static inline void put_lite_word(tk_etm4_pkt_lite *o, uint64_t w)
 #endif
 }
 
-static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d, size_t n,
-                                              uint64_t index, size_t *pi, const bool frames)
+static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d,
+                                              const uint16_t *at, size_t n, uint64_t index,
+                                              size_t *pi, const bool frames)
 {
     tk_status st = TK_OK;
     /* The address history lives in locals here (registers): updating it in the parser through
@@ -1256,7 +1241,7 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
     uint64_t ms = META(p->stack[0]) | META(p->stack[1]) << 16 | META(p->stack[2]) << 32;
 #undef META
     const unsigned aarch64_ctx = p->ctx_valid && p->ctxs.sf;
-    const tk_etm4_pkt_lite *const tmpl = p->lite_tmpl;
+    const tk_etm4_pkt_lite *const atom_lite = p->atom_lite;
 #define PUSH(v, m) (v2 = v1, v1 = v0, v0 = (v), ms = ms << 16 | (m))
     /* An address's meta data after a packet that carries bits of it (IS is): the valid bits
      * grow to bits. */
@@ -1281,14 +1266,18 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
             w = LITE_WORD(TK_ETM4_ADDR_S_IS0 + (is), 0x95 + (is), 3u, lo + 8, 0);                  \
         }                                                                                          \
     } while (0)
-    /* Joined frames: byte k of d is at index + k + k / 15, from the parser's table of
-     * k + k / 15 (a load instead of a multiply per record; the caller keeps n within it). */
-#define INDEX(k) (frames ? index + p->joined_off[k] : index + (k))
+    /* Joined frames: byte k of d is at index + at[k] (a load per record; with k + k / 15
+     * computed, a multiply). Byte k of b below: at index + bat[k], or ib + k without frames. */
+#define INDEX(k) (frames ? index + bat[k] : ib + (k))
     /* Every step reads the 16 bytes at b + j: first over d up to its last 16 bytes, then over
      * a zero-padded copy of the rest (zero is no packet this path takes). Byte j of b is byte
-     * off + j of d; valid: bytes of b that are data. */
+     * off + j of d; valid: bytes of b that are data. The records written past the data (the
+     * four atom records) read as far as 16 entries of bat past it: the copy has them. */
     uint8_t tail[32];
+    uint16_t tail_at[48];
     const uint8_t *b = d;
+    const uint16_t *bat = at;
+    uint64_t ib = index;
     size_t off = 0, j = *pi, valid = n, jend = n > 15 ? n - 15 : 0;
     bool last = false;
     /* A step writes at most 16 atoms and one address packet (and 4 atom records always). */
@@ -1308,12 +1297,12 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
              * is its template from atoms on (addr is not used by atoms) and its index. */
             const unsigned run = atom_run(b + j);
             for (unsigned k = 0; k < 4; k++) {
-                memcpy(&o[k].atoms, &tmpl[b[j + k]].atoms, LITE_TAIL);
-                o[k].index = INDEX(off + j + k);
+                memcpy(&o[k].atoms, &atom_lite[b[j + k] - 0xc0].atoms, LITE_TAIL);
+                o[k].index = INDEX(j + k);
             }
             for (unsigned k = 4; k < run; k++) {
-                memcpy(&o[k].atoms, &tmpl[b[j + k]].atoms, LITE_TAIL);
-                o[k].index = INDEX(off + j + k);
+                memcpy(&o[k].atoms, &atom_lite[b[j + k] - 0xc0].atoms, LITE_TAIL);
+                o[k].index = INDEX(j + k);
             }
             o += run;
             j += run;
@@ -1357,7 +1346,7 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
             if (j + len > valid)
                 goto stop; /* not complete in d: nothing is changed */
             PUSH(a, m);
-            o->index = INDEX(off + j);
+            o->index = INDEX(j);
             o->addr = a;
             o->atoms = 0;
             put_lite_word(o, w | (uint64_t)(m & 0x101) << 40); /* addr_is, addr_64 */
@@ -1379,6 +1368,12 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
         j -= off;
         valid = jend = n - off;
         b = tail;
+        if (frames) {
+            memset(tail_at, 0, sizeof(tail_at));
+            memcpy(tail_at, at + off, (n - off) * sizeof(*at));
+            bat = tail_at;
+        }
+        ib = index + off;
         last = true;
     }
 stop: /* a packet for the complete parser, or one not complete in d (or the data ends) */
@@ -1402,13 +1397,13 @@ out:
 /* Batch mode fast path: atoms, exact-match, short and long address packets straight into
  * compact records, with exactly the state changes decode() makes for them. Stops at the first
  * other packet (or one not complete in d), which the caller hands to the complete parser.
- * Consumes from d[*pi..n); *pi is advanced past the packets taken. frames: d holds joined
- * formatter frames (tk_etm4_parser_frames), byte i at index + i + i / 15. */
-static tk_status batch_run(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index,
-                           size_t *pi, bool frames)
+ * Consumes from d[*pi..n); *pi is advanced past the packets taken. at: NULL, or d holds joined
+ * formatter frames with byte k at index + at[k]. */
+static tk_status batch_run(tk_etm4_parser *p, const uint8_t *d, const uint16_t *at, size_t n,
+                           uint64_t index, size_t *pi)
 {
-    return frames ? batch_run_body(p, d, n, index, pi, true)
-                  : batch_run_body(p, d, n, index, pi, false);
+    return at ? batch_run_body(p, d, at, n, index, pi, true)
+              : batch_run_body(p, d, NULL, n, index, pi, false);
 }
 
 tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
@@ -1436,7 +1431,7 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         /* Synchronised: the packets that make up nearly all instruction trace (atoms, short
          * and exact-match addresses) are handled in line; the rest go through decode(). */
         if (p->batch_fn) {
-            if ((st = batch_run(p, d, n, index, &i, false)))
+            if ((st = batch_run(p, d, NULL, n, index, &i)))
                 return st;
         }
         while (!p->batch_fn && i < n) {
@@ -1509,52 +1504,82 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
     return TK_OK;
 }
 
-tk_status tk_etm4_parser_frames(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
+/* Joined frames, byte k at index + at[k] (at: NULL for k + k / 15): the end of the frame that
+ * byte i is in (the bytes from i on whose index goes on by one). */
+static size_t frame_end(const uint16_t *at, size_t i, size_t n)
+{
+    if (!at) {
+        const size_t end = (i / 15 + 1) * 15;
+        return end < n ? end : n;
+    }
+    size_t k = i + 1;
+    while (k < n && at[k] == at[k - 1] + 1)
+        k++;
+    return k;
+}
+
+/* Joined frames, byte k at index + at[k]; without at, k + k / 15 from the parser's table, at
+ * most JOINED_MAX bytes from a frame start at a time (as many as the table covers). */
+static tk_status parse_frames(tk_etm4_parser *p, const uint8_t *d, const uint16_t *at, size_t n,
+                              uint64_t index)
 {
     tk_status st;
-    size_t i = 0;
+    size_t i = 0, used;
+#define AT(k) (at ? at[k] : (k) + (k) / 15)
     while (i < n) {
-        /* Synchronised, no partial packet: compact packets straight from the joined frames,
-         * at most JOINED_MAX bytes from a frame start at a time (the batch path's table of
-         * offsets covers as many). */
+        /* Synchronised, no partial packet: compact packets straight from the joined frames. */
         if (p->batch_fn && p->synced && !p->npart) {
-            const size_t w = i - i % 15, wn = n - w < JOINED_MAX ? n - w : JOINED_MAX;
-            size_t k = i - w;
-            if ((st = batch_run(p, d + w, wn, index + w + w / 15, &k, true)))
-                return st;
-            i = w + k;
+            if (at) {
+                if ((st = batch_run(p, d, at, n, index, &i)))
+                    return st;
+            } else {
+                const size_t w = i - i % 15, wn = n - w < JOINED_MAX ? n - w : JOINED_MAX;
+                size_t k = i - w;
+                if ((st = batch_run(p, d + w, joined_at, wn, index + AT(w), &k)))
+                    return st;
+                i = w + k;
+                if (k >= wn)
+                    continue; /* the window is done (or the data) */
+            }
             if (i >= n)
                 break;
-            if (k >= wn)
-                continue; /* the window is done, not the data */
             /* Stopped in the last frame (mostly at a packet that goes on in the next run):
              * that packet to the complete parser here, as the run of the frame's rest would
              * give it, without the run. */
-            if (i >= (n - 1) / 15 * 15) {
-                size_t used;
-                if ((st = slow_packet(p, d + i, n - i, index + i + i / 15, &used)))
+            if (frame_end(at, i, n) == n) {
+                if ((st = slow_packet(p, d + i, n - i, index + AT(i), &used)))
                     return st;
                 i += used;
                 continue;
             }
         }
-        /* The first bytes complete a partial packet: as a run of this frame's bytes would. */
-        size_t end = (i / 15 + 1) * 15;
-        if (end > n)
-            end = n;
+        const size_t end = frame_end(at, i, n);
         if (p->batch_fn && p->npart) {
-            size_t used;
+            /* The first bytes complete a partial packet: as a run of this frame's bytes
+             * would. */
             if ((st = complete_part(p, d + i, end - i, &used)))
                 return st;
             i += used;
             continue;
         }
         /* Anything else: the rest of this frame's bytes as one run, as without joining. */
-        if ((st = tk_etm4_parser_data(p, d + i, end - i, index + i + i / 15)))
+        if ((st = tk_etm4_parser_data(p, d + i, end - i, index + AT(i))))
             return st;
         i = end;
     }
+#undef AT
     return TK_OK;
+}
+
+tk_status tk_etm4_parser_frames(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
+{
+    return parse_frames(p, d, NULL, n, index);
+}
+
+tk_status tk_etm4_parser_frames_at(tk_etm4_parser *p, const uint8_t *d, const uint16_t *at,
+                                   size_t n, uint64_t index)
+{
+    return parse_frames(p, d, at, n, index);
 }
 
 tk_status tk_etm4_parser_end(tk_etm4_parser *p)

@@ -213,6 +213,18 @@ static tk_status on_frames(void *ctx, uint8_t id, const uint8_t *data, size_t n,
     return r->o->no_parse ? TK_OK : tk_etm4_parser_frames(ps, data, n, index);
 }
 
+/* The same with frames that restate the source joined too (no one records the stream). */
+static tk_status on_frames_at(void *ctx, uint8_t id, const uint8_t *data, const uint16_t *at,
+                              size_t n, uint64_t index)
+{
+    tk_etm4_parser *ps;
+    tk_status st = switch_to(ctx, id, &ps);
+    if (st || !ps)
+        return st ? st : unparsed(ctx, id, index);
+    const runner *r = ctx;
+    return r->o->no_parse ? TK_OK : tk_etm4_parser_frames_at(ps, data, at, n, index);
+}
+
 /* A framing error loses bytes of unknown sources: every stream hunts for its next A-Sync. */
 static tk_status on_frame_error(void *ctx, tk_status status, uint64_t offset, const char *msg)
 {
@@ -361,7 +373,12 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         unsigned flags = tk_cs_buffer_deformat_flags(buf->format);
         st = tk_cs_deformatter_new(flags, on_data, on_frame_error, r, &d);
         if (!st) {
-            tk_cs_deformatter_set_frames_fn(d, on_frames);
+            /* Runs for on_stream are as tk_etm4_parser_frames takes them (parallel decoding
+             * replays them so). */
+            if (o->on_stream)
+                tk_cs_deformatter_set_frames_fn(d, on_frames);
+            else
+                tk_cs_deformatter_set_frames_at_fn(d, on_frames_at);
             if (checked) {
                 r->data = data;
                 r->len = len;
