@@ -360,6 +360,72 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
     return TK_OK;
 }
 
+/* A frame (lo, hi: its bytes 0-7 and 8-15) whose one ID byte restates source id: its data bytes
+ * (auxiliary bits put back from aux) without the ID byte, in *lo and *hi (14 bytes). */
+static bool restated(uint64_t *lo, uint64_t *hi, uint8_t aux, uint8_t id)
+{
+    const uint64_t il = *lo & 0x0001000100010001ull, ih = *hi & 0x0001000100010001ull;
+    const uint64_t ids = il | ih << 8;
+    if (ids & (ids - 1))
+        return false; /* more than one */
+    /* the ID byte: 0, 2, ..., 14 */
+    const unsigned j =
+        il ? (unsigned)__builtin_ctzll(il) / 8 : 8 + (unsigned)__builtin_ctzll(ih) / 8;
+    const uint64_t w = j < 8 ? *lo : *hi;
+    if ((uint8_t)(w >> (8 * (j % 8))) >> 1 != id)
+        return false;
+    uint64_t l = *lo | spread_aux[aux & 0xf], h = *hi | spread_aux[aux >> 4];
+    /* the bytes after j move down by one */
+    const uint64_t below = (1ull << (8 * (j % 8))) - 1; /* bytes before j in its word */
+    if (j < 8) {
+        l = (l & below) | ((l >> 8 | h << 56) & ~below);
+        h >>= 8;
+    } else {
+        h = (h & below) | ((h >> 8) & ~below);
+    }
+    *lo = l;
+    *hi = h;
+    return true;
+}
+
+/* Most frames in place (no FSYNC) hold no ID byte and continue a joined run: from buf + pos on,
+ * such frames are appended as unpack() would, without its call and tests (a joined run is one
+ * source's, the current one, and never crosses a DSTREAM footer: none without FSYNC), the run's
+ * state in locals (stores into join[] might alias the deformatter's fields). With frames_at,
+ * so are the frames whose one ID byte restates the source (14 data bytes). Returns where the
+ * first frame not taken starts. */
+static size_t join_run(tk_cs_deformatter *d, const uint8_t *buf, size_t len, size_t pos)
+{
+    if (!d->njoin || d->join_next != d->offset + pos || ds_blocks(d))
+        return pos;
+    uint8_t *const join = d->join;
+    uint16_t *const at = d->frames_at ? d->join_at : NULL;
+    uint16_t at0 = (uint16_t)(d->join_next - d->join_index);
+    size_t nj = d->njoin;
+    for (; len - pos >= FRAME && nj <= JOIN_FULL; pos += FRAME) {
+        const uint8_t *f = buf + pos;
+        uint64_t lo = load64(f), hi = load64(f + 8);
+        size_t n = 15;
+        if (!((lo | hi) & 0x0001000100010001ull)) {
+            lo |= spread_aux[f[15] & 0xf];
+            hi |= spread_aux[f[15] >> 4];
+        } else if (at && d->cur_id == d->join_id && restated(&lo, &hi, f[15], d->join_id)) {
+            n = 14;
+        } else {
+            break;
+        }
+        store64(join + nj, lo);
+        store64(join + nj + 8, hi);
+        if (at)
+            put_at(at + nj, at0);
+        nj += n;
+        at0 += FRAME;
+    }
+    d->njoin = nj;
+    d->join_next = d->offset + pos;
+    return pos;
+}
+
 static bool is_fsync(const uint8_t *p)
 {
     return p[0] == 0xff && p[1] == 0xff && p[2] == 0xff && p[3] == 0x7f;
@@ -375,20 +441,12 @@ static tk_status process(tk_cs_deformatter *d, const uint8_t *buf, size_t len, b
     const bool hsync = d->flags & TK_CS_DEFMT_HSYNC;
 
     if (!fsync) {
-        /* Memory-aligned frames: unpack them in place. */
+        /* Memory-aligned frames: unpack them in place, most of them in join_run(). */
         for (; len - pos >= FRAME; pos += FRAME) {
-            /* Most frames hold no ID byte and continue a joined run: appended here, as
-             * unpack() would, without its call and tests (a joined run is one source's,
-             * the current one, and never crosses a DSTREAM footer: none without FSYNC). */
-            const uint8_t *f = buf + pos;
-            uint64_t lo = load64(f), hi = load64(f + 8);
-            if (!((lo | hi) & 0x0001000100010001ull) && d->njoin && d->njoin <= JOIN_FULL &&
-                d->join_next == d->offset + pos && !ds_blocks(d)) {
-                join_append(d, lo | spread_aux[f[15] & 0xf], hi | spread_aux[f[15] >> 4],
-                            d->offset + pos);
-                continue;
-            }
-            if ((st = unpack(d, f, d->offset + pos))) {
+            pos = join_run(d, buf, len, pos);
+            if (len - pos < FRAME)
+                break;
+            if ((st = unpack(d, buf + pos, d->offset + pos))) {
                 *used = pos;
                 return st;
             }
