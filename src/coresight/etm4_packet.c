@@ -114,6 +114,7 @@ static void build_atom_table(tk_etm4_parser *p)
         p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
         p->atom[h - 0xc0].bits = pkt.atoms;
         tk_etm4_pkt_lite *l = &p->atom_lite[h - 0xc0];
+        memset(l, 0, sizeof(*l));
         l->type = pkt.type;
         l->header = b;
         l->size = 1;

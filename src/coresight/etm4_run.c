@@ -83,12 +83,23 @@ static tk_status switch_to(runner *r, uint8_t id, tk_etm4_parser **out)
     return TK_OK;
 }
 
-static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
+/* The parser for a run of source id at index (switch_to); NULL with *st the status to return
+ * when there is none (unparsed()'s) or an error. */
+static tk_etm4_parser *run_parser(runner *r, uint8_t id, uint64_t index, tk_status *st)
 {
     tk_etm4_parser *ps;
-    tk_status st = switch_to(ctx, id, &ps);
-    if (st || !ps)
-        return st ? st : unparsed(ctx, id, index);
+    *st = switch_to(r, id, &ps);
+    if (!*st && !ps)
+        *st = unparsed(r, id, index);
+    return *st ? NULL : ps;
+}
+
+static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
+{
+    tk_status st;
+    tk_etm4_parser *ps = run_parser(ctx, id, index, &st);
+    if (!ps)
+        return st;
     const runner *r = ctx;
     if (r->o->on_stream &&
         (st = r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_DATA, id, data, n, index)))
@@ -202,10 +213,10 @@ static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
 /* Whole frames of one source joined together (the deformatter's fast path). */
 static tk_status on_frames(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
 {
-    tk_etm4_parser *ps;
-    tk_status st = switch_to(ctx, id, &ps);
-    if (st || !ps)
-        return st ? st : unparsed(ctx, id, index);
+    tk_status st;
+    tk_etm4_parser *ps = run_parser(ctx, id, index, &st);
+    if (!ps)
+        return st;
     const runner *r = ctx;
     if (r->o->on_stream &&
         (st = r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_FRAMES, id, data, n, index)))
@@ -213,14 +224,15 @@ static tk_status on_frames(void *ctx, uint8_t id, const uint8_t *data, size_t n,
     return r->o->no_parse ? TK_OK : tk_etm4_parser_frames(ps, data, n, index);
 }
 
-/* The same with frames that restate the source joined too (no one records the stream). */
+/* The same with frames that restate the source joined too: longer runs, fewer calls and fewer
+ * packets split between runs (used when no one records the stream). */
 static tk_status on_frames_at(void *ctx, uint8_t id, const uint8_t *data, const uint16_t *at,
                               size_t n, uint64_t index)
 {
-    tk_etm4_parser *ps;
-    tk_status st = switch_to(ctx, id, &ps);
-    if (st || !ps)
-        return st ? st : unparsed(ctx, id, index);
+    tk_status st;
+    tk_etm4_parser *ps = run_parser(ctx, id, index, &st);
+    if (!ps)
+        return st;
     const runner *r = ctx;
     return r->o->no_parse ? TK_OK : tk_etm4_parser_frames_at(ps, data, at, n, index);
 }

@@ -283,9 +283,10 @@ static void parse_pieces(const tk_etm4_config *cfg, const tk_cs_mem *mem, const 
     tk_etm4_decoder_free(x->dec);
 }
 
-static void test_mutations(void **state)
+/* bugfix-exact-match: the snapshot, and the deformatted bytes of its one source (0x12) and its
+ * configuration. */
+static tk_cs_snapshot *load_stream(bytes *stream, const tk_cs_source **src, tk_etm4_config *cfg)
 {
-    (void)state;
     char *dir = tk_test_data_path("opencsd/snapshots/bugfix-exact-match");
     tk_cs_snapshot *ss;
     tk_diag diag;
@@ -294,16 +295,25 @@ static void test_mutations(void **state)
     size_t raw_len;
     uint8_t *raw = tk_test_read_file(ss->buffers[0].path, &raw_len);
     assert_non_null(raw);
-    bytes stream = {0};
     tk_cs_deformatter *d;
-    assert_int_equal(tk_cs_deformatter_new(0, grab, NULL, &stream, &d), TK_OK);
+    assert_int_equal(tk_cs_deformatter_new(0, grab, NULL, stream, &d), TK_OK);
     assert_int_equal(tk_cs_deformat(d, raw, raw_len), TK_OK);
     assert_int_equal(tk_cs_deformat_end(d), TK_OK);
     tk_cs_deformatter_free(d);
-    const tk_cs_source *src = tk_cs_snapshot_find_id(ss, 0x12);
-    assert_non_null(src);
+    free(raw);
+    *src = tk_cs_snapshot_find_id(ss, 0x12);
+    assert_non_null(*src);
+    tk_etm4_config_from_source(cfg, ss, *src);
+    return ss;
+}
+
+static void test_mutations(void **state)
+{
+    (void)state;
+    bytes stream = {0};
+    const tk_cs_source *src;
     tk_etm4_config cfg;
-    tk_etm4_config_from_source(&cfg, ss, src);
+    tk_cs_snapshot *ss = load_stream(&stream, &src, &cfg);
     const tk_cs_mem *mem = ss->cores[src->core >= 0 ? src->core : 0].mem;
 
     /* A 64 KiB window of the stream keeps the test quick; 40 damaged copies of it. */
@@ -355,7 +365,6 @@ static void test_mutations(void **state)
                   lites);
     free(copy);
     free(stream.b);
-    free(raw);
     tk_cs_snapshot_free(ss);
 }
 
@@ -569,22 +578,10 @@ static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_
 static void test_frames_at(void **state)
 {
     (void)state;
-    char *dir = tk_test_data_path("opencsd/snapshots/bugfix-exact-match");
-    tk_cs_snapshot *ss;
-    tk_diag diag;
-    assert_int_equal(tk_cs_snapshot_load(dir, &ss, &diag), TK_OK);
-    free(dir);
-    size_t raw_len;
-    uint8_t *raw = tk_test_read_file(ss->buffers[0].path, &raw_len);
-    assert_non_null(raw);
     bytes stream = {0};
-    tk_cs_deformatter *d;
-    assert_int_equal(tk_cs_deformatter_new(0, grab, NULL, &stream, &d), TK_OK);
-    assert_int_equal(tk_cs_deformat(d, raw, raw_len), TK_OK);
-    assert_int_equal(tk_cs_deformat_end(d), TK_OK);
-    tk_cs_deformatter_free(d);
+    const tk_cs_source *src;
     tk_etm4_config cfg;
-    tk_etm4_config_from_source(&cfg, ss, tk_cs_snapshot_find_id(ss, 0x12));
+    tk_cs_snapshot *ss = load_stream(&stream, &src, &cfg);
 
     const size_t win = 60000; /* at[] is 16 bits: 60000 bytes are at most 4286 frames */
     assert_true(stream.n >= win);
@@ -621,7 +618,6 @@ static void test_frames_at(void **state)
                   errors, lites);
     free(copy);
     free(stream.b);
-    free(raw);
     tk_cs_snapshot_free(ss);
 }
 
