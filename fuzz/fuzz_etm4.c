@@ -5,7 +5,9 @@
  * index order with sizes that fit the input; decoding never faults; events are well formed;
  * the batch mode's compact packets (tk_etm4_parser_set_batch: atom runs, addresses) are the
  * complete parser's packets, over plain data and over joined formatter frames
- * (tk_etm4_parser_frames against one tk_etm4_parser_data call per 15-byte frame). */
+ * (tk_etm4_parser_frames against one tk_etm4_parser_data call per 15-byte frame, and
+ * tk_etm4_parser_frames_at, in one call and in runs of frames, against one call per frame of 15
+ * or 14 bytes, the sizes from the register values). */
 #include "fuzz_common.h"
 
 #include "tracekit/etm4.h"
@@ -94,11 +96,54 @@ static tk_status trail_lite(void *c, const tk_etm4_pkt_lite *v, size_t n)
     return TK_OK;
 }
 
-/* The packets of d[0..n): frames false: in two tk_etm4_parser_data calls (batch mode or not);
- * frames true: as joined frames, one tk_etm4_parser_frames call (batch) or one
- * tk_etm4_parser_data call per 15 bytes at index 16 * frame (complete). */
+/* Frames of 15 or 14 bytes (bit f % 32 of layout set: 14) at index 16 f: where byte k of d is
+ * from its frame's run (runs of 1 to 8 frames, from layout too), and where frames start (as
+ * many as at[] can place). Returns the number of frames. */
+enum { AT_MAX = 4000 };
+static size_t frames_layout(uint32_t layout, size_t n, uint16_t *at, size_t *start)
+{
+    size_t f = 0, pos = 0, run = 0;
+    for (; pos < n && f < AT_MAX; f++) {
+        const size_t len = (layout >> (f % 32)) & 1 ? 14 : 15;
+        if (f % (1 + (layout >> 29)) == 0)
+            run = f; /* a run of frames starts here */
+        start[f] = pos;
+        for (size_t i = 0; i < len && pos < n; i++)
+            at[pos++] = (uint16_t)(16 * (f - run) + i);
+    }
+    start[f] = pos;
+    return f;
+}
+
+/* The packets of d as frames (frames_layout): complete, one tk_etm4_parser_data call per frame;
+ * batch mode, one tk_etm4_parser_frames_at call per run of frames. */
+static tk_status parse_frames_at(tk_etm4_parser *p, const uint8_t *d, size_t n, uint32_t layout,
+                                 bool batch)
+{
+    static uint16_t at[AT_MAX * 15];
+    static size_t start[AT_MAX + 1];
+    const size_t nf = frames_layout(layout, n, at, start);
+    tk_status st = TK_OK;
+    for (size_t f = 0; f < nf && st == TK_OK;) {
+        size_t g = batch ? f + 1 + (layout >> 29) : f + 1; /* the run's frames: f..g-1 */
+        if (g > nf)
+            g = nf;
+        if (batch) /* at[] of a run counts from its first frame */
+            st = tk_etm4_parser_frames_at(p, d + start[f], at + start[f], start[g] - start[f],
+                                          16 * (uint64_t)f);
+        else
+            st = tk_etm4_parser_data(p, d + start[f], start[g] - start[f], 16 * (uint64_t)f);
+        f = g;
+    }
+    return st;
+}
+
+/* The packets of d[0..n): frames 0: in two tk_etm4_parser_data calls (batch mode or not);
+ * frames 1: as joined frames, one tk_etm4_parser_frames call (batch) or one
+ * tk_etm4_parser_data call per 15 bytes at index 16 * frame (complete); frames 2: as frames of
+ * 15 or 14 bytes (parse_frames_at). */
 static void parse_trail(const tk_etm4_config *cfg, const uint8_t *d, size_t n, bool batch,
-                        bool frames, trail *t)
+                        int frames, trail *t)
 {
     tk_etm4_parser *p = NULL;
     lite_ctx lc = {t, cfg->trace_id};
@@ -112,6 +157,8 @@ static void parse_trail(const tk_etm4_config *cfg, const uint8_t *d, size_t n, b
         st = tk_etm4_parser_data(p, d, half, 0);
         if (st == TK_OK)
             st = tk_etm4_parser_data(p, d + half, n - half, half);
+    } else if (frames == 2) {
+        st = parse_frames_at(p, d, n, cfg->idr1 ^ cfg->configr, batch);
     } else if (batch) {
         st = tk_etm4_parser_frames(p, d, n, 0);
     } else {
@@ -125,7 +172,7 @@ static void parse_trail(const tk_etm4_config *cfg, const uint8_t *d, size_t n, b
     tk_etm4_parser_free(p);
 }
 
-static void same_batch_packets(const tk_etm4_config *cfg, const uint8_t *d, size_t n, bool frames)
+static void same_batch_packets(const tk_etm4_config *cfg, const uint8_t *d, size_t n, int frames)
 {
     trail full = {0}, lite = {0};
     parse_trail(cfg, d, n, false, frames, &full);
@@ -177,7 +224,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tk_etm4_parser_free(p);
     tk_etm4_decoder_free(x.dec);
     tk_cs_mem_free(mem);
-    same_batch_packets(&cfg, in.p, in.n, false);
-    same_batch_packets(&cfg, in.p, in.n, true);
+    same_batch_packets(&cfg, in.p, in.n, 0);
+    same_batch_packets(&cfg, in.p, in.n, 1);
+    same_batch_packets(&cfg, in.p, in.n, 2);
     return 0;
 }

@@ -167,6 +167,14 @@ typedef tk_status (*tk_cs_frames_fn)(void *ctx, uint8_t id, const uint8_t *data,
  * one call instead of one tk_cs_data_fn call per frame. Every other run still goes to the
  * tk_cs_data_fn, in order. Joined frames are handed over before tk_cs_deformat returns. */
 void tk_cs_deformatter_set_frames_fn(tk_cs_deformatter *d, tk_cs_frames_fn fn);
+/* Bytes of consecutive frames of one source joined, where frames whose one ID byte restates the
+ * source (14 data bytes) do not end the run: byte k is at index + at[k], where the bytes of a
+ * frame have consecutive indices and the next frame's start 16 later (at[] holds n entries). */
+typedef tk_status (*tk_cs_frames_at_fn)(void *ctx, uint8_t id, const uint8_t *data,
+                                        const uint16_t *at, size_t n, uint64_t index);
+/* Optional, instead of tk_cs_deformatter_set_frames_fn: such runs to fn (longer runs: formatters
+ * restate the source every few frames). */
+void tk_cs_deformatter_set_frames_at_fn(tk_cs_deformatter *d, tk_cs_frames_at_fn fn);
 /* Feed raw buffer bytes (may be called repeatedly with consecutive pieces). Indices follow the
  * convention of OpenCSD so that packet positions can be compared: a run starts at the index of
  * the frame byte pair where its source ID took effect (frame start for the first run). */

@@ -231,6 +231,11 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *data, size_t n, 
  * index + k + k / 15. Gives the same packets as one tk_etm4_parser_data call per frame; in
  * batch mode the compact packets are taken across frame boundaries in one pass. */
 tk_status tk_etm4_parser_frames(tk_etm4_parser *p, const uint8_t *data, size_t n, uint64_t index);
+/* The same for joined frames of any sizes (tk_cs_frames_at_fn): byte k is at index + at[k], and
+ * a frame is a stretch of bytes whose index goes up by one (at[k + 1] == at[k] + 1). Gives the
+ * same packets as one tk_etm4_parser_data call per frame. */
+tk_status tk_etm4_parser_frames_at(tk_etm4_parser *p, const uint8_t *data, const uint16_t *at,
+                                   size_t n, uint64_t index);
 /* End of trace: a partial packet is reported as INCOMPLETE_EOT. Flushes the batch. */
 tk_status tk_etm4_parser_end(tk_etm4_parser *p);
 /* Batch mode (fn non-NULL): the packets tk_etm4_pkt_lite can hold go to fn in batches, every

@@ -19,11 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "tracekit/coresight.h"
 
 #define FRAME 16
-#define JOIN_FRAMES 256 /* frames joined into one run at most */
-#define DS_BLOCK 512    /* DSTREAM block: DS_DATA trace bytes, then the footer */
+#define JOIN_FRAMES 256 /* frames joined into one run at most (their bytes at most 15 each) */
+#define JOIN_FULL (JOIN_FRAMES * 15 - 15) /* bytes in a joined run that takes no more frames */
+#define DS_BLOCK 512                      /* DSTREAM block: DS_DATA trace bytes, then the footer */
 #define DS_DATA 504
 
 struct tk_cs_deformatter {
@@ -38,14 +43,17 @@ struct tk_cs_deformatter {
     uint64_t raw;    /* DSTREAM blocks: file offset of the next byte fed to tk_cs_deformat */
     uint8_t carry[64];
     size_t ncarry;
-    /* Joined frames (tk_cs_deformatter_set_frames_fn): data of whole frames of one source. */
+    /* Joined frames (tk_cs_deformatter_set_frames_fn or _at_fn): data of whole frames of one
+     * source, and with frames_at where each byte is (join_at, from join_index). */
     tk_cs_frames_fn frames;
+    tk_cs_frames_at_fn frames_at;
     uint8_t join_id;
     uint64_t join_index; /* index of the first frame */
-    size_t njoin;        /* bytes held, 15 per frame */
+    size_t njoin;        /* bytes held, 15 per frame (14 for a frame with an ID byte) */
     uint64_t join_next;  /* where the frame that would continue the joined run starts (kept,
                           * not derived from join_index and njoin: no division per frame) */
     uint8_t join[JOIN_FRAMES * 15 + 1];
+    uint16_t join_at[JOIN_FRAMES * 15 + 16]; /* 16 written per frame */
 };
 
 static bool ds_blocks(const tk_cs_deformatter *d)
@@ -69,6 +77,18 @@ static bool one_block(const tk_cs_deformatter *d, uint64_t a, uint64_t b)
 void tk_cs_deformatter_set_frames_fn(tk_cs_deformatter *d, tk_cs_frames_fn fn)
 {
     d->frames = fn;
+    d->frames_at = NULL;
+}
+
+void tk_cs_deformatter_set_frames_at_fn(tk_cs_deformatter *d, tk_cs_frames_at_fn fn)
+{
+    d->frames_at = fn;
+    d->frames = NULL;
+}
+
+static bool joins(const tk_cs_deformatter *d)
+{
+    return d->frames || d->frames_at;
 }
 
 static tk_status flush_join(tk_cs_deformatter *d)
@@ -77,7 +97,24 @@ static tk_status flush_join(tk_cs_deformatter *d)
     if (!n)
         return TK_OK;
     d->njoin = 0;
-    return d->frames(d->ctx, d->join_id, d->join, n, file_offset(d, d->join_index));
+    const uint64_t index = file_offset(d, d->join_index);
+    return d->frames_at ? d->frames_at(d->ctx, d->join_id, d->join, d->join_at, n, index)
+                        : d->frames(d->ctx, d->join_id, d->join, n, index);
+}
+
+/* Where the 16 bytes from at[0] on are, from the joined run's start: base, base + 1, ... */
+static void put_at(uint16_t *at, uint16_t base)
+{
+#if defined(__SSE2__)
+    const __m128i b = _mm_set1_epi16((short)base);
+    _mm_storeu_si128((__m128i *)(void *)at,
+                     _mm_add_epi16(b, _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7)));
+    _mm_storeu_si128((__m128i *)(void *)(at + 8),
+                     _mm_add_epi16(b, _mm_setr_epi16(8, 9, 10, 11, 12, 13, 14, 15)));
+#else
+    for (int k = 0; k < 16; k++)
+        at[k] = (uint16_t)(base + k);
+#endif
 }
 
 unsigned tk_cs_buffer_deformat_flags(tk_cs_buffer_format format)
@@ -179,14 +216,22 @@ static const uint64_t spread_aux[16] = {
     0x0001000100000000ull, 0x0001000100000001ull, 0x0001000100010000ull, 0x0001000100010001ull,
 };
 
+/* The frame at sof, whose n data bytes were just stored at the joined run's end, joins it. */
+static inline void join_frame(tk_cs_deformatter *d, uint64_t sof, size_t n)
+{
+    if (d->frames_at)
+        put_at(d->join_at + d->njoin, (uint16_t)(sof - d->join_index));
+    d->njoin += n;
+    d->join_next = sof + FRAME;
+}
+
 /* Append a frame's 15 data bytes (lo, hi: the frame with its auxiliary bits put back) to the
  * joined run; 16 bytes are stored, the 16th is overwritten by the next frame. */
 static inline void join_append(tk_cs_deformatter *d, uint64_t lo, uint64_t hi, uint64_t sof)
 {
     store64(d->join + d->njoin, lo);
     store64(d->join + d->njoin + 8, hi);
-    d->njoin += 15;
-    d->join_next = sof + FRAME;
+    join_frame(d, sof, 15);
 }
 
 /* Unpack one frame (f[16], frame start at index sof) into per-ID runs. */
@@ -203,10 +248,10 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
         lo |= spread_aux[aux & 0xf];
         hi |= spread_aux[aux >> 4];
         /* A joined run lies in one DSTREAM block; a frame across a footer goes alone. */
-        if (d->frames && one_block(d, sof, sof + 14)) {
+        if (joins(d) && one_block(d, sof, sof + 14)) {
             /* Append to the joined run when this frame continues it (same source, next frame
              * in the buffer). */
-            if (d->njoin && (d->join_id != d->cur_id || d->njoin == JOIN_FRAMES * 15 ||
+            if (d->njoin && (d->join_id != d->cur_id || d->njoin > JOIN_FULL ||
                              d->join_next != sof || !one_block(d, d->join_index, sof))) {
                 tk_status st = flush_join(d);
                 if (st)
@@ -233,7 +278,8 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
      * repeat the ID every few frames). It changes nothing, its auxiliary bit included: the
      * data is the 14 other bytes, even ones with their auxiliary bit, in one run at the frame
      * start, exactly what the general loop below would give. In joined mode it can end the
-     * joined run (its bytes are still at index + k + k / 15 there). */
+     * joined run (its bytes are still at index + k + k / 15 there), or with frames_at join it
+     * (or start one). */
     const uint64_t idm = (lo & 0x0001000100010001ull) | (hi & 0x0001000100010001ull) << 8;
     if (!(idm & (idm - 1)) && d->cur_id != 0xff && valid_id(d->cur_id)) {
         int j = 0;
@@ -245,16 +291,23 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
             store64(out, lo | spread_aux[aux & 0xf]);
             store64(out + 8, hi | spread_aux[aux >> 4]);
             memmove(out + j, out + j + 1, (size_t)(14 - j));
-            if (d->njoin && d->join_id == d->cur_id && d->njoin < JOIN_FRAMES * 15 &&
+            if (d->njoin && d->join_id == d->cur_id && d->njoin <= JOIN_FULL &&
                 d->join_next == sof && one_block(d, d->join_index, sof + 13)) {
                 memcpy(d->join + d->njoin, out, 14);
-                d->njoin += 14;
-                return flush_join(d);
+                join_frame(d, sof, 14);
+                return d->frames_at ? TK_OK : flush_join(d);
             }
             if (d->njoin) {
                 tk_status st = flush_join(d);
                 if (st)
                     return st;
+            }
+            if (d->frames_at && one_block(d, sof, sof + 13)) {
+                d->join_id = d->cur_id;
+                d->join_index = sof;
+                memcpy(d->join, out, 14);
+                join_frame(d, sof, 14);
+                return TK_OK;
             }
             return emit(d, d->cur_id, out, 14, sof);
         }
@@ -307,6 +360,72 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
     return TK_OK;
 }
 
+/* A frame (lo, hi: its bytes 0-7 and 8-15) whose one ID byte restates source id: its data bytes
+ * (auxiliary bits put back from aux) without the ID byte, in *lo and *hi (14 bytes). */
+static bool restated(uint64_t *lo, uint64_t *hi, uint8_t aux, uint8_t id)
+{
+    const uint64_t il = *lo & 0x0001000100010001ull, ih = *hi & 0x0001000100010001ull;
+    const uint64_t ids = il | ih << 8;
+    if (ids & (ids - 1))
+        return false; /* more than one */
+    /* the ID byte: 0, 2, ..., 14 */
+    const unsigned j =
+        il ? (unsigned)__builtin_ctzll(il) / 8 : 8 + (unsigned)__builtin_ctzll(ih) / 8;
+    const uint64_t w = j < 8 ? *lo : *hi;
+    if ((uint8_t)(w >> (8 * (j % 8))) >> 1 != id)
+        return false;
+    uint64_t l = *lo | spread_aux[aux & 0xf], h = *hi | spread_aux[aux >> 4];
+    /* the bytes after j move down by one */
+    const uint64_t below = (1ull << (8 * (j % 8))) - 1; /* bytes before j in its word */
+    if (j < 8) {
+        l = (l & below) | ((l >> 8 | h << 56) & ~below);
+        h >>= 8;
+    } else {
+        h = (h & below) | ((h >> 8) & ~below);
+    }
+    *lo = l;
+    *hi = h;
+    return true;
+}
+
+/* Most frames in place (no FSYNC) hold no ID byte and continue a joined run: from buf + pos on,
+ * such frames are appended as unpack() would, without its call and tests (a joined run is one
+ * source's, the current one, and never crosses a DSTREAM footer: none without FSYNC), the run's
+ * state in locals (stores into join[] might alias the deformatter's fields). With frames_at,
+ * so are the frames whose one ID byte restates the source (14 data bytes). Returns where the
+ * first frame not taken starts. */
+static size_t join_run(tk_cs_deformatter *d, const uint8_t *buf, size_t len, size_t pos)
+{
+    if (!d->njoin || d->join_next != d->offset + pos || ds_blocks(d))
+        return pos;
+    uint8_t *const join = d->join;
+    uint16_t *const at = d->frames_at ? d->join_at : NULL;
+    uint16_t at0 = (uint16_t)(d->join_next - d->join_index);
+    size_t nj = d->njoin;
+    for (; len - pos >= FRAME && nj <= JOIN_FULL; pos += FRAME) {
+        const uint8_t *f = buf + pos;
+        uint64_t lo = load64(f), hi = load64(f + 8);
+        size_t n = 15;
+        if (!((lo | hi) & 0x0001000100010001ull)) {
+            lo |= spread_aux[f[15] & 0xf];
+            hi |= spread_aux[f[15] >> 4];
+        } else if (at && d->cur_id == d->join_id && restated(&lo, &hi, f[15], d->join_id)) {
+            n = 14;
+        } else {
+            break;
+        }
+        store64(join + nj, lo);
+        store64(join + nj + 8, hi);
+        if (at)
+            put_at(at + nj, at0);
+        nj += n;
+        at0 += FRAME;
+    }
+    d->njoin = nj;
+    d->join_next = d->offset + pos;
+    return pos;
+}
+
 static bool is_fsync(const uint8_t *p)
 {
     return p[0] == 0xff && p[1] == 0xff && p[2] == 0xff && p[3] == 0x7f;
@@ -322,20 +441,12 @@ static tk_status process(tk_cs_deformatter *d, const uint8_t *buf, size_t len, b
     const bool hsync = d->flags & TK_CS_DEFMT_HSYNC;
 
     if (!fsync) {
-        /* Memory-aligned frames: unpack them in place. */
+        /* Memory-aligned frames: unpack them in place, most of them in join_run(). */
         for (; len - pos >= FRAME; pos += FRAME) {
-            /* Most frames hold no ID byte and continue a joined run: appended here, as
-             * unpack() would, without its call and tests (a joined run is one source's,
-             * the current one, and never crosses a DSTREAM footer: none without FSYNC). */
-            const uint8_t *f = buf + pos;
-            uint64_t lo = load64(f), hi = load64(f + 8);
-            if (!((lo | hi) & 0x0001000100010001ull) && d->njoin && d->njoin < JOIN_FRAMES * 15 &&
-                d->join_next == d->offset + pos && !ds_blocks(d)) {
-                join_append(d, lo | spread_aux[f[15] & 0xf], hi | spread_aux[f[15] >> 4],
-                            d->offset + pos);
-                continue;
-            }
-            if ((st = unpack(d, f, d->offset + pos))) {
+            pos = join_run(d, buf, len, pos);
+            if (len - pos < FRAME)
+                break;
+            if ((st = unpack(d, buf + pos, d->offset + pos))) {
                 *used = pos;
                 return st;
             }

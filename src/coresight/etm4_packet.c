@@ -19,6 +19,27 @@
 
 #define MAX_PKT 64   /* longer than any well-formed packet */
 #define LITE_MAX 256 /* compact packets held back in batch mode */
+/* The bytes of a compact packet from atoms on. */
+#define LITE_TAIL (sizeof(tk_etm4_pkt_lite) - offsetof(tk_etm4_pkt_lite, atoms))
+
+/* Joined frames of 15 bytes (tk_etm4_parser_frames): byte k is at k + k / 15 from the start,
+ * for k < JOINED_MAX (256 frames, as many as the deformatter joins). The batch path reads it
+ * from this table (a load per record; computed, a multiply). */
+#define JOINED_MAX (15 * 256)
+#define AT_FRAME(f)                                                                                \
+    16 * (f), 16 * (f) + 1, 16 * (f) + 2, 16 * (f) + 3, 16 * (f) + 4, 16 * (f) + 5, 16 * (f) + 6,  \
+        16 * (f) + 7, 16 * (f) + 8, 16 * (f) + 9, 16 * (f) + 10, 16 * (f) + 11, 16 * (f) + 12,     \
+        16 * (f) + 13, 16 * (f) + 14
+#define AT_FRAMES4(f) AT_FRAME(f), AT_FRAME((f) + 1), AT_FRAME((f) + 2), AT_FRAME((f) + 3)
+#define AT_FRAMES16(f) AT_FRAMES4(f), AT_FRAMES4((f) + 4), AT_FRAMES4((f) + 8), AT_FRAMES4((f) + 12)
+#define AT_FRAMES64(f)                                                                             \
+    AT_FRAMES16(f), AT_FRAMES16((f) + 16), AT_FRAMES16((f) + 32), AT_FRAMES16((f) + 48)
+static const uint16_t joined_at[JOINED_MAX] = {AT_FRAMES64(0), AT_FRAMES64(64), AT_FRAMES64(128),
+                                               AT_FRAMES64(192)};
+#undef AT_FRAMES64
+#undef AT_FRAMES16
+#undef AT_FRAMES4
+#undef AT_FRAME
 #define NEED_MORE 0
 
 typedef struct addr_entry {
@@ -57,13 +78,13 @@ struct tk_etm4_parser {
         uint32_t bits;
     } atom[64];
 
-    /* Batch mode (tk_etm4_parser_set_batch): the same atoms as compact packets and the
-     * compact packets held back. */
+    /* Batch mode (tk_etm4_parser_set_batch): the compact packets held back, and the atoms
+     * as compact packets (by header - 0xc0). */
     tk_etm4_batch_fn batch_fn;
     void *batch_ctx;
     size_t nlite;
-    tk_etm4_pkt_lite atom_lite[64];
     tk_etm4_pkt_lite lite[LITE_MAX];
+    tk_etm4_pkt_lite atom_lite[64];
 };
 
 static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
@@ -1052,6 +1073,32 @@ static tk_status hunt_async(tk_etm4_parser *p, const uint8_t *d, size_t n, uint6
     return TK_OK;
 }
 
+/* Batch mode: a packet of the complete parser that a compact packet holds (one split between
+ * runs) joins the batch, as the batch path would have taken it. */
+static tk_status push_lite(tk_etm4_parser *p, const tk_etm4_packet *pkt)
+{
+    tk_status st;
+    if (p->nlite == LITE_MAX && (st = tk_etm4_parser_flush(p)))
+        return st;
+    tk_etm4_pkt_lite *l = &p->lite[p->nlite++];
+    memset(l, 0, sizeof(*l));
+    l->index = pkt->index;
+    l->type = pkt->type;
+    l->header = pkt->header;
+    l->size = pkt->size;
+    if (pkt->type >= TK_ETM4_ATOM_F1) {
+        l->atom_num = pkt->atom_num;
+        l->atoms = pkt->atoms;
+        return TK_OK;
+    }
+    l->addr = pkt->addr;
+    l->addr_bits = pkt->addr_bits;
+    l->addr_is = pkt->addr_is;
+    l->addr_64 = pkt->addr_64;
+    l->match_idx = pkt->match_idx;
+    return TK_OK;
+}
+
 static tk_status deliver(tk_etm4_parser *p, tk_etm4_packet *pkt, uint64_t index, int len)
 {
     pkt->index = index;
@@ -1063,7 +1110,33 @@ static tk_status deliver(tk_etm4_parser *p, tk_etm4_packet *pkt, uint64_t index,
         p->notsync_sent = false;
         p->zeros = 0;
     }
+    const uint8_t t = pkt->type;
+    if (p->batch_fn && ((t >= TK_ETM4_ATOM_F1 && t <= TK_ETM4_ATOM_F6) ||
+                        (t >= TK_ETM4_ADDR_MATCH && t <= TK_ETM4_ADDR_L_64IS1)))
+        return push_lite(p, pkt);
     return emit_pkt(p, pkt);
+}
+
+/* The packet at d[0] through the complete parser: delivered, or kept as a partial packet when d
+ * ends inside it. *used: the bytes taken (all of d for a partial packet). */
+static tk_status slow_packet(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index,
+                             size_t *used)
+{
+    tk_etm4_packet *pkt = &p->pkt;
+    clear_pkt(pkt);
+    int r = decode(p, d, n, pkt);
+    if (r == NEED_MORE) {
+        if (n < MAX_PKT) {
+            memcpy(p->part, d, n);
+            p->npart = n;
+            p->part_index = index;
+            *used = n;
+            return TK_OK;
+        }
+        r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
+    }
+    *used = (size_t)r;
+    return deliver(p, pkt, index, r);
 }
 
 /* Complete a packet split across runs: append as much of d as the side buffer holds and
@@ -1128,31 +1201,84 @@ static inline unsigned atom_run(const uint8_t *b)
 #endif
 }
 
-static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d, size_t n,
-                                              uint64_t index, size_t *pi, const bool frames)
+/* The bytes of a compact packet from type to match_idx as a little-endian word (atom_num 0,
+ * addr_is and addr_64 to be put in). */
+#define LITE_WORD(type, header, size, bits, match_idx)                                             \
+    ((uint64_t)(type) | (uint64_t)(header) << 8 | (uint64_t)(size) << 24 |                         \
+     (uint64_t)(bits) << 32 | (uint64_t)(match_idx) << 56)
+
+/* ... stored in one go (one move on little-endian hosts). */
+static inline void put_lite_word(tk_etm4_pkt_lite *o, uint64_t w)
+{
+    _Static_assert(offsetof(tk_etm4_pkt_lite, match_idx) == offsetof(tk_etm4_pkt_lite, type) + 7,
+                   "type..match_idx are 8 consecutive bytes");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy((unsigned char *)o + offsetof(tk_etm4_pkt_lite, type), &w, 8);
+#else
+    o->type = (uint8_t)w;
+    o->header = (uint8_t)(w >> 8);
+    o->atom_num = (uint8_t)(w >> 16);
+    o->size = (uint8_t)(w >> 24);
+    o->addr_bits = (uint8_t)(w >> 32);
+    o->addr_is = (uint8_t)(w >> 40);
+    o->addr_64 = (uint8_t)(w >> 48);
+    o->match_idx = (uint8_t)(w >> 56);
+#endif
+}
+
+static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d,
+                                              const uint16_t *at, size_t n, uint64_t index,
+                                              size_t *pi, const bool frames)
 {
     tk_status st = TK_OK;
-    /* The address state lives in locals here (registers): updating it in the parser through
+    /* The address history lives in locals here (registers): updating it in the parser through
      * memory costs store-forwarding stalls on every address packet. Written back at the end
-     * (the batch callback cannot see the parser). */
-    /* Each entry as its value and a word of meta data: IS [7:0], valid bits [15:8], 64-bit
-     * [16] (single bytes get spilled one by one). */
-#define META(e) ((uint32_t)(e).is | (uint32_t)(e).valid_bits << 8 | (uint32_t)(e).is64 << 16)
-    uint64_t cv = p->cur.val, v0 = p->stack[0].val, v1 = p->stack[1].val, v2 = p->stack[2].val;
-    uint32_t cm = META(p->cur), m0 = META(p->stack[0]), m1 = META(p->stack[1]),
-             m2 = META(p->stack[2]);
+     * (the batch callback cannot see the parser). The current address is always the newest
+     * history entry (every packet that sets it pushes it), so only the three entries are kept:
+     * their values, and their meta data (IS [0], 64-bit [8], valid bits [15:9]) in 16 bits
+     * each of one word (entry i at bit 16 i), so that all fit in registers. */
+#define META(e) ((uint64_t)(e).is | (uint64_t)(e).is64 << 8 | (uint64_t)(e).valid_bits << 9)
+    uint64_t v0 = p->stack[0].val, v1 = p->stack[1].val, v2 = p->stack[2].val;
+    uint64_t ms = META(p->stack[0]) | META(p->stack[1]) << 16 | META(p->stack[2]) << 32;
 #undef META
-    const bool aarch64_ctx = p->ctx_valid && p->ctxs.sf;
+    const unsigned aarch64_ctx = p->ctx_valid && p->ctxs.sf;
     const tk_etm4_pkt_lite *const atom_lite = p->atom_lite;
-#define PUSH() (v2 = v1, m2 = m1, v1 = v0, m1 = m0, v0 = cv, m0 = cm)
-    /* Joined frames: byte k of d is at index + k + k / 15 (a division by a constant, a
-     * multiply: cheaper than cutting the loop at every frame end). */
-#define INDEX(k) (index + (k) + (frames ? (k) / 15 : 0))
+#define PUSH(v, m) (v2 = v1, v1 = v0, v0 = (v), ms = ms << 16 | (m))
+    /* An address's meta data after a packet that carries bits of it (IS is): the valid bits
+     * grow to bits. */
+#define GROW(is, is64, bits)                                                                       \
+    ((is) | (is64) << 8 | ((ms & 0xfe00) < (bits) << 9 ? (bits) << 9 : ms & 0xfe00))
+    /* §6.4.12 short address, as short_addr(), for IS is: 7 or 15 bits above the instruction
+     * alignment (a second byte when bit 7 of the first is set); all else constant per case. */
+#define SHORT_ADDR(is)                                                                             \
+    do {                                                                                           \
+        const uint64_t b1 = b[j + 1];                                                              \
+        const unsigned is64 = (unsigned)(ms >> 8) & 1, lo = 7 + 2 - (is);                          \
+        if (!(b1 & 0x80)) {                                                                        \
+            a = (v0 & ~((1ull << lo) - 1)) | (b1 & 0x7f) << (2 - (is));                            \
+            m = GROW((is), is64, lo);                                                              \
+            len = 2;                                                                               \
+            w = LITE_WORD(TK_ETM4_ADDR_S_IS0 + (is), 0x95 + (is), 2u, lo, 0);                      \
+        } else {                                                                                   \
+            a = (v0 & ~((1ull << (lo + 8)) - 1)) | (b1 & 0x7f) << (2 - (is)) |                     \
+                (uint64_t)b[j + 2] << lo;                                                          \
+            m = GROW((is), is64, lo + 8);                                                          \
+            len = 3;                                                                               \
+            w = LITE_WORD(TK_ETM4_ADDR_S_IS0 + (is), 0x95 + (is), 3u, lo + 8, 0);                  \
+        }                                                                                          \
+    } while (0)
+    /* Joined frames: byte k of d is at index + at[k] (a load per record; with k + k / 15
+     * computed, a multiply). Byte k of b below: at index + bat[k], or ib + k without frames. */
+#define INDEX(k) (frames ? index + bat[k] : ib + (k))
     /* Every step reads the 16 bytes at b + j: first over d up to its last 16 bytes, then over
      * a zero-padded copy of the rest (zero is no packet this path takes). Byte j of b is byte
-     * off + j of d; valid: bytes of b that are data. */
+     * off + j of d; valid: bytes of b that are data. The records written past the data (the
+     * four atom records) read as far as 16 entries of bat past it: the copy has them. */
     uint8_t tail[32];
+    uint16_t tail_at[48];
     const uint8_t *b = d;
+    const uint16_t *bat = at;
+    uint64_t ib = index;
     size_t off = 0, j = *pi, valid = n, jend = n > 15 ? n - 15 : 0;
     bool last = false;
     /* A step writes at most 16 atoms and one address packet (and 4 atom records always). */
@@ -1168,97 +1294,63 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
                 o = p->lite;
             }
             /* A run of atoms: the first four records are written whatever the run's length
-             * (those past it are overwritten later), so short runs take no branch. The
-             * template covers the record from atoms on (addr is not used by atoms). */
+             * (those past it are overwritten later), so short runs take no branch. A record
+             * is its template from atoms on (addr is not used by atoms) and its index. */
             const unsigned run = atom_run(b + j);
             for (unsigned k = 0; k < 4; k++) {
-                memcpy(&o[k].atoms, &atom_lite[b[j + k] & 0x3f].atoms,
-                       sizeof(*o) - offsetof(tk_etm4_pkt_lite, atoms));
-                o[k].index = INDEX(off + j + k);
+                memcpy(&o[k].atoms, &atom_lite[b[j + k] - 0xc0].atoms, LITE_TAIL);
+                o[k].index = INDEX(j + k);
             }
             for (unsigned k = 4; k < run; k++) {
-                memcpy(&o[k].atoms, &atom_lite[b[j + k] & 0x3f].atoms,
-                       sizeof(*o) - offsetof(tk_etm4_pkt_lite, atoms));
-                o[k].index = INDEX(off + j + k);
+                memcpy(&o[k].atoms, &atom_lite[b[j + k] - 0xc0].atoms, LITE_TAIL);
+                o[k].index = INDEX(j + k);
             }
             o += run;
             j += run;
             if (run == 16 || j >= jend)
                 continue;
-            const uint8_t h = b[j];
-            uint8_t bits, len, type, idx = 0;
-            if (h == 0x95 || h == 0x96) {
-                /* §6.4.12 short address, as short_addr() */
-                const uint8_t is = h == 0x96, b1 = b[j + 1];
-                const int shift = 2 - is;
-                uint64_t v = (uint64_t)(b1 & 0x7f) << shift;
-                bits = (uint8_t)(7 + shift);
-                len = 2;
-                if (b1 & 0x80) {
-                    v |= (uint64_t)b[j + 2] << bits;
-                    bits += 8;
-                    len = 3;
-                }
-                if (j + len > valid)
-                    goto stop;
-                uint64_t mask = (1ull << bits) - 1;
-                cv = (cv & ~mask) | v;
-                if (((cm >> 8) & 0xff) < bits)
-                    cm = (cm & ~0xff00u) | (uint32_t)bits << 8;
-                cm = (cm & ~0xffu) | is;
-                type = is ? TK_ETM4_ADDR_S_IS1 : TK_ETM4_ADDR_S_IS0;
-            } else if (h >= 0x90 && h <= 0x92) {
-                /* as exact_match() */
-                idx = h & 3;
-                cv = idx == 0 ? v0 : (idx == 1 ? v1 : v2);
-                cm = idx == 0 ? m0 : (idx == 1 ? m1 : m2);
-                type = TK_ETM4_ADDR_MATCH;
-                bits = 0;
+            /* An address packet (the most frequent first): its state change, and the
+             * compact packet's bytes from type to match_idx as one word (w). */
+            const unsigned h = b[j];
+            uint64_t a, w;
+            unsigned m, len;
+            if (h == 0x95)
+                SHORT_ADDR(0);
+            else if (h == 0x96)
+                SHORT_ADDR(1);
+            else if ((uint8_t)(h - 0x90) < 3) {
+                /* exact match, as exact_match(): history entry h & 3 */
+                const unsigned idx = h & 3;
+                a = idx == 0 ? v0 : (idx == 1 ? v1 : v2);
+                m = (unsigned)(ms >> (16 * idx)) & 0xffff;
                 len = 1;
-            } else if (h == 0x9a || h == 0x9b) {
-                /* as set_addr32() */
-                if (j + 5 > valid)
-                    goto stop;
-                const uint8_t is = h & 1;
-                uint32_t a = (uint32_t)long_addr(b + j + 1, 4, is);
-                if (aarch64_ctx) {
-                    cv = (cv & ~0xffffffffull) | a;
-                    cm |= 1u << 16;
-                } else {
-                    cv = a;
-                    cm &= ~(1u << 16);
-                }
-                if (((cm >> 8) & 0xff) < 32)
-                    cm = (cm & ~0xff00u) | 32u << 8;
-                cm = (cm & ~0xffu) | is;
-                type = is ? TK_ETM4_ADDR_L_32IS1 : TK_ETM4_ADDR_L_32IS0;
-                bits = 32;
+                w = LITE_WORD(TK_ETM4_ADDR_MATCH, h, 1u, 0u, idx);
+            } else if ((uint8_t)(h - 0x9a) < 2) {
+                /* long 32-bit address, as set_addr32(): in AArch64 the high half is kept */
+                const unsigned is = h & 1;
+                a = (uint32_t)long_addr(b + j + 1, 4, is);
+                if (aarch64_ctx)
+                    a |= v0 & ~0xffffffffull;
+                m = GROW(is, aarch64_ctx, 32u);
                 len = 5;
-            } else if (h == 0x9d || h == 0x9e) {
-                /* as set_addr64() */
-                if (j + 9 > valid)
-                    goto stop;
-                const uint8_t is = h == 0x9e;
-                cv = long_addr(b + j + 1, 8, is);
-                cm = is | 64u << 8 | 1u << 16;
-                type = is ? TK_ETM4_ADDR_L_64IS1 : TK_ETM4_ADDR_L_64IS0;
-                bits = 64;
+                w = LITE_WORD(TK_ETM4_ADDR_L_32IS0 + is, h, 5u, 32u, 0);
+            } else if ((uint8_t)(h - 0x9d) < 2) {
+                /* long 64-bit address, as set_addr64() */
+                const unsigned is = h == 0x9e;
+                a = long_addr(b + j + 1, 8, is);
+                m = is | 1u << 8 | 64u << 9;
                 len = 9;
+                w = LITE_WORD(TK_ETM4_ADDR_L_64IS0 + is, h, 9u, 64u, 0);
             } else {
                 goto stop;
             }
-            PUSH();
-            o->index = INDEX(off + j);
-            o->addr = cv;
+            if (j + len > valid)
+                goto stop; /* not complete in d: nothing is changed */
+            PUSH(a, m);
+            o->index = INDEX(j);
+            o->addr = a;
             o->atoms = 0;
-            o->type = type;
-            o->header = h;
-            o->atom_num = 0;
-            o->size = len;
-            o->addr_bits = bits;
-            o->addr_is = (uint8_t)cm;
-            o->addr_64 = (uint8_t)(cm >> 16);
-            o->match_idx = idx;
+            put_lite_word(o, w | (uint64_t)(m & 0x101) << 40); /* addr_is, addr_64 */
             o++;
             j += len;
         }
@@ -1277,6 +1369,12 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
         j -= off;
         valid = jend = n - off;
         b = tail;
+        if (frames) {
+            memset(tail_at, 0, sizeof(tail_at));
+            memcpy(tail_at, at + off, (n - off) * sizeof(*at));
+            bat = tail_at;
+        }
+        ib = index + off;
         last = true;
     }
 stop: /* a packet for the complete parser, or one not complete in d (or the data ends) */
@@ -1284,11 +1382,14 @@ stop: /* a packet for the complete parser, or one not complete in d (or the data
 out:
 #undef INDEX
 #undef PUSH
-#define ENTRY(v, m) ((addr_entry){v, (uint8_t)(m), (uint8_t)((m) >> 8), (uint8_t)((m) >> 16)})
-    p->cur = ENTRY(cv, cm);
-    p->stack[0] = ENTRY(v0, m0);
-    p->stack[1] = ENTRY(v1, m1);
-    p->stack[2] = ENTRY(v2, m2);
+#undef GROW
+#undef SHORT_ADDR
+#define ENTRY(v, m)                                                                                \
+    ((addr_entry){v, (uint8_t)((m)&1), (uint8_t)(((m) >> 9) & 0x7f), (uint8_t)(((m) >> 8) & 1)})
+    p->stack[0] = ENTRY(v0, ms);
+    p->stack[1] = ENTRY(v1, ms >> 16);
+    p->stack[2] = ENTRY(v2, ms >> 32);
+    p->cur = p->stack[0];
 #undef ENTRY
     *pi = off + j;
     return st;
@@ -1297,13 +1398,13 @@ out:
 /* Batch mode fast path: atoms, exact-match, short and long address packets straight into
  * compact records, with exactly the state changes decode() makes for them. Stops at the first
  * other packet (or one not complete in d), which the caller hands to the complete parser.
- * Consumes from d[*pi..n); *pi is advanced past the packets taken. frames: d holds joined
- * formatter frames (tk_etm4_parser_frames), byte i at index + i + i / 15. */
-static tk_status batch_run(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index,
-                           size_t *pi, bool frames)
+ * Consumes from d[*pi..n); *pi is advanced past the packets taken. at: NULL, or d holds joined
+ * formatter frames with byte k at index + at[k]. */
+static tk_status batch_run(tk_etm4_parser *p, const uint8_t *d, const uint16_t *at, size_t n,
+                           uint64_t index, size_t *pi)
 {
-    return frames ? batch_run_body(p, d, n, index, pi, true)
-                  : batch_run_body(p, d, n, index, pi, false);
+    return at ? batch_run_body(p, d, at, n, index, pi, true)
+              : batch_run_body(p, d, NULL, n, index, pi, false);
 }
 
 tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
@@ -1331,7 +1432,7 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         /* Synchronised: the packets that make up nearly all instruction trace (atoms, short
          * and exact-match addresses) are handled in line; the rest go through decode(). */
         if (p->batch_fn) {
-            if ((st = batch_run(p, d, n, index, &i, false)))
+            if ((st = batch_run(p, d, NULL, n, index, &i)))
                 return st;
         }
         while (!p->batch_fn && i < n) {
@@ -1396,47 +1497,90 @@ tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uin
         }
         if (i >= n)
             break;
-        clear_pkt(pkt);
-        int r = decode(p, d + i, n - i, pkt);
-        if (r == NEED_MORE) {
-            size_t rest = n - i;
-            if (rest >= MAX_PKT) {
-                r = bad(pkt, (tk_etm4_pkt_type)pkt->type, MAX_PKT);
+        size_t used;
+        if ((st = slow_packet(p, d + i, n - i, index + i, &used)))
+            return st;
+        i += used;
+    }
+    return TK_OK;
+}
+
+/* Joined frames, byte k at index + at[k] (at: NULL for k + k / 15): the end of the frame that
+ * byte i is in (the bytes from i on whose index goes on by one). */
+static size_t frame_end(const uint16_t *at, size_t i, size_t n)
+{
+    if (!at) {
+        const size_t end = (i / 15 + 1) * 15;
+        return end < n ? end : n;
+    }
+    size_t k = i + 1;
+    while (k < n && at[k] == at[k - 1] + 1)
+        k++;
+    return k;
+}
+
+/* Joined frames, byte k at index + at[k]; without at, k + k / 15 from the parser's table, at
+ * most JOINED_MAX bytes from a frame start at a time (as many as the table covers). */
+static tk_status parse_frames(tk_etm4_parser *p, const uint8_t *d, const uint16_t *at, size_t n,
+                              uint64_t index)
+{
+    tk_status st;
+    size_t i = 0, used;
+#define AT(k) (at ? at[k] : (k) + (k) / 15)
+    while (i < n) {
+        /* Synchronised, no partial packet: compact packets straight from the joined frames. */
+        if (p->batch_fn && p->synced && !p->npart) {
+            if (at) {
+                if ((st = batch_run(p, d, at, n, index, &i)))
+                    return st;
             } else {
-                memcpy(p->part, d + i, rest);
-                p->npart = rest;
-                p->part_index = index + i;
-                return TK_OK;
+                const size_t w = i - i % 15, wn = n - w < JOINED_MAX ? n - w : JOINED_MAX;
+                size_t k = i - w;
+                if ((st = batch_run(p, d + w, joined_at, wn, index + AT(w), &k)))
+                    return st;
+                i = w + k;
+                if (k >= wn)
+                    continue; /* the window is done (or the data) */
+            }
+            if (i >= n)
+                break;
+            /* Stopped in the last frame (mostly at a packet that goes on in the next run):
+             * that packet to the complete parser here, as the run of the frame's rest would
+             * give it, without the run. */
+            if (frame_end(at, i, n) == n) {
+                if ((st = slow_packet(p, d + i, n - i, index + AT(i), &used)))
+                    return st;
+                i += used;
+                continue;
             }
         }
-        if ((st = deliver(p, pkt, index + i, r)))
+        const size_t end = frame_end(at, i, n);
+        if (p->batch_fn && p->npart) {
+            /* The first bytes complete a partial packet: as a run of this frame's bytes
+             * would. */
+            if ((st = complete_part(p, d + i, end - i, &used)))
+                return st;
+            i += used;
+            continue;
+        }
+        /* Anything else: the rest of this frame's bytes as one run, as without joining. */
+        if ((st = tk_etm4_parser_data(p, d + i, end - i, index + AT(i))))
             return st;
-        i += (size_t)r;
+        i = end;
     }
+#undef AT
     return TK_OK;
 }
 
 tk_status tk_etm4_parser_frames(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
 {
-    tk_status st;
-    size_t i = 0;
-    while (i < n) {
-        /* Synchronised, no partial packet: compact packets straight from the joined frames. */
-        if (p->batch_fn && p->synced && !p->npart) {
-            if ((st = batch_run(p, d, n, index, &i, true)))
-                return st;
-            if (i >= n)
-                break;
-        }
-        /* Anything else: the rest of this frame's bytes as one run, as without joining. */
-        size_t end = (i / 15 + 1) * 15;
-        if (end > n)
-            end = n;
-        if ((st = tk_etm4_parser_data(p, d + i, end - i, index + i + i / 15)))
-            return st;
-        i = end;
-    }
-    return TK_OK;
+    return parse_frames(p, d, NULL, n, index);
+}
+
+tk_status tk_etm4_parser_frames_at(tk_etm4_parser *p, const uint8_t *d, const uint16_t *at,
+                                   size_t n, uint64_t index)
+{
+    return parse_frames(p, d, at, n, index);
 }
 
 tk_status tk_etm4_parser_end(tk_etm4_parser *p)

@@ -83,12 +83,23 @@ static tk_status switch_to(runner *r, uint8_t id, tk_etm4_parser **out)
     return TK_OK;
 }
 
-static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
+/* The parser for a run of source id at index (switch_to); NULL with *st the status to return
+ * when there is none (unparsed()'s) or an error. */
+static tk_etm4_parser *run_parser(runner *r, uint8_t id, uint64_t index, tk_status *st)
 {
     tk_etm4_parser *ps;
-    tk_status st = switch_to(ctx, id, &ps);
-    if (st || !ps)
-        return st ? st : unparsed(ctx, id, index);
+    *st = switch_to(r, id, &ps);
+    if (!*st && !ps)
+        *st = unparsed(r, id, index);
+    return *st ? NULL : ps;
+}
+
+static tk_status on_data(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
+{
+    tk_status st;
+    tk_etm4_parser *ps = run_parser(ctx, id, index, &st);
+    if (!ps)
+        return st;
     const runner *r = ctx;
     if (r->o->on_stream &&
         (st = r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_DATA, id, data, n, index)))
@@ -202,15 +213,28 @@ static tk_status on_packet(void *ctx, const tk_etm4_packet *pkt)
 /* Whole frames of one source joined together (the deformatter's fast path). */
 static tk_status on_frames(void *ctx, uint8_t id, const uint8_t *data, size_t n, uint64_t index)
 {
-    tk_etm4_parser *ps;
-    tk_status st = switch_to(ctx, id, &ps);
-    if (st || !ps)
-        return st ? st : unparsed(ctx, id, index);
+    tk_status st;
+    tk_etm4_parser *ps = run_parser(ctx, id, index, &st);
+    if (!ps)
+        return st;
     const runner *r = ctx;
     if (r->o->on_stream &&
         (st = r->o->on_stream(r->o->ctx, TK_ETM4_STREAM_FRAMES, id, data, n, index)))
         return st;
     return r->o->no_parse ? TK_OK : tk_etm4_parser_frames(ps, data, n, index);
+}
+
+/* The same with frames that restate the source joined too: longer runs, fewer calls and fewer
+ * packets split between runs (used when no one records the stream). */
+static tk_status on_frames_at(void *ctx, uint8_t id, const uint8_t *data, const uint16_t *at,
+                              size_t n, uint64_t index)
+{
+    tk_status st;
+    tk_etm4_parser *ps = run_parser(ctx, id, index, &st);
+    if (!ps)
+        return st;
+    const runner *r = ctx;
+    return r->o->no_parse ? TK_OK : tk_etm4_parser_frames_at(ps, data, at, n, index);
 }
 
 /* A framing error loses bytes of unknown sources: every stream hunts for its next A-Sync. */
@@ -361,7 +385,12 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
         unsigned flags = tk_cs_buffer_deformat_flags(buf->format);
         st = tk_cs_deformatter_new(flags, on_data, on_frame_error, r, &d);
         if (!st) {
-            tk_cs_deformatter_set_frames_fn(d, on_frames);
+            /* Runs for on_stream are as tk_etm4_parser_frames takes them (parallel decoding
+             * replays them so). */
+            if (o->on_stream)
+                tk_cs_deformatter_set_frames_fn(d, on_frames);
+            else
+                tk_cs_deformatter_set_frames_at_fn(d, on_frames_at);
             if (checked) {
                 r->data = data;
                 r->len = len;

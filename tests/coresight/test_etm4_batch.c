@@ -283,9 +283,10 @@ static void parse_pieces(const tk_etm4_config *cfg, const tk_cs_mem *mem, const 
     tk_etm4_decoder_free(x->dec);
 }
 
-static void test_mutations(void **state)
+/* bugfix-exact-match: the snapshot, and the deformatted bytes of its one source (0x12) and its
+ * configuration. */
+static tk_cs_snapshot *load_stream(bytes *stream, const tk_cs_source **src, tk_etm4_config *cfg)
 {
-    (void)state;
     char *dir = tk_test_data_path("opencsd/snapshots/bugfix-exact-match");
     tk_cs_snapshot *ss;
     tk_diag diag;
@@ -294,16 +295,25 @@ static void test_mutations(void **state)
     size_t raw_len;
     uint8_t *raw = tk_test_read_file(ss->buffers[0].path, &raw_len);
     assert_non_null(raw);
-    bytes stream = {0};
     tk_cs_deformatter *d;
-    assert_int_equal(tk_cs_deformatter_new(0, grab, NULL, &stream, &d), TK_OK);
+    assert_int_equal(tk_cs_deformatter_new(0, grab, NULL, stream, &d), TK_OK);
     assert_int_equal(tk_cs_deformat(d, raw, raw_len), TK_OK);
     assert_int_equal(tk_cs_deformat_end(d), TK_OK);
     tk_cs_deformatter_free(d);
-    const tk_cs_source *src = tk_cs_snapshot_find_id(ss, 0x12);
-    assert_non_null(src);
+    free(raw);
+    *src = tk_cs_snapshot_find_id(ss, 0x12);
+    assert_non_null(*src);
+    tk_etm4_config_from_source(cfg, ss, *src);
+    return ss;
+}
+
+static void test_mutations(void **state)
+{
+    (void)state;
+    bytes stream = {0};
+    const tk_cs_source *src;
     tk_etm4_config cfg;
-    tk_etm4_config_from_source(&cfg, ss, src);
+    tk_cs_snapshot *ss = load_stream(&stream, &src, &cfg);
     const tk_cs_mem *mem = ss->cores[src->core >= 0 ? src->core : 0].mem;
 
     /* A 64 KiB window of the stream keeps the test quick; 40 damaged copies of it. */
@@ -355,7 +365,6 @@ static void test_mutations(void **state)
                   lites);
     free(copy);
     free(stream.b);
-    free(raw);
     tk_cs_snapshot_free(ss);
 }
 
@@ -395,6 +404,25 @@ static tk_status d_frames(void *ctx, uint8_t id, const uint8_t *d, size_t n, uin
     return TK_OK;
 }
 
+static tk_status d_frames_at(void *ctx, uint8_t id, const uint8_t *d, const uint16_t *at, size_t n,
+                             uint64_t index)
+{
+    dbytes *l = ctx;
+    /* whole frames of 15 bytes, or 14 after an ID byte restating the source, each starting
+     * 16 after the one before */
+    l->joined_calls++;
+    assert_int_equal(at[0], 0);
+    for (size_t k = 0, start = 0; k < n; k++) {
+        if (k > start && at[k] != at[k - 1] + 1) {
+            assert_true(k - start == 15 || k - start == 14);
+            assert_int_equal(at[k], at[start] + 16);
+            start = k;
+        }
+        dpush(l, id, index + at[k], d[k]);
+    }
+    return TK_OK;
+}
+
 static tk_status d_err(void *ctx, tk_status st, uint64_t off, const char *msg)
 {
     (void)st, (void)msg;
@@ -402,28 +430,36 @@ static tk_status d_err(void *ctx, tk_status st, uint64_t off, const char *msg)
     return TK_OK;
 }
 
+/* Per-frame runs, joined frames (tk_cs_deformatter_set_frames_fn) and joined frames across
+ * ID bytes that restate the source (tk_cs_deformatter_set_frames_at_fn): the same bytes. */
 static void deformat_both(const uint8_t *raw, size_t len, unsigned flags, size_t piece)
 {
-    dbytes a = {0}, b = {0};
+    dbytes l[3] = {{0}};
     tk_cs_deformatter *d;
-    for (int joined = 0; joined < 2; joined++) {
-        dbytes *l = joined ? &b : &a;
-        assert_int_equal(tk_cs_deformatter_new(flags, d_run, d_err, l, &d), TK_OK);
-        if (joined)
+    for (int joined = 0; joined < 3; joined++) {
+        assert_int_equal(tk_cs_deformatter_new(flags, d_run, d_err, &l[joined], &d), TK_OK);
+        if (joined == 1)
             tk_cs_deformatter_set_frames_fn(d, d_frames);
+        else if (joined == 2)
+            tk_cs_deformatter_set_frames_at_fn(d, d_frames_at);
         for (size_t i = 0; i < len; i += piece)
             assert_int_equal(tk_cs_deformat(d, raw + i, len - i < piece ? len - i : piece), TK_OK);
         assert_int_equal(tk_cs_deformat_end(d), TK_OK);
         tk_cs_deformatter_free(d);
     }
-    assert_int_equal(a.n, b.n);
-    assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+    for (int joined = 1; joined < 3; joined++) {
+        assert_int_equal(l[0].n, l[joined].n);
+        assert_memory_equal(l[0].v, l[joined].v, l[0].n * sizeof(*l[0].v));
+    }
     /* memory-aligned frames of one source fed at once are joined (DSTREAM frames: one at a
-     * time; each tk_cs_deformat call hands its joined frames over before returning) */
-    if (!(flags & TK_CS_DEFMT_FSYNC) && piece >= len)
-        assert_true(b.joined_calls * 4 < len / 16); /* this capture: an ID every 8 frames */
-    free(a.v);
-    free(b.v);
+     * time; each tk_cs_deformat call hands its joined frames over before returning); this
+     * capture restates its ID every 8 frames, which ends a run only without frames_at */
+    if (!(flags & TK_CS_DEFMT_FSYNC) && piece >= len) {
+        assert_true(l[1].joined_calls * 4 < len / 16);
+        assert_true(l[2].joined_calls * 100 < len / 16);
+    }
+    for (int i = 0; i < 3; i++)
+        free(l[i].v);
 }
 
 /* The deformatter's joined runs hold the same bytes at the same indices as per-frame runs,
@@ -496,6 +532,95 @@ static void test_joined_frames(void **state)
     tk_cs_snapshot_free(ss);
 }
 
+/* Joined frames of any layout (tk_etm4_parser_frames_at): the batch path over them gives the
+ * complete parser's packets for one tk_etm4_parser_data call per frame, on damaged windows of
+ * the real stream laid out in frames of 15 and 14 bytes at random, handed over in runs of
+ * random length (as the deformatter's joined runs), so packets straddle frames and runs. */
+static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_t n,
+                              const uint8_t *len14, uint64_t seed, int way, recs *out)
+{
+    size_t nf = 0, pos = 0;
+    static uint16_t at[65536];
+    static size_t start[65536 / 14 + 2];
+    while (pos < n) { /* frame f: its bytes from start[f], at index 16 f */
+        size_t k = len14[nf % 251] ? 14 : 15;
+        start[nf] = pos;
+        for (size_t i = 0; i < k && pos < n; i++)
+            at[pos++] = (uint16_t)(16 * nf + i);
+        nf++;
+    }
+    start[nf] = n;
+    tk_etm4_parser *p;
+    assert_int_equal(tk_etm4_parser_new(cfg, on_pkt, out, &p), TK_OK);
+    if (way)
+        tk_etm4_parser_set_batch(p, on_lite, out);
+    uint64_t s = seed;
+    for (size_t f = 0; f < nf;) {
+        size_t g = way == 0 ? f + 1 : f + 1 + rng_next(&s) % 300; /* frames f..g-1 */
+        if (g > nf)
+            g = nf;
+        if (way == 0) /* the complete parser, one call per frame */
+            assert_int_equal(tk_etm4_parser_data(p, b + start[f], start[g] - start[f], 16 * f),
+                             TK_OK);
+        else /* at[] counts from the run's first frame */
+            for (size_t k = start[f]; k < start[g]; k++)
+                at[k] = (uint16_t)(at[k] - 16 * f);
+        if (way)
+            assert_int_equal(tk_etm4_parser_frames_at(p, b + start[f], at + start[f],
+                                                      start[g] - start[f], 16 * f),
+                             TK_OK);
+        f = g;
+    }
+    assert_int_equal(tk_etm4_parser_end(p), TK_OK);
+    tk_etm4_parser_free(p);
+}
+
+static void test_frames_at(void **state)
+{
+    (void)state;
+    bytes stream = {0};
+    const tk_cs_source *src;
+    tk_etm4_config cfg;
+    tk_cs_snapshot *ss = load_stream(&stream, &src, &cfg);
+
+    const size_t win = 60000; /* at[] is 16 bits: 60000 bytes are at most 4286 frames */
+    assert_true(stream.n >= win);
+    uint8_t *copy = malloc(win), len14[251];
+    uint64_t s = 0x0123456789abcdefull;
+    size_t errors = 0, lites = 0;
+    for (int round = 0; round < 24; round++) {
+        size_t start = (size_t)(rng_next(&s) % (stream.n - win + 1));
+        memcpy(copy, stream.b + start, win);
+        for (int m = 0; round && m < (int)(rng_next(&s) % 24); m++) {
+            size_t at = (size_t)(rng_next(&s) % win);
+            copy[at] = rng_next(&s) % 2 ? (uint8_t)rng_next(&s)
+                                        : (uint8_t)(0x90 + rng_next(&s) % 16); /* addresses */
+        }
+        for (size_t f = 0; f < sizeof(len14); f++) /* none, some or most frames of 14 bytes */
+            len14[f] = rng_next(&s) % 4 < (unsigned)round % 5;
+        uint64_t seed = rng_next(&s);
+        recs way[3] = {{0}, {.trace_id = 0x12}, {.trace_id = 0x12}};
+        for (int w = 0; w < 3; w++) /* complete per frame, complete joined, batch joined */
+            frames_at_packets(&cfg, copy, win, len14, seed, w, &way[w]);
+        for (int w = 1; w < 3; w++)
+            same_packets(&way[0], &way[w]);
+        assert_true(way[2].nlite > way[0].n / 2);
+        lites += way[2].nlite;
+        for (size_t i = 0; i < way[0].n; i++)
+            errors += way[0].r[i].type >= TK_ETM4_INCOMPLETE_EOT &&
+                      way[0].r[i].type <= TK_ETM4_RESERVED_CFG;
+        for (int w = 0; w < 3; w++)
+            free(way[w].r);
+    }
+    assert_true(errors > 10);
+    print_message("24 windows in frames of 15 and 14 bytes: %zu error packets, %zu compact "
+                  "packets, identical\n",
+                  errors, lites);
+    free(copy);
+    free(stream.b);
+    tk_cs_snapshot_free(ss);
+}
+
 /* Every header 0xc0-0xff is an atom packet of the complete parser (the batch path takes a run
  * of them without looking at each one), and the batch path gives the same packets for all 64,
  * in runs of every length from 1 to 64 between address packets, cut anywhere. */
@@ -556,9 +681,8 @@ int main(void)
     if (!tk_test_data_present())
         return TK_TEST_SKIP;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_snapshots),
-        cmocka_unit_test(test_mutations),
-        cmocka_unit_test(test_joined_frames),
+        cmocka_unit_test(test_snapshots),         cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_joined_frames),     cmocka_unit_test(test_frames_at),
         cmocka_unit_test(test_every_atom_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
