@@ -186,6 +186,9 @@ typedef struct tk_te_scan_table {
     uint8_t noflags8;
     /* format 3 subformat 0 (start): privilege, time, context, address */
     uint64_t smask[4];
+    /* by the payload's bits 4..12 (branch, then privilege: at most 8 bits): branch |
+     * privilege << 8, the struct's two bytes */
+    uint16_t sbp[512];
     uint8_t spos[4];  /* at most 127 */
     uint8_t skind[4]; /* TK_TE_SCAN_LO, _HI or _BOTH: the 64-bit words the field is in */
     uint8_t sposc[4]; /* 63 - spos when below 64: how far the second word, once doubled,

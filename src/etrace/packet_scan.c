@@ -64,6 +64,8 @@ static void table_init(tk_te_scan *s)
         at += w3[f];
     }
     t->sbelow64 = t->spos[3] < 64u;
+    for (unsigned b = 0; b < 512; b++)
+        t->sbp[b] = (uint16_t)((b & 1u) | ((b >> 1) & t->smask[0]) << 8);
     const unsigned sl = (at + 7u) / 8u;
     t->smaxlen = (uint8_t)(sl < TK_TE_FAST_MAX_LEN ? sl : TK_TE_FAST_MAX_LEN);
     /* whether the bit before notify lies inside some payload of up to 8 bytes */
@@ -203,7 +205,8 @@ TK_TE_FAST_INLINE uint64_t field128(uint64_t lo, uint64_t hi, unsigned pos)
     return lo >> pos | (hi << 1) << (~pos & 63u);
 }
 
-/* Start packet field f of the payload hi:lo. Where every field starts below
+/* Start packet field f (1..3: time, context, address; privilege comes with the branch bit
+ * from sbp) of the payload hi:lo. Where every field starts below
  * bit 64 (low64: the usual parameters), one formula without branches: the low word shifted
  * down, the second word's bits above it (for a field inside the low word, they fall outside
  * its mask). Otherwise the kind of extraction its position needs (a parameter: always
@@ -213,9 +216,7 @@ TK_TE_FAST_INLINE uint64_t start_field(const tk_te_scan_table *t, unsigned f, ui
 {
     const unsigned pos = t->spos[f];
     uint64_t v;
-    if (f == 0) /* privilege: from bit 5, at most 8 bits (params.c), inside the low word */
-        v = lo >> 5;
-    else if (low64)
+    if (low64)
         v = lo >> (pos & 63u) | (hi << 1) << (t->sposc[f] & 63u);
     else if (t->skind[f] == TK_TE_SCAN_LO)
         v = lo >> (pos & 63u);
@@ -261,8 +262,9 @@ TK_TE_FAST_INLINE void rec_put(tk_te_rec *r, uint64_t address, uint64_t irdepth,
 /* A format 3 start packet's struct. Where the struct has the layout below, it is written in
  * 12 stores, each 8 or 16 bytes covering fields and zeros at once, instead of a clear and
  * then the fields (16 stores): one start packet comes every 17 packets of a trace. */
-TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t privilege,
-                                    uint64_t time, uint64_t context, uint64_t address)
+TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned bp, uint64_t time, uint64_t context,
+                                    uint64_t address)
+/* (bp: branch | privilege << 8) */
 {
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     _Static_assert(
@@ -278,7 +280,7 @@ TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t p
     typedef uint64_t chunk __attribute__((vector_size(16), aligned(1), may_alias));
     unsigned char *o = (unsigned char *)f;
     const chunk z = {0, 0};
-    const uint64_t w0 = TK_TE_F3, w3 = 1, w7 = branch | (privilege & 0xffu) << 8;
+    const uint64_t w0 = TK_TE_F3, w3 = 1, w7 = bp;
     memcpy(o, &w0, 8);      /* format; subformat (start), branches, map: 0 */
     *(chunk *)(o + 8) = z;  /* branch_count, branch_fmt, jtc_index */
     memcpy(o + 24, &w3, 8); /* has_address */
@@ -293,8 +295,8 @@ TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t p
 #else
     tk_te_packet_clear(f);
     f->format = TK_TE_F3;
-    f->branch = (uint8_t)branch;
-    f->privilege = (uint8_t)privilege;
+    f->branch = (uint8_t)bp;
+    f->privilege = (uint8_t)(bp >> 8);
     f->time = time;
     f->context = context;
     f->address = address;
@@ -313,8 +315,9 @@ TK_TE_FAST_INLINE void start_packet(const tk_te_scan_table *t, const uint8_t *p,
     uint64_t lo = tk_te_fast_ld64(p);
     const uint64_t hi = payload_hi(t, p, n, &lo);
     const uint64_t address = start_field(t, 3, lo, hi, low64);
-    start_struct(f, (unsigned)(lo >> 4 & 1u), start_field(t, 0, lo, hi, low64),
-                 start_field(t, 1, lo, hi, low64), start_field(t, 2, lo, hi, low64), address);
+    /* branch and privilege (from bit 5, at most 8 bits: params.c) with one lookup */
+    start_struct(f, t->sbp[lo >> 4 & 511u], start_field(t, 1, lo, hi, low64),
+                 start_field(t, 2, lo, hi, low64), address);
     if (with_rec)
         rec_put(r, address, 0,
                 (uint64_t)TK_TE_F3 << 32 | (uint64_t)TK_TE_REC_ADDRESS << 48 |
