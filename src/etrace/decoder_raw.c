@@ -42,6 +42,10 @@ tk_status tk_dec_damaged(tk_te_decoder *d, tk_status status, uint64_t offset, ui
 #define RAW_LIKELY(x) (x)
 #endif
 
+/* Packets per batch from the scanner: each batch costs the scanner's and this loop's set-up
+ * (about 100 instructions); the arrays take 152 bytes a packet of the stack. */
+enum { RUN_BATCH = 128 };
+
 /* Resident memory must not grow with the trace: mapped pages already read are given back
  * every this many bytes (tk_te_raw_release). */
 #define RELEASE_STEP (8u << 20)
@@ -52,16 +56,16 @@ static tk_status run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
                           tk_status *first)
 {
     size_t released = s->pos;
-    tk_te_packet pk[64];
-    tk_te_rec rec[64];
-    uint64_t off[64];
+    tk_te_packet pk[RUN_BATCH];
+    tk_te_rec rec[RUN_BATCH];
+    uint64_t off[RUN_BATCH];
     for (;;) {
         /* hot path: batches from the zero-copy scanner (packet_scan.c) */
         size_t n;
         for (;;) {
             if (d->p.o.branch_prediction || d->p.o.jump_target_cache) {
                 /* format 0 packets are likely: whole structs */
-                if ((n = tk_te_scan_batch(s, pk, off, 64)) == 0)
+                if ((n = tk_te_scan_batch(s, pk, off, RUN_BATCH)) == 0)
                     break;
                 const uint64_t idx0 = s->next_index - n;
                 *packets += n;
@@ -75,7 +79,7 @@ static tk_status run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
                  * as the whole packet the scanner gives with them. Format 0 (a damaged
                  * trace, or options the decoder was not told about) is not in the records'
                  * contract: the scanner goes back to it and decodes it whole. */
-                if ((n = tk_te_scan_records(s, rec, pk, off, 64)) == 0)
+                if ((n = tk_te_scan_records(s, rec, pk, off, RUN_BATCH)) == 0)
                     break;
                 const uint64_t idx0 = s->next_index - n;
                 for (size_t i = 0; i < n; i++) {
