@@ -191,8 +191,6 @@ typedef struct tk_te_scan_table {
     uint16_t sbp[512];
     uint8_t spos[4];  /* at most 127 */
     uint8_t skind[4]; /* TK_TE_SCAN_LO, _HI or _BOTH: the 64-bit words the field is in */
-    uint8_t sposc[4]; /* 63 - spos when below 64: how far the second word, once doubled,
-                         is shifted up to sit above the low word's bits */
     uint8_t sbelow64; /* 1 when every field starts below bit 64 (one formula for all) */
     uint8_t smaxlen;  /* longest valid payload (at most 16), 0: not decoded this way */
 } tk_te_scan_table;
