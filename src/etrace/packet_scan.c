@@ -14,7 +14,9 @@
  * (tests/speed/test_scan.c and tests/codec/test_packet_scan_paths.c compare every path with
  * it). The same loop writes compact records (tk_te_scan_records) or whole structs
  * (tk_te_scan_batch), in a portable copy and a BMI2 copy chosen at run time, each in a copy
- * with and without offsets and, for records, with and without an irdepth field. */
+ * with and without offsets and, for records, with and without an irdepth field and with and
+ * without flag bits in payloads of up to 8 bytes (none where addresses have 62 bits or
+ * more). */
 #include "tracekit/te_packet.h"
 
 #include <stddef.h>
