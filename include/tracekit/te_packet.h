@@ -172,18 +172,25 @@ typedef struct tk_te_scan_table {
                             branches, TK_TE_REC_ADDRESS */
     uint64_t flags[16];  /* record flags in place, by address MSB and the three sent bits */
     uint32_t mapmask[256];
+    uint32_t maxlen[256];  /* longest payload in bytes (at most 8) decoded in line, 0: none */
     uint8_t ap[256];       /* address position */
     uint8_t tpm1[256];     /* position of the bit before notify (the address MSB), at most 63 */
-    uint8_t maxlen[256];   /* longest payload in bytes (at most 8) decoded in line, 0: none */
     uint8_t maxlen16[256]; /* the same for 9..16 bytes (the 128-bit path), 0: none */
     uint8_t tpm1_16[256];  /* tpm1 for the 128-bit path, at most 127 */
     uint8_t dpos16[256];   /* irdepth position for the 128-bit path, at most 127 */
+    /* by payload length n - 1 (0..15): the right shift, (64 - 8n) mod 64, that aligns and
+     * sign-extends the 8 bytes ending with the payload's last one */
+    uint8_t nshift[16];
+    /* 1 when no format 1 or 2 payload of up to 8 bytes can carry notify, updiscon, irreport
+     * or irdepth bits (address fields of 62 bits or more): they are sign copies there */
+    uint8_t noflags8;
     /* format 3 subformat 0 (start): privilege, time, context, address */
     uint64_t smask[4];
+    /* by the payload's bits 4..12 (branch, then privilege: at most 8 bits): branch |
+     * privilege << 8, the struct's two bytes */
+    uint16_t sbp[512];
     uint8_t spos[4];  /* at most 127 */
     uint8_t skind[4]; /* TK_TE_SCAN_LO, _HI or _BOTH: the 64-bit words the field is in */
-    uint8_t sposc[4]; /* 63 - spos when below 64: how far the second word, once doubled,
-                         is shifted up to sit above the low word's bits */
     uint8_t sbelow64; /* 1 when every field starts below bit 64 (one formula for all) */
     uint8_t smaxlen;  /* longest valid payload (at most 16), 0: not decoded this way */
 } tk_te_scan_table;

@@ -35,6 +35,17 @@ tk_status tk_dec_damaged(tk_te_decoder *d, tk_status status, uint64_t offset, ui
     return tk_te_decoder_lost(d, offset, index);
 }
 
+/* The records' loop: formats 1 and 2 are nearly every packet. */
+#if defined(__GNUC__)
+#define RAW_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define RAW_LIKELY(x) (x)
+#endif
+
+/* Packets per batch from the scanner: each batch costs the scanner's and this loop's set-up
+ * (about 100 instructions); the arrays take 152 bytes a packet of the stack. */
+enum { RUN_BATCH = 128 };
+
 /* Resident memory must not grow with the trace: mapped pages already read are given back
  * every this many bytes (tk_te_raw_release). */
 #define RELEASE_STEP (8u << 20)
@@ -45,19 +56,18 @@ static tk_status run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
                           tk_status *first)
 {
     size_t released = s->pos;
-    tk_te_packet pk[64];
-    tk_te_rec rec[64];
-    uint64_t off[64];
+    tk_te_packet pk[RUN_BATCH];
+    tk_te_rec rec[RUN_BATCH];
+    uint64_t off[RUN_BATCH];
     for (;;) {
         /* hot path: batches from the zero-copy scanner (packet_scan.c) */
         size_t n;
         for (;;) {
-            uint64_t idx0;
             if (d->p.o.branch_prediction || d->p.o.jump_target_cache) {
                 /* format 0 packets are likely: whole structs */
-                if ((n = tk_te_scan_batch(s, pk, off, 64)) == 0)
+                if ((n = tk_te_scan_batch(s, pk, off, RUN_BATCH)) == 0)
                     break;
-                idx0 = s->next_index - n;
+                const uint64_t idx0 = s->next_index - n;
                 *packets += n;
                 for (size_t i = 0; i < n; i++) {
                     tk_status st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
@@ -69,15 +79,23 @@ static tk_status run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
                  * as the whole packet the scanner gives with them. Format 0 (a damaged
                  * trace, or options the decoder was not told about) is not in the records'
                  * contract: the scanner goes back to it and decodes it whole. */
-                if ((n = tk_te_scan_records(s, rec, pk, off, 64)) == 0)
+                if ((n = tk_te_scan_records(s, rec, pk, off, RUN_BATCH)) == 0)
                     break;
-                idx0 = s->next_index - n;
+                const uint64_t idx0 = s->next_index - n;
                 for (size_t i = 0; i < n; i++) {
+                    const unsigned f = rec[i].format;
                     tk_status st;
-                    if (rec[i].format == TK_TE_F3) {
-                        st = tk_te_decoder_packet(d, &pk[i], off[i], idx0 + i);
-                    } else if (rec[i].format != TK_TE_F0) {
+                    /* formats 1 and 2 (nearly every packet) with one test */
+                    if (RAW_LIKELY(f - TK_TE_F1 <= TK_TE_F2 - TK_TE_F1)) {
                         st = tk_dec_packet_rec(d, &rec[i], off[i], idx0 + i);
+                    } else if (f == TK_TE_F3) {
+                        /* the index hidden from the loop: otherwise a pointer into pk is
+                         * kept and advanced for every packet, for one in 17 */
+                        size_t k = i;
+#if defined(__GNUC__)
+                        __asm__("" : "+r"(k));
+#endif
+                        st = tk_te_decoder_packet(d, &pk[k], off[i], idx0 + i);
                     } else {
                         tk_te_scan_seek(s, (size_t)off[i], idx0 + i);
                         n = i;

@@ -14,7 +14,9 @@
  * (tests/speed/test_scan.c and tests/codec/test_packet_scan_paths.c compare every path with
  * it). The same loop writes compact records (tk_te_scan_records) or whole structs
  * (tk_te_scan_batch), in a portable copy and a BMI2 copy chosen at run time, each in a copy
- * with and without offsets and, for records, with and without an irdepth field. */
+ * with and without offsets and, for records, with and without an irdepth field and with and
+ * without flag bits in payloads of up to 8 bytes (none where addresses have 62 bits or
+ * more). */
 #include "tracekit/te_packet.h"
 
 #include <stddef.h>
@@ -45,6 +47,8 @@ static void table_init(tk_te_scan *s)
      * each flag is sent relative to the bit before it (VERSIONS.md A.1). */
     for (unsigned b = 0; b < 16; b++)
         t->flags[b] = (uint64_t)((b ^ (b >> 1)) & 7u) << 48;
+    for (unsigned n = 1; n <= TK_TE_FAST_MAX_LEN; n++)
+        t->nshift[n - 1] = (uint8_t)((64u - 8u * n) & 63u);
     /* no address field: its MSB is not the bit before notify (the generic path knows) */
     if (!l->fast || l->aw == 0 || l->aw > 64 || l->d > 64)
         return;
@@ -55,15 +59,18 @@ static void table_init(tk_te_scan *s)
         t->smask[f] = tk_te_fast_mask(w3[f]);
         /* from bit 127 of a 16-byte payload on, every bit is a sign copy */
         t->spos[f] = (uint8_t)(at < 127u ? at : 127u);
-        t->sposc[f] = (uint8_t)(at < 64u ? 63u - at : 0u);
         t->skind[f] = (uint8_t)(at >= 64u           ? TK_TE_SCAN_HI
                                 : at + w3[f] <= 64u ? TK_TE_SCAN_LO
                                                     : TK_TE_SCAN_BOTH);
         at += w3[f];
     }
     t->sbelow64 = t->spos[3] < 64u;
+    for (unsigned b = 0; b < 512; b++)
+        t->sbp[b] = (uint16_t)((b & 1u) | ((b >> 1) & t->smask[0]) << 8);
     const unsigned sl = (at + 7u) / 8u;
     t->smaxlen = (uint8_t)(sl < TK_TE_FAST_MAX_LEN ? sl : TK_TE_FAST_MAX_LEN);
+    /* whether the bit before notify lies inside some payload of up to 8 bytes */
+    bool flags8 = false;
     for (unsigned i = 0; i < 256; i++) {
         const unsigned fmt = i & 3u;
         if (fmt != TK_TE_F1 && fmt != TK_TE_F2)
@@ -91,9 +98,12 @@ static void table_init(tk_te_scan *s)
         /* a payload with a whole byte more than the packet needs goes to the careful path,
          * which reports it */
         const unsigned ml = (total + 7u) / 8u;
-        t->maxlen[i] = (uint8_t)(ml < 8u ? ml : 8u);
+        t->maxlen[i] = ml < 8u ? ml : 8u;
         t->maxlen16[i] = (uint8_t)(ml < TK_TE_FAST_MAX_LEN ? ml : TK_TE_FAST_MAX_LEN);
+        if (t->tpm1[i] < 63u)
+            flags8 = true;
     }
+    t->noflags8 = !flags8;
 }
 
 void tk_te_scan_init(tk_te_scan *s, const tk_te_params *p, const uint8_t *buf, size_t len)
@@ -196,20 +206,22 @@ TK_TE_FAST_INLINE uint64_t field128(uint64_t lo, uint64_t hi, unsigned pos)
     return lo >> pos | (hi << 1) << (~pos & 63u);
 }
 
-/* Start packet field f of the payload hi:lo. Where every field starts below
- * bit 64 (low64: the usual parameters), one formula without branches: the low word shifted
- * down, the second word's bits above it (for a field inside the low word, they fall outside
- * its mask). Otherwise the kind of extraction its position needs (a parameter: always
- * predicted), one shift for a field inside one word. */
+__extension__ typedef unsigned __int128 tk_te_scan_u128;
+
+/* Start packet field f (1..3: time, context, address; privilege comes with the branch bit
+ * from sbp) of the payload hi:lo. Where every field starts below bit 64 (low64: the usual
+ * parameters), one formula without branches: the 128-bit payload shifted down by a count
+ * below 64, which is one double shift on x86-64 (shrd; the two shifts and the or of the
+ * 64-bit words took two instructions and a table position more per field). Otherwise the
+ * kind of extraction its position needs (a parameter: always predicted), one shift for a
+ * field inside one word. */
 TK_TE_FAST_INLINE uint64_t start_field(const tk_te_scan_table *t, unsigned f, uint64_t lo,
                                        uint64_t hi, const bool low64)
 {
     const unsigned pos = t->spos[f];
     uint64_t v;
-    if (f == 0) /* privilege: from bit 5, at most 8 bits (params.c), inside the low word */
-        v = lo >> 5;
-    else if (low64)
-        v = lo >> (pos & 63u) | (hi << 1) << (t->sposc[f] & 63u);
+    if (low64)
+        v = (uint64_t)(((tk_te_scan_u128)hi << 64 | lo) >> (pos & 63u));
     else if (t->skind[f] == TK_TE_SCAN_LO)
         v = lo >> (pos & 63u);
     else if (t->skind[f] == TK_TE_SCAN_HI)
@@ -220,16 +232,18 @@ TK_TE_FAST_INLINE uint64_t start_field(const tk_te_scan_table *t, unsigned f, ui
 }
 
 /* The second word of a payload of n (1..16) bytes at p (16 bytes readable), sign-extended
- * past its last byte; lo is the first word, sign-extended in place when n <= 8. */
-TK_TE_FAST_INLINE uint64_t payload_hi(const uint8_t *p, unsigned n, uint64_t *lo)
+ * past its last byte; lo is the first word, sign-extended in place when n <= 8. From 9
+ * bytes on, the second word is the 8 bytes that end with the payload, shifted by the
+ * table's amount (one shift aligns and sign-extends it). */
+TK_TE_FAST_INLINE uint64_t payload_hi(const tk_te_scan_table *t, const uint8_t *p, unsigned n,
+                                      uint64_t *lo)
 {
     if (n <= 8) {
         const unsigned sh = 64 - 8 * n;
         *lo = (uint64_t)((int64_t)(*lo << sh) >> sh);
         return (uint64_t)((int64_t)*lo >> 63);
     }
-    const unsigned sh = 128 - 8 * n;
-    return (uint64_t)((int64_t)(tk_te_fast_ld64(p + 8) << sh) >> sh);
+    return (uint64_t)((int64_t)tk_te_fast_ld64(p + n - 8) >> t->nshift[n - 1]);
 }
 
 /* The record's last 8 bytes as one word (little-endian: map, format, branches, flags,
@@ -252,8 +266,9 @@ TK_TE_FAST_INLINE void rec_put(tk_te_rec *r, uint64_t address, uint64_t irdepth,
 /* A format 3 start packet's struct. Where the struct has the layout below, it is written in
  * 12 stores, each 8 or 16 bytes covering fields and zeros at once, instead of a clear and
  * then the fields (16 stores): one start packet comes every 17 packets of a trace. */
-TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t privilege,
-                                    uint64_t time, uint64_t context, uint64_t address)
+TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned bp, uint64_t time, uint64_t context,
+                                    uint64_t address)
+/* (bp: branch | privilege << 8) */
 {
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     _Static_assert(
@@ -269,7 +284,7 @@ TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t p
     typedef uint64_t chunk __attribute__((vector_size(16), aligned(1), may_alias));
     unsigned char *o = (unsigned char *)f;
     const chunk z = {0, 0};
-    const uint64_t w0 = TK_TE_F3, w3 = 1, w7 = branch | (privilege & 0xffu) << 8;
+    const uint64_t w0 = TK_TE_F3, w3 = 1, w7 = bp;
     memcpy(o, &w0, 8);      /* format; subformat (start), branches, map: 0 */
     *(chunk *)(o + 8) = z;  /* branch_count, branch_fmt, jtc_index */
     memcpy(o + 24, &w3, 8); /* has_address */
@@ -284,8 +299,8 @@ TK_TE_FAST_INLINE void start_struct(tk_te_packet *f, unsigned branch, uint64_t p
 #else
     tk_te_packet_clear(f);
     f->format = TK_TE_F3;
-    f->branch = (uint8_t)branch;
-    f->privilege = (uint8_t)privilege;
+    f->branch = (uint8_t)bp;
+    f->privilege = (uint8_t)(bp >> 8);
     f->time = time;
     f->context = context;
     f->address = address;
@@ -302,10 +317,11 @@ TK_TE_FAST_INLINE void start_packet(const tk_te_scan_table *t, const uint8_t *p,
                                     const bool low64)
 {
     uint64_t lo = tk_te_fast_ld64(p);
-    const uint64_t hi = payload_hi(p, n, &lo);
+    const uint64_t hi = payload_hi(t, p, n, &lo);
     const uint64_t address = start_field(t, 3, lo, hi, low64);
-    start_struct(f, (unsigned)(lo >> 4 & 1u), start_field(t, 0, lo, hi, low64),
-                 start_field(t, 1, lo, hi, low64), start_field(t, 2, lo, hi, low64), address);
+    /* branch and privilege (from bit 5, at most 8 bits: params.c) with one lookup */
+    start_struct(f, t->sbp[lo >> 4 & 511u], start_field(t, 1, lo, hi, low64),
+                 start_field(t, 2, lo, hi, low64), address);
     if (with_rec)
         rec_put(r, address, 0,
                 (uint64_t)TK_TE_F3 << 32 | (uint64_t)TK_TE_REC_ADDRESS << 48 |
@@ -377,64 +393,83 @@ TK_TE_FAST_INLINE void f12_struct(tk_te_packet *f, uint64_t address, uint64_t ir
     f->irdepth = irdepth;
 }
 
-/* One packet at p (17 bytes readable from p, 7 before it) the in-line way: a format 1 or 2
- * packet of up to 8 bytes costs the header byte, the first payload byte (the table index),
- * one unaligned 8-byte load that ends with the payload's last byte (so that one arithmetic
- * shift sign-extends the payload), one table entry, three shifts of the payload and a
- * 16-entry table of flags, with no branch that depends on the data except the one test
- * that the header is a te_inst of a length the entry accepts; a format 3 start packet
- * takes the table positions, a format 1 or 2 packet of 9..16 bytes the same entry with
- * 128-bit positions. Into *r (records) or *f (to_struct); the rarer paths of the records
- * write the whole packet into fend[j] too. Returns the bytes used, 0 when the packet needs
- * the other path. */
-TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, tk_te_rec *r,
-                                   tk_te_packet *f, tk_te_packet *fend, ptrdiff_t j,
-                                   const bool to_struct, const bool depth)
+/* One packet at buf + at (17 bytes readable from there, 7 before it) the in-line way: a
+ * format 1 or 2 packet of up to 8 bytes costs the header byte, the first payload byte (the
+ * table index), one unaligned 8-byte load that ends with the payload's last byte (so that
+ * one arithmetic shift sign-extends the payload), one table entry, two or three shifts of
+ * the payload and a 16-entry table of flags, with no branch that depends on the data except
+ * the one test that the header is a te_inst of a length the entry accepts; a format 3 start
+ * packet takes the table positions, a format 1 or 2 packet of 9..16 bytes the same entry
+ * with 128-bit positions. Into *r (records) or *f (to_struct); the rarer paths of the
+ * records write the whole packet into fend[j] too. flags8 is 0 when the layout puts no
+ * notify, updiscon, irreport or irdepth bit inside a payload of up to 8 bytes (noflags8):
+ * the copy of the loop for it skips their extraction. Moves *pat past the packet; false
+ * when the packet needs the other path. Packets are addressed by their offset from buf:
+ * the next one's is one add, and the loads take buf + offset as their address, so no
+ * pointer is kept beside the offset. */
+TK_TE_FAST_INLINE bool in_line(const tk_te_scan_table *t, const uint8_t *buf, size_t *pat,
+                               tk_te_rec *r, tk_te_packet *f, tk_te_packet *fend, ptrdiff_t j,
+                               const bool to_struct, const bool depth, const bool flags8)
 {
-    const unsigned h = p[0];
-    /* one zero-extending load: the tables repeat every entry for bit 7 */
-    const size_t i = p[1];
-    /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..) */
+    const size_t at = *pat;
+    const unsigned h = buf[at];
+    /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..); the rest
+     * is computed from it, not from h (a 32-bit difference is also the 64-bit one, and h
+     * need not be kept) */
     unsigned n1 = h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
-    /* compared as a byte (one compare with the table in memory): a header below 0x41
-     * wraps to 0xc0.. , above every maxlen */
-    if (TK_SCAN_LIKELY((uint8_t)n1 < t->maxlen[i])) {
+    /* one zero-extending load: the tables repeat every entry for bit 7 */
+    const size_t i = buf[at + 1];
+    /* a header below 0x41 wraps to above every maxlen (compared in 32 bits: as a byte,
+     * GCC computes the difference twice) */
+    if (TK_SCAN_LIKELY(n1 < t->maxlen[i])) {
+        /* past the header and the payload */
+        size_t next = at + n1 + 2u;
 #if defined(__GNUC__)
-        /* (so n1 + 2, the bytes used, is not 0: no test of it) */
-        if (n1 > 0xffu)
-            __builtin_unreachable();
+        /* one add for it, and the load below from it (GCC would add twice) */
+        __asm__("" : "+r"(next));
 #endif
-        /* The 8 bytes ending with the payload's last one (at p + 1 + n - 8, n = h - 0x40):
-         * the payload is the top n bytes, and one arithmetic shift by 64 - 8n, which is
-         * -8h in the six bits a 64-bit shift uses, both aligns and sign-extends it (a load
-         * from p + 1 took two shifts and a subtraction more). */
-        const uint64_t top = tk_te_fast_ld64(p + h - (TK_ENCAP_FLOW_TE_INST << 5 | 7u));
-        const int64_t w = (int64_t)top >> ((0u - 8u * h) & 63u); /* sign-extended payload */
-        /* address MSB, notify, updiscon, irreport as sent, then irdepth */
-        const int64_t v = w >> t->tpm1[i];
+        /* The 8 bytes ending with the payload's last one: the payload is their top n
+         * bytes, and one arithmetic shift by 64 - 8n both aligns and sign-extends it (a
+         * load from the payload's start took two shifts more). */
+        const uint64_t top = tk_te_fast_ld64(buf + next - 8);
+        const int64_t w = (int64_t)top >> t->nshift[n1]; /* sign-extended payload */
         const uint64_t address = (uint64_t)(w >> t->ap[i]) & t->amask[i];
-        /* without an irdepth field (no return stack, no call counter: the reference
-         * flow's settings) the copy of the loop for it skips the extraction */
-        const uint64_t irdepth = depth ? (uint64_t)(v >> 4) & t->dmask[i] : 0;
         /* the map from bit 7 on: rotated, not shifted (the mask clears what comes round),
          * which BMI2's rorx does without a copy of w */
         const uint64_t map = ((uint64_t)w >> 7 | (uint64_t)w << 57) & t->mapmask[i];
-        const uint64_t tail = t->tail[i] | map | t->flags[v & 15];
+        uint64_t tail = t->tail[i] | map;
+        /* without an irdepth field (no return stack, no call counter: the reference
+         * flow's settings) the copy of the loop for it skips the extraction */
+        uint64_t irdepth = 0;
+        if (flags8) {
+            /* address MSB, notify, updiscon, irreport as sent, then irdepth */
+            const int64_t v = w >> t->tpm1[i];
+            tail |= t->flags[v & 15];
+            if (depth)
+                irdepth = (uint64_t)(v >> 4) & t->dmask[i];
+        } else if (depth) {
+            /* past the payload: sign copies (the flags, sent relative to the address MSB,
+             * are then 0) */
+            irdepth = (uint64_t)(w >> 63) & t->dmask[i];
+        }
         if (to_struct)
             f12_struct(f, address, irdepth, tail);
         else
             rec_put(r, address, irdepth, tail);
-        /* the bytes used (header and payload) */
-        return n1 + 2u;
+        *pat = next;
+        return true;
     }
     /* The slot of full for the rarer paths. Its index is hidden from the loop's induction
      * variables: otherwise a pointer into full[] is kept and advanced for every packet, for
      * paths of one packet in 17. */
+    size_t pa = at;
 #if defined(__GNUC__)
     __asm__("" : "+r"(j));
-    /* n1 again from the header: kept from above, GCC spills it on every packet */
-    __asm__("" : "+r"(p));
+    /* the pointer and n1 again from the offset: kept from above, GCC computes the pointer
+     * and copies the header bytes on every packet */
+    __asm__("" : "+r"(pa));
 #endif
+    const uint8_t *const p = buf + pa;
     n1 = p[0] - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
     uint64_t lo = tk_te_fast_ld64(p + 1);
     tk_te_packet *const fk = to_struct ? f : &fend[j];
@@ -445,12 +480,13 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
             start_packet(t, p + 1, n1 + 1u, r, fk, !to_struct, true);
         else
             start_packet(t, p + 1, n1 + 1u, r, fk, !to_struct, false);
-        return n1 + 2u;
+        *pat = at + n1 + 2u;
+        return true;
     }
     if (n1 - 8u < TK_TE_FAST_MAX_LEN - 8u && n1 < t->maxlen16[i]) {
         /* format 1 or 2 of 9..16 bytes (a full address): the same entry with the positions
          * of the 128-bit payload (the address starts below bit 64) */
-        const uint64_t hi = payload_hi(p + 1, n1 + 1u, &lo);
+        const uint64_t hi = payload_hi(t, p + 1, n1 + 1u, &lo);
         const int64_t v = (int64_t)field128(lo, hi, t->tpm1_16[i]);
         const uint64_t address = field128(lo, hi, t->ap[i]) & t->amask[i];
         const uint64_t irdepth = depth ? field128(lo, hi, t->dpos16[i]) & t->dmask[i] : 0;
@@ -459,28 +495,27 @@ TK_TE_FAST_INLINE unsigned in_line(const tk_te_scan_table *t, const uint8_t *p, 
             f12_struct(f, address, irdepth, tail);
         else
             rec_put(r, address, irdepth, tail);
-        return n1 + 2u;
+        *pat = at + n1 + 2u;
+        return true;
     }
-    return 0;
+    return false;
 }
 
-/* One packet of a run at *q (offset *at): in_line, then its offset into o[j] (or *last);
- * *q and *at move past it. Returns the bytes used, 0 when it needs the other path. */
-TK_TE_FAST_INLINE unsigned run_step(const tk_te_scan_table *t, const uint8_t **q, size_t *at,
-                                    tk_te_rec *r, tk_te_packet *f, tk_te_packet *fend, uint64_t *o,
-                                    ptrdiff_t j, size_t *last, const bool with_offsets,
-                                    const bool to_struct, const bool depth)
+/* One packet of a run at offset *at: in_line, then its offset into o[j] (or *last); *at
+ * moves past it. Returns false when it needs the other path. */
+TK_TE_FAST_INLINE bool run_step(const tk_te_scan_table *t, const uint8_t *buf, size_t *at,
+                                tk_te_rec *r, tk_te_packet *f, tk_te_packet *fend, uint64_t *o,
+                                ptrdiff_t j, size_t *last, const bool with_offsets,
+                                const bool to_struct, const bool depth, const bool flags8)
 {
-    const unsigned u = in_line(t, *q, r, f, fend, j, to_struct, depth);
-    if (u) {
-        if (with_offsets)
-            o[j] = *at; /* then the last one is there */
-        else
-            *last = *at;
-        *q += u;
-        *at += u;
-    }
-    return u;
+    const size_t here = *at;
+    if (!in_line(t, buf, at, r, f, fend, j, to_struct, depth, flags8))
+        return false;
+    if (with_offsets)
+        o[j] = here; /* then the last one is there */
+    else
+        *last = here;
+    return true;
 }
 
 /* The record scanner: runs of packets that fit before the end whatever their length (no
@@ -490,7 +525,7 @@ TK_TE_FAST_INLINE unsigned run_step(const tk_te_scan_table *t, const uint8_t **q
  * from the run's end. */
 TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
                                       uint64_t *offsets, size_t max, const bool with_offsets,
-                                      const bool to_struct, const bool depth)
+                                      const bool to_struct, const bool depth, const bool flags8)
 {
     /* the longest packet taken here (header and payload): 17 bytes readable from each
      * header, so the payload's words can be loaded whole */
@@ -514,13 +549,11 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
         }
         const size_t stop = k + m;
         if (TK_SCAN_LIKELY(pos >= BACK)) {
-            /* The packet chain (each header says where the next is) runs through a pointer:
-             * load and add, the offset is taken off the chain. */
-            const uint8_t *q = buf + pos;
+            /* The packet chain (each header says where the next is) runs through the
+             * offset: the loads address buf + at, the next offset is one add. */
             tk_te_rec *r = to_struct ? NULL : rec + k;
             tk_te_packet *f = to_struct ? full + k : NULL;
             uint64_t *const o = with_offsets ? offsets + stop : NULL;
-            /* the offset beside the pointer: one add instead of a copy and a subtraction */
             size_t at = pos;
             ptrdiff_t j = -(ptrdiff_t)m;
             tk_te_packet *const fend = full + stop;
@@ -528,8 +561,8 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
              * an odd run takes one packet first. */
             bool go = true;
             if (m & 1u) {
-                go = run_step(t, &q, &at, r, f, fend, o, j, &last, with_offsets, to_struct,
-                              depth) != 0;
+                go = run_step(t, buf, &at, r, f, fend, o, j, &last, with_offsets, to_struct, depth,
+                              flags8);
                 if (go) {
                     j++;
                     r = to_struct ? NULL : r + 1;
@@ -538,10 +571,11 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             }
             while (go && j != 0) {
                 /* the other path, out of the inner loop: no call inside it */
-                if (!run_step(t, &q, &at, r, f, fend, o, j, &last, with_offsets, to_struct, depth))
+                if (!run_step(t, buf, &at, r, f, fend, o, j, &last, with_offsets, to_struct, depth,
+                              flags8))
                     break;
-                if (!run_step(t, &q, &at, to_struct ? NULL : r + 1, to_struct ? f + 1 : NULL, fend,
-                              o, j + 1, &last, with_offsets, to_struct, depth)) {
+                if (!run_step(t, buf, &at, to_struct ? NULL : r + 1, to_struct ? f + 1 : NULL, fend,
+                              o, j + 1, &last, with_offsets, to_struct, depth, flags8)) {
                     j++;
                     break;
                 }
@@ -577,12 +611,17 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
     return k;
 }
 
-/* One copy of the record loop per use of offsets and presence of the irdepth field. */
+/* One copy of the record loop per use of offsets, presence of the irdepth field and of
+ * flag bits in payloads of up to 8 bytes. */
+#define TK_SCAN_RECORDS_OFFSETS(s, rec, full, offsets, max, depth, flags8)                         \
+    ((offsets) ? records_body(s, rec, full, offsets, max, true, false, depth, flags8)              \
+               : records_body(s, rec, full, offsets, max, false, false, depth, flags8))
+#define TK_SCAN_RECORDS_DEPTH(s, rec, full, offsets, max, flags8)                                  \
+    ((s)->layout.d ? TK_SCAN_RECORDS_OFFSETS(s, rec, full, offsets, max, true, flags8)             \
+                   : TK_SCAN_RECORDS_OFFSETS(s, rec, full, offsets, max, false, flags8))
 #define TK_SCAN_RECORDS_COPIES(s, rec, full, offsets, max)                                         \
-    ((s)->layout.d ? ((offsets) ? records_body(s, rec, full, offsets, max, true, false, true)      \
-                                : records_body(s, rec, full, offsets, max, false, false, true))    \
-                   : ((offsets) ? records_body(s, rec, full, offsets, max, true, false, false)     \
-                                : records_body(s, rec, full, offsets, max, false, false, false)))
+    ((s)->table.noflags8 ? TK_SCAN_RECORDS_DEPTH(s, rec, full, offsets, max, false)                \
+                         : TK_SCAN_RECORDS_DEPTH(s, rec, full, offsets, max, true))
 
 TK_SCAN_NO_SLP static size_t records_portable(tk_te_scan *s, tk_te_rec *rec, tk_te_packet *full,
                                               uint64_t *offsets, size_t max)
@@ -619,16 +658,16 @@ void tk_te_rec_to_packet(const tk_te_rec *r, tk_te_packet *out)
 TK_SCAN_NO_SLP static size_t batch_portable(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets,
                                             size_t max)
 {
-    return offsets ? records_body(s, NULL, out, offsets, max, true, true, true)
-                   : records_body(s, NULL, out, offsets, max, false, true, true);
+    return offsets ? records_body(s, NULL, out, offsets, max, true, true, true, true)
+                   : records_body(s, NULL, out, offsets, max, false, true, true, true);
 }
 
 #if TK_SCAN_BMI2
 TK_SCAN_NO_SLP __attribute__((target("bmi2"))) static size_t
 batch_bmi2(tk_te_scan *s, tk_te_packet *out, uint64_t *offsets, size_t max)
 {
-    return offsets ? records_body(s, NULL, out, offsets, max, true, true, true)
-                   : records_body(s, NULL, out, offsets, max, false, true, true);
+    return offsets ? records_body(s, NULL, out, offsets, max, true, true, true, true)
+                   : records_body(s, NULL, out, offsets, max, false, true, true, true);
 }
 #endif
 
