@@ -70,7 +70,8 @@ static void usage(FILE *out)
             "                    (the format allows 2^32 + 30, minutes to follow). Default\n"
             "                    16777216 (a loop of 16 Mi iterations without another\n"
             "                    packet); 0: no limit\n" TK_CLI_ENCAP_HELP
-            "  --stats           print packet and instruction counts to standard error\n"
+            "  --stats           print packet and instruction counts (and the walks the decoder\n"
+            "                    replayed from its memo, with --format count) to standard error\n"
             "\n"
             "Errors (bad packet, truncated file, trace not matching the program) are printed as\n"
             "'tracekit decode: FILE: offset N (packet K): message'; decoding resumes at the\n"
@@ -559,6 +560,7 @@ int tk_cmd_decode(int argc, char **argv)
                     .raw = raw};
     tk_status run;
     uint64_t packets;
+    uint64_t walks_replayed = 0, chunks_replayed = 0; /* serial decodes with block events */
     if (jobs > 1) {
         tk_te_par_config cfg = {.size = sizeof(cfg),
                                 .jobs = (unsigned)jobs,
@@ -611,6 +613,8 @@ int tk_cmd_decode(int argc, char **argv)
         tk_te_decoder_stats dst = {.size = sizeof(dst)};
         tk_te_decoder_get_stats(d, &dst);
         packets = csv ? c.count.packets : dst.packets;
+        walks_replayed = dst.walks_replayed;
+        chunks_replayed = dst.chunks_replayed;
         if (encap.on && stats)
             fprintf(stderr,
                     "tracekit decode: srcID %u: %" PRIu64 " te_inst packets, %" PRIu64
@@ -634,6 +638,11 @@ int tk_cmd_decode(int argc, char **argv)
                 "tracekit decode: %" PRIu64 " packets, %" PRIu64 " instructions, %" PRIu64
                 " traps, %" PRIu64 " errors\n",
                 packets, c.count.instructions, c.count.traps, c.errors);
+    if (stats && (walks_replayed || chunks_replayed))
+        fprintf(stderr,
+                "tracekit decode: %" PRIu64 " walks and %" PRIu64
+                " chunks of walks replayed from the walk memo\n",
+                walks_replayed, chunks_replayed);
     if (c.errors > MAX_ERROR_LINES)
         fprintf(stderr, "tracekit decode: %s: %" PRIu64 " errors in all\n", input, c.errors);
     if (c.mismatches)

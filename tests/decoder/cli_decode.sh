@@ -26,6 +26,12 @@ cmp -s "$work/want" "$work/got_csv" || fail "towers PCs from the CSV differ"
 # 2. counting mode prints the totals, the number of instructions among them
 n=$("$tk" decode "${args[@]}" --format count $v/towers.te_inst_raw | awk '$1 == "instructions" {print $2}')
 [ "$n" = "$(wc -l < "$work/want")" ] || fail "count $n != $(wc -l < "$work/want")"
+# --stats: the totals, and the walks the decoder replayed from its memo (towers repeats most)
+"$tk" decode "${args[@]}" --format count --stats $v/towers.te_inst_raw -o /dev/null \
+    2> "$work/count.err" || fail "count --stats exit $?"
+grep -q "374 packets, $n instructions" "$work/count.err" || fail "stats: $(cat "$work/count.err")"
+w=$(sed -n 's/.*: \([0-9]*\) walks and .*/\1/p' "$work/count.err")
+[ "${w:-0}" -gt 100 ] || fail "walks replayed: '$(cat "$work/count.err")'"
 
 # 3. listing: one line per instruction plus bracketed events, with symbols
 "$tk" decode "${args[@]}" --format listing $v/towers.te_inst_raw -o "$work/listing" ||
