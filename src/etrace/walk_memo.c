@@ -16,11 +16,7 @@ void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_me
         d->range_first != d->pc || d->range_ninsn != 1)
         return;
     d->memo_used = true;
-    s->start = k->start;
-    s->address = k->address;
-    s->map = k->map;
-    s->branches = k->branches;
-    s->stop_at_last_branch = k->stop_at_last_branch;
+    s->k = *k;
     s->stop_at_last_branch_after = d->stop_at_last_branch;
     s->walk_uninf = d->walk_uninf;
     s->inferred_address = d->inferred_address;
@@ -104,7 +100,7 @@ void tk_walk_memo_clear(tk_te_decoder *d)
     d->memo_used = false;
     if (d->memo)
         for (size_t i = 0; i < ((size_t)1 << TK_WALK_MEMO_BITS); i++)
-            d->memo[i].start = NULL;
+            d->memo[i].k.start = NULL;
     if (d->chunks)
         for (size_t i = 0; i < ((size_t)1 << TK_WALK_CHUNK_SLOT_BITS); i++)
             d->chunks[i].start = NULL;

@@ -23,13 +23,18 @@
  * between them fits: loops with calls in them repeat such walks whole). */
 #define TK_WALK_MEMO_MAX 48u
 
-typedef struct tk_walk_memo_slot {
-    /* the inputs: NULL start for an empty slot */
+/* The inputs of a walk: the block it starts at, the branch map, its length, whether it is a
+ * map without address, and the reported address. */
+typedef struct tk_walk_memo_key {
     const tk_bblock *start;
     uint64_t map;
     uint64_t address;
     uint32_t branches;
     bool stop_at_last_branch;
+} tk_walk_memo_key;
+
+typedef struct tk_walk_memo_slot {
+    tk_walk_memo_key k; /* NULL start for an empty slot */
     /* What the walk left: the batch entries (the last one's block is the instruction
      * executed last, its next the pc it stopped at), the branch map (bits used, and whether
      * the last bit of a map without address is still to come), the flags arrive() sets, the
@@ -62,8 +67,8 @@ static inline tk_walk_memo_slot *tk_walk_memo_slot_for(tk_te_decoder *d, const t
 static inline bool tk_walk_memo_hit(const tk_te_decoder *d, const tk_walk_memo_slot *s,
                                     const tk_bblock *start, uint64_t address)
 {
-    return s->start == start && s->address == address && s->map == d->branch_map &&
-           s->branches == d->branches && s->stop_at_last_branch == d->stop_at_last_branch;
+    return s->k.start == start && s->k.address == address && s->k.map == d->branch_map &&
+           s->k.branches == d->branches && s->k.stop_at_last_branch == d->stop_at_last_branch;
 }
 
 /* What the remembered walk left in the decoder (its entries are in the batch). */
@@ -104,15 +109,6 @@ static inline int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot 
     tk_walk_memo_restore(d, s);
     return TK_OK;
 }
-
-/* The inputs of a walk about to start at start, for tk_walk_memo_store. */
-typedef struct tk_walk_memo_key {
-    const tk_bblock *start;
-    uint64_t map;
-    uint64_t address;
-    uint32_t branches;
-    bool stop_at_last_branch;
-} tk_walk_memo_key;
 
 /* Remember the walk that just ended in slot s: its inputs were k, its batch entries are
  * d->blk[first..d->nblk) (the batch was not flushed during it), insns instructions. Walks
