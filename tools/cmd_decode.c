@@ -70,8 +70,9 @@ static void usage(FILE *out)
             "                    (the format allows 2^32 + 30, minutes to follow). Default\n"
             "                    16777216 (a loop of 16 Mi iterations without another\n"
             "                    packet); 0: no limit\n" TK_CLI_ENCAP_HELP
-            "  --stats           print packet and instruction counts (and the walks the decoder\n"
-            "                    replayed from its memo, with --format count) to standard error\n"
+            "  --stats           print packet and instruction counts (and, with --format count\n"
+            "                    on one thread, the walks the decoder replayed from its memo)\n"
+            "                    to standard error\n"
             "\n"
             "Errors (bad packet, truncated file, trace not matching the program) are printed as\n"
             "'tracekit decode: FILE: offset N (packet K): message'; decoding resumes at the\n"
