@@ -414,7 +414,8 @@ static int cmd_flow(int argc, char **argv)
         double c3 = now(CLOCK_THREAD_CPUTIME_ID);
         tk_pc_list *pcs = NULL;
         if (want[3] && st == TK_OK && (st = tk_pc_list_new(img, null, &pcs)) == TK_OK) {
-            st = decode_into(&p, img, buf, len, 0, tk_pc_list_event, pcs, &insns[3]);
+            st = decode_into(&p, img, buf, len, TK_TE_DEC_BLOCK_EVENTS, tk_pc_list_event, pcs,
+                             &insns[3]);
             if (st == TK_OK)
                 st = tk_pc_list_flush(pcs);
         }

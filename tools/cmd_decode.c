@@ -70,9 +70,8 @@ static void usage(FILE *out)
             "                    (the format allows 2^32 + 30, minutes to follow). Default\n"
             "                    16777216 (a loop of 16 Mi iterations without another\n"
             "                    packet); 0: no limit\n" TK_CLI_ENCAP_HELP
-            "  --stats           print packet and instruction counts (and, with --format count\n"
-            "                    on one thread, the walks the decoder replayed from its memo)\n"
-            "                    to standard error\n"
+            "  --stats           print packet and instruction counts (and, on one thread, the\n"
+            "                    walks the decoder replayed from its memo) to standard error\n"
             "\n"
             "Errors (bad packet, truncated file, trace not matching the program) are printed as\n"
             "'tracekit decode: FILE: offset N (packet K): message'; decoding resumes at the\n"
@@ -460,10 +459,10 @@ int tk_cmd_decode(int argc, char **argv)
         return 2;
     }
     const char *input = argv[optind];
-    /* totals only: the decoder hands whole blocks over in batches (the count sink sums
-     * them without an event per block) */
-    if (!want_pcs && !want_listing)
-        flags |= TK_TE_DEC_BLOCK_EVENTS;
+    /* every format takes whole blocks in batches (the count sink sums them, the PC list and
+     * the listing print the text they keep for each block), so the decoder replays the walks
+     * it has seen from its memo */
+    flags |= TK_TE_DEC_BLOCK_EVENTS;
 
     int rc = 2;
     tk_te_params p;

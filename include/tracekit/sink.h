@@ -15,7 +15,9 @@ extern "C" {
 #endif
 
 /* One lower-case hex PC per line, no 0x, no padding, for every instruction of every
- * TK_EV_RANGE (instruction lengths come from the image). Other events are ignored. Output
+ * TK_EV_RANGE and of every block of a TK_EV_BLOCKS batch (instruction lengths come from the
+ * image), so a decoder may deliver whole blocks (TK_TE_DEC_BLOCK_EVENTS, which lets the
+ * E-Trace decoder replay walks from its memo). Other events are ignored. Output
  * is buffered; tk_pc_list_flush() writes the rest. Errors: TK_ERR_IO (write failed),
  * TK_ERR_NO_CODE (a range is not in the image). */
 typedef struct tk_pc_list tk_pc_list;
@@ -27,7 +29,8 @@ void tk_pc_list_free(tk_pc_list *sink);
 
 /* One instruction per line: address, <symbol+offset>, disassembly; other events in
  * brackets on their own line ("[trap: exception 2, epc 0x..., handler 0x...]"), errors as
- * "[offset N, packet K, 0x<pc>: message]". */
+ * "[offset N, packet K, 0x<pc>: message]". Takes TK_EV_RANGE events and TK_EV_BLOCKS batches
+ * (the same lines; a block's lines are formatted once and kept by block id). */
 typedef struct tk_listing tk_listing;
 enum {
     TK_LISTING_NO_SYMBOLS = 1u << 0,

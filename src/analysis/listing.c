@@ -5,13 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "block_text.h"
 #include "tracekit/sink.h"
+
+/* A line is at most: 16 digits, "  " and a symbol field of up to 95 characters, raw bytes
+ * (10), "  ", a disassembly of up to 95 and the newline. */
+#define LST_LINE_MAX 256
+/* TK_EV_BLOCKS: the lines of a whole block are always the same, so they are formatted once
+ * and kept by block id (block_text.h); blocks of more than LST_BLOCK_LINES instructions, and
+ * any once LST_ARENA_MAX bytes are kept, are formatted every time. */
+#define LST_BLOCK_LINES 64
+#define LST_ARENA_MAX (64u << 20)
 
 struct tk_listing {
     tk_image *img;
     FILE *out;
     unsigned flags;
     bool io_error;
+    tk_block_text blocks;
 };
 
 tk_status tk_listing_new(tk_image *img, FILE *out, unsigned flags, tk_listing **sink)
@@ -24,12 +35,15 @@ tk_status tk_listing_new(tk_image *img, FILE *out, unsigned flags, tk_listing **
     s->img = img;
     s->out = out;
     s->flags = flags;
+    tk_block_text_init(&s->blocks, LST_ARENA_MAX, 1);
     *sink = s;
     return TK_OK;
 }
 
 void tk_listing_free(tk_listing *s)
 {
+    if (s)
+        tk_block_text_free(&s->blocks);
     free(s);
 }
 
@@ -40,46 +54,87 @@ tk_status tk_listing_flush(tk_listing *s)
     return s->io_error ? TK_ERR_IO : TK_OK;
 }
 
-static void put_symbol(tk_listing *s, uint64_t pc)
+/* The line of insn at pc into p (LST_LINE_MAX bytes); returns its length. */
+static size_t format_line(tk_listing *s, uint64_t pc, const tk_rv_insn *insn, char *p)
 {
-    uint64_t off;
-    const tk_symbol *sym = tk_image_symbolize(s->img, pc, &off);
-    char buf[96];
-    if (sym)
-        snprintf(buf, sizeof(buf), "<%s+0x%" PRIx64 ">", sym->name, off);
-    else
-        snprintf(buf, sizeof(buf), "<?>");
-    fprintf(s->out, "  %-28s", buf);
+    size_t n = (size_t)snprintf(p, LST_LINE_MAX, "%016" PRIx64, pc);
+    if (!(s->flags & TK_LISTING_NO_SYMBOLS)) {
+        uint64_t off;
+        const tk_symbol *sym = tk_image_symbolize(s->img, pc, &off);
+        char buf[96];
+        if (sym)
+            snprintf(buf, sizeof(buf), "<%s+0x%" PRIx64 ">", sym->name, off);
+        else
+            snprintf(buf, sizeof(buf), "<?>");
+        n += (size_t)snprintf(p + n, LST_LINE_MAX - n, "  %-28s", buf);
+    }
+    if (s->flags & TK_LISTING_RAW)
+        n += (size_t)snprintf(p + n, LST_LINE_MAX - n,
+                              insn->len == 2 ? "  %04" PRIx32 "    " : "  %08" PRIx32, insn->raw);
+    char text[96];
+    tk_rv_disasm(insn, pc, text, sizeof(text));
+    n += (size_t)snprintf(p + n, LST_LINE_MAX - n, "  %s\n", text);
+    return n < LST_LINE_MAX ? n : LST_LINE_MAX - 1;
 }
 
-static tk_status put_range(tk_listing *s, const tk_event *ev)
+static void put_range(tk_listing *s, uint64_t first, uint64_t ninsn)
 {
-    uint64_t pc = ev->first;
-    for (uint64_t i = 0; i < ev->ninsn; i++) {
+    uint64_t pc = first;
+    char line[LST_LINE_MAX];
+    for (uint64_t i = 0; i < ninsn; i++) {
         tk_rv_insn insn;
         tk_status st = tk_image_fetch(s->img, pc, &insn);
         if (st != TK_OK && st != TK_ERR_BAD_INSN) {
             fprintf(s->out, "%016" PRIx64 "  [no code: %s]\n", pc, tk_strerror(st));
-            return TK_OK;
+            return;
         }
-        fprintf(s->out, "%016" PRIx64, pc);
-        if (!(s->flags & TK_LISTING_NO_SYMBOLS))
-            put_symbol(s, pc);
-        if (s->flags & TK_LISTING_RAW)
-            fprintf(s->out, insn.len == 2 ? "  %04" PRIx32 "    " : "  %08" PRIx32, insn.raw);
-        char text[96];
-        tk_rv_disasm(&insn, pc, text, sizeof(text));
-        fprintf(s->out, "  %s\n", text);
+        fwrite(line, 1, format_line(s, pc, &insn, line), s->out);
         pc += insn.len;
     }
-    return TK_OK;
+}
+
+/* Block b's lines, formatted and kept under its id; NULL (nothing kept) if it is too
+ * long, there is no room, or its code cannot be read again. */
+static const tk_block_text_ref *keep_block(tk_listing *s, const tk_bblock *b)
+{
+    char *p = b->ninsn <= LST_BLOCK_LINES
+                  ? tk_block_text_room(&s->blocks, b, (size_t)b->ninsn * LST_LINE_MAX)
+                  : NULL;
+    if (!p)
+        return NULL;
+    size_t len = 0;
+    uint64_t pc = b->start;
+    for (uint32_t i = 0; i < b->ninsn; i++) {
+        tk_rv_insn insn;
+        tk_status st = tk_image_fetch(s->img, pc, &insn);
+        if (st != TK_OK && st != TK_ERR_BAD_INSN)
+            return NULL;
+        len += format_line(s, pc, &insn, p + len);
+        pc += insn.len;
+    }
+    tk_block_text_keep(&s->blocks, b, len);
+    return tk_block_text_find(&s->blocks, b);
+}
+
+static void put_blocks(tk_listing *s, const tk_event *ev)
+{
+    for (uint32_t i = 0; i < ev->nblocks; i++) {
+        const tk_bblock *b = ev->blocks[i].block;
+        const tk_block_text_ref *t = tk_block_text_find(&s->blocks, b);
+        if (!t && !(t = keep_block(s, b)))
+            put_range(s, b->start, b->ninsn);
+        else
+            fwrite(s->blocks.arena + t->off, 1, t->len, s->out);
+    }
 }
 
 tk_status tk_listing_event(void *sink, const tk_event *ev)
 {
     tk_listing *s = sink;
     if (ev->kind == TK_EV_RANGE) {
-        put_range(s, ev);
+        put_range(s, ev->first, ev->ninsn);
+    } else if (ev->kind == TK_EV_BLOCKS) {
+        put_blocks(s, ev);
     } else if (!(s->flags & TK_LISTING_NO_EVENTS)) {
         switch (ev->kind) {
         case TK_EV_TRAP:

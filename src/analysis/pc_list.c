@@ -6,10 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "block_text.h"
 #include "util/hex.h"
 #include "tracekit/sink.h"
 
 #define PC_LIST_BUF (1u << 16)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PC_NOINLINE __attribute__((noinline))
+#define PC_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define PC_NOINLINE
+#define PC_LIKELY(x) (x)
+#endif
 #define PC_LINE_MAX 24 /* 16 hex digits, a newline, and slack for 8-byte stores */
 
 /* Ranges start at a few hundred distinct addresses (the blocks of the program) and the lines
@@ -21,6 +30,12 @@
 #define PC_COPY_CHUNK 32                   /* text is copied in chunks of this many bytes */
 #define PC_TEXT_CAP ((PC_TEXT_BYTES + PC_COPY_CHUNK - 1) / PC_COPY_CHUNK * PC_COPY_CHUNK)
 #define PC_CACHE_SLOTS 1024u
+
+/* TK_EV_BLOCKS: the text of whole blocks of up to PC_BLOCK_LINES instructions is kept by
+ * block id (block_text.h) in pieces aligned to the copy chunk, up to PC_ARENA_MAX bytes;
+ * longer blocks, and later ones, go through the range path. */
+#define PC_BLOCK_LINES 64
+#define PC_ARENA_MAX (32u << 20)
 
 typedef struct pc_text {
     uint64_t first; /* start address; the entry is empty when lines is 0 */
@@ -38,6 +53,7 @@ struct tk_pc_list {
     size_t used;
     bool io_error;
     pc_text *cache; /* PC_CACHE_SLOTS entries */
+    tk_block_text blocks;
     char buf[PC_LIST_BUF];
 };
 
@@ -56,6 +72,7 @@ tk_status tk_pc_list_new(tk_image *img, FILE *out, tk_pc_list **sink)
         free(s);
         return TK_ERR_NOMEM;
     }
+    tk_block_text_init(&s->blocks, PC_ARENA_MAX, PC_COPY_CHUNK);
     s->img = img;
     s->out = out;
     s->seg = NULL;
@@ -68,8 +85,10 @@ tk_status tk_pc_list_new(tk_image *img, FILE *out, tk_pc_list **sink)
 
 void tk_pc_list_free(tk_pc_list *s)
 {
-    if (s)
+    if (s) {
         free(s->cache);
+        tk_block_text_free(&s->blocks);
+    }
     free(s);
 }
 
@@ -152,13 +171,11 @@ static uint64_t format_and_keep(tk_pc_list *s, pc_text *e, uint64_t a, uint64_t 
     return used;
 }
 
-tk_status tk_pc_list_event(void *sink, const tk_event *ev)
+/* The lines of ninsn instructions from first. */
+static inline tk_status put_range(tk_pc_list *s, uint64_t first, uint64_t ninsn)
 {
-    tk_pc_list *s = sink;
-    if (ev->kind != TK_EV_RANGE || ev->ninsn == 0)
-        return TK_OK;
-    uint64_t a = ev->first;
-    uint64_t left = ev->ninsn;
+    uint64_t a = first;
+    uint64_t left = ninsn;
     if (s->used > PC_LIST_BUF - PC_RANGE_ROOM && tk_pc_list_flush(s) != TK_OK)
         return TK_ERR_IO;
     pc_text *e = text_slot(s, a);
@@ -171,7 +188,7 @@ tk_status tk_pc_list_event(void *sink, const tk_event *ev)
             left -= n;
             a = n == e->lines ? e->after : 0;
             if (!left) {
-                s->count += ev->ninsn;
+                s->count += ninsn;
                 return TK_OK;
             }
         }
@@ -185,7 +202,7 @@ tk_status tk_pc_list_event(void *sink, const tk_event *ev)
         s->used += len;
         left -= n;
         if (!left) {
-            s->count += ev->ninsn;
+            s->count += ninsn;
             return TK_OK;
         }
         a = e->after;
@@ -216,6 +233,75 @@ tk_status tk_pc_list_event(void *sink, const tk_event *ev)
         a += len;
         left--;
     }
-    s->count += ev->ninsn;
+    s->count += ninsn;
+    return TK_OK;
+}
+
+/* Block b's lines through the range path, and a copy of them kept under its id when there
+ * is room: the next execution of b is one copy. */
+static PC_NOINLINE tk_status put_block_slow(tk_pc_list *s, const tk_bblock *b)
+{
+    if (s->used > PC_LIST_BUF - PC_BLOCK_LINES * PC_LINE_MAX - PC_COPY_CHUNK &&
+        tk_pc_list_flush(s) != TK_OK)
+        return TK_ERR_IO;
+    const size_t before = s->used;
+    tk_status st = put_range(s, b->start, b->ninsn);
+    if (st != TK_OK || b->ninsn > PC_BLOCK_LINES || s->used < before)
+        return st; /* (flushed on the way: not kept) */
+    const size_t len = s->used - before;
+    char *room = tk_block_text_room(&s->blocks, b, len);
+    if (room) {
+        memcpy(room, s->buf + before, len);
+        tk_block_text_keep(&s->blocks, b, len);
+    }
+    return TK_OK;
+}
+
+tk_status tk_pc_list_event(void *sink, const tk_event *ev)
+{
+    tk_pc_list *s = sink;
+    if (ev->kind == TK_EV_RANGE)
+        return ev->ninsn ? put_range(s, ev->first, ev->ninsn) : TK_OK;
+    if (ev->kind != TK_EV_BLOCKS)
+        return TK_OK;
+    /* Whole blocks: the same lines as their range events would give, copied from the text
+     * kept for the block (its length is a multiple of the chunk in the arena; the buffer
+     * keeps a chunk of slack). */
+    const tk_block_exec *e = ev->blocks;
+    const uint32_t n = ev->nblocks;
+    /* in locals: the byte stores of the copies could alias any field of s */
+    size_t used = s->used;
+    tk_block_text kept = s->blocks;
+    uint64_t count = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const tk_bblock *b = e[i].block;
+        const tk_block_text_ref *t = tk_block_text_find(&kept, b);
+        if (PC_LIKELY(t != NULL)) {
+            const size_t len = t->len;
+            if (used + len > PC_LIST_BUF - PC_COPY_CHUNK) {
+                s->used = used;
+                if (tk_pc_list_flush(s) != TK_OK)
+                    return TK_ERR_IO;
+                used = 0;
+            }
+            char *dst = s->buf + used;
+            const char *src = kept.arena + t->off;
+            for (size_t k = 0; k < len; k += PC_COPY_CHUNK)
+                memcpy(dst + k, src + k, PC_COPY_CHUNK);
+            used += len;
+            count += b->ninsn;
+            continue;
+        }
+        s->used = used;
+        s->count += count;
+        count = 0;
+        tk_status st = put_block_slow(s, b);
+        if (st != TK_OK)
+            return st;
+        used = s->used;
+        kept = s->blocks; /* it may have grown */
+    }
+    s->used = used;
+    s->count += count;
     return TK_OK;
 }
