@@ -3,6 +3,7 @@
  * out (a PC list like the reference decoder's .decoder.trace, or a listing). */
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,9 @@ static void usage(FILE *out)
             "      $d/dhrystone.te_inst_raw -o dhrystone.decoder.trace\n");
 }
 
+/* Pooled piece sinks at most (the pieces in flight are at most 4 per thread). */
+#define SINK_POOL_MAX 16
+
 /* The sink of one piece of the trace (the whole trace when decoding serially): counts,
  * the chosen output, and the decoder's error messages. Serially everything goes straight
  * out; in parallel, output and messages are kept in memory until the piece's turn comes. */
@@ -93,9 +97,9 @@ typedef struct piece_sink {
     uint64_t mismatches; /* decoder errors saying trace and program disagree */
     tk_pc_list *pcs;
     tk_listing *lst;
-    FILE *mem; /* parallel: output kept here */
+    FILE *mem; /* parallel: output kept here (mem_write) */
     char *membuf;
-    size_t memlen;
+    size_t memlen, memcap;
     char *msgs; /* parallel: error lines kept here */
     size_t msglen, nmsgs;
 } piece_sink;
@@ -112,6 +116,12 @@ typedef struct decode_ctx {
     tk_count count;
     uint64_t errors;
     uint64_t mismatches;
+    /* Parallel: sinks of pieces already written out, for the next pieces (their output
+     * buffers are paged in and their printers' per-block text is made: a fresh sink per
+     * piece of 64 KiB spent more time in page faults than in decoding). */
+    pthread_mutex_t pool_mu;
+    struct piece_sink *pool[SINK_POOL_MAX];
+    size_t npool;
 } decode_ctx;
 
 /* An error line, on the calling thread, within the overall limit. */
@@ -171,6 +181,26 @@ static tk_status on_event(void *ctx, const tk_event *ev)
     return TK_OK;
 }
 
+/* fopencookie's write: append to the piece's buffer, which is kept when the sink is
+ * pooled. */
+static ssize_t mem_write(void *cookie, const char *buf, size_t n)
+{
+    piece_sink *ps = cookie;
+    if (ps->memcap - ps->memlen < n) {
+        size_t cap = ps->memcap ? ps->memcap : 1u << 16;
+        while (cap - ps->memlen < n)
+            cap *= 2;
+        char *nb = realloc(ps->membuf, cap);
+        if (!nb)
+            return -1;
+        ps->membuf = nb;
+        ps->memcap = cap;
+    }
+    memcpy(ps->membuf + ps->memlen, buf, n);
+    ps->memlen += n;
+    return (ssize_t)n;
+}
+
 static void piece_free(piece_sink *ps)
 {
     if (!ps)
@@ -192,7 +222,7 @@ static tk_status piece_new(decode_ctx *c, tk_image *img, piece_sink **out)
     ps->c = c;
     FILE *f = c->out;
     if (c->parallel && (c->want_pcs || c->want_listing)) {
-        if (!(ps->mem = open_memstream(&ps->membuf, &ps->memlen))) {
+        if (!(ps->mem = fopencookie(ps, "w", (cookie_io_functions_t){.write = mem_write}))) {
             free(ps);
             return TK_ERR_NOMEM;
         }
@@ -290,24 +320,68 @@ static tk_status par_open_image(void *ctx, tk_image **out)
 
 static tk_status par_sink_new(void *ctx, tk_image *img, tk_event_fn *fn, void **sink)
 {
+    decode_ctx *c = ctx;
     piece_sink *ps = NULL;
-    tk_status st = piece_new(ctx, img, &ps);
+    tk_status st = TK_OK;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->npool)
+        ps = c->pool[--c->npool];
+    pthread_mutex_unlock(&c->pool_mu);
+    /* (a pooled sink's printer reads the code through the image of the worker that made
+     * it: images are safe to read from several threads, and all hold the same code) */
+    if (!ps)
+        st = piece_new(ctx, img, &ps);
     *fn = on_event;
     *sink = ps;
     return st;
 }
 
+/* The piece's output is written out (or dropped): empty the sink and pool it for another
+ * piece. */
+static void piece_recycle(decode_ctx *c, piece_sink *ps)
+{
+    if (!ps->mem || fflush(ps->mem) != 0) {
+        piece_free(ps);
+        return;
+    }
+    ps->count = (tk_count){0};
+    ps->errors = ps->mismatches = 0;
+    free(ps->msgs);
+    ps->msgs = NULL;
+    ps->msglen = ps->nmsgs = 0;
+    ps->memlen = 0;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->npool < SINK_POOL_MAX) {
+        c->pool[c->npool++] = ps;
+        ps = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    piece_free(ps);
+}
+
 static tk_status par_sink_done(void *ctx, void *sink)
 {
     tk_status st = piece_done(ctx, sink);
-    piece_free(sink);
+    if (st == TK_OK)
+        piece_recycle(ctx, sink);
+    else
+        piece_free(sink);
     return st;
 }
 
 static void par_sink_drop(void *ctx, void *sink)
 {
-    (void)ctx;
-    piece_free(sink);
+    piece_sink *ps = sink;
+    /* what it printed goes nowhere: out of the printer's buffer, then dropped */
+    const tk_status st = ps->pcs   ? tk_pc_list_flush(ps->pcs)
+                         : ps->lst ? tk_listing_flush(ps->lst)
+                                   : TK_OK;
+    if (st != TK_OK || !ps->mem || fflush(ps->mem) != 0) {
+        piece_free(ps);
+        return;
+    }
+    ps->memlen = 0;
+    piece_recycle(ctx, ps);
 }
 
 static void par_release(void *ctx, uint64_t offset)
@@ -579,8 +653,12 @@ int tk_cmd_decode(int argc, char **argv)
                                 .release = par_release};
         memcpy(cfg.tvec, hw.tvec, sizeof(cfg.tvec));
         tk_te_par_stats pst = {.size = sizeof(pst)};
+        pthread_mutex_init(&c.pool_mu, NULL);
         s = tk_te_decode_parallel(&p, tk_te_raw_data(raw), (size_t)tk_te_raw_size(raw), &cfg, &pst,
                                   &run);
+        while (c.npool)
+            piece_free(c.pool[--c.npool]);
+        pthread_mutex_destroy(&c.pool_mu);
         if (s != TK_OK)
             goto fail;
         packets = pst.packets;
