@@ -1226,6 +1226,24 @@ static inline void put_lite_word(tk_etm4_pkt_lite *o, uint64_t w)
 #endif
 }
 
+/* The batch path keeps an address-history entry's valid bits as a thermometer code over the
+ * values they take (0; 8, 9, 16, 17 from short addresses of IS1 and IS0; 32, 64 from long
+ * ones): value k of the list sets bits 0..k-1, so the larger of two values is their OR, one
+ * instruction where the comparison took several. */
+static const uint8_t vb_levels[7] = {0, 8, 9, 16, 17, 32, 64};
+#define VB_CODE(bits)                                                                              \
+    ((1u << (((bits) >= 8) + ((bits) >= 9) + ((bits) >= 16) + ((bits) >= 17) + ((bits) >= 32) +    \
+             ((bits) >= 64))) -                                                                    \
+     1)
+
+static unsigned vb_value(unsigned code)
+{
+    unsigned k = 0;
+    while (code & (1u << k))
+        k++;
+    return vb_levels[k];
+}
+
 static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d,
                                               const uint16_t *at, size_t n, uint64_t index,
                                               size_t *pi, const bool frames)
@@ -1235,34 +1253,35 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
      * memory costs store-forwarding stalls on every address packet. Written back at the end
      * (the batch callback cannot see the parser). The current address is always the newest
      * history entry (every packet that sets it pushes it), so only the three entries are kept:
-     * their values, and their meta data (IS [0], 64-bit [8], valid bits [15:9]) in 16 bits
-     * each of one word (entry i at bit 16 i), so that all fit in registers. */
-#define META(e) ((uint64_t)(e).is | (uint64_t)(e).is64 << 8 | (uint64_t)(e).valid_bits << 9)
+     * their values, and their meta data (IS [0], 64-bit [8], valid bits as VB_CODE [14:9]) in
+     * 16 bits each of one word (entry i at bit 16 i), so that all fit in registers. */
+#define META(e)                                                                                    \
+    ((uint64_t)(e).is | (uint64_t)(e).is64 << 8 | (uint64_t)VB_CODE((e).valid_bits) << 9)
     uint64_t v0 = p->stack[0].val, v1 = p->stack[1].val, v2 = p->stack[2].val;
     uint64_t ms = META(p->stack[0]) | META(p->stack[1]) << 16 | META(p->stack[2]) << 32;
 #undef META
-    const unsigned aarch64_ctx = p->ctx_valid && p->ctxs.sf;
+    const unsigned aarch64_ctx = p->ctx_valid && p->ctxs.sf, ctx64 = aarch64_ctx << 8;
     const tk_etm4_pkt_lite *const atom_lite = p->atom_lite;
 #define PUSH(v, m) (v2 = v1, v1 = v0, v0 = (v), ms = ms << 16 | (m))
-    /* An address's meta data after a packet that carries bits of it (IS is): the valid bits
-     * grow to bits. */
-#define GROW(is, is64, bits)                                                                       \
-    ((is) | (is64) << 8 | ((ms & 0xfe00) < (bits) << 9 ? (bits) << 9 : ms & 0xfe00))
+    /* An address's meta data after a packet that carries bits of it (IS is, 64-bit is64 or
+     * kept: keep64 0x100 or 0): the valid bits grow to bits (constant). */
+#define GROW(is, is64, keep64, bits)                                                               \
+    (((unsigned)ms & (0x7e00 | (keep64))) | (is) | (is64) | VB_CODE(bits) << 9)
     /* §6.4.12 short address, as short_addr(), for IS is: 7 or 15 bits above the instruction
      * alignment (a second byte when bit 7 of the first is set); all else constant per case. */
 #define SHORT_ADDR(is)                                                                             \
     do {                                                                                           \
         const uint64_t b1 = b[j + 1];                                                              \
-        const unsigned is64 = (unsigned)(ms >> 8) & 1, lo = 7 + 2 - (is);                          \
+        const unsigned lo = 7 + 2 - (is);                                                          \
         if (!(b1 & 0x80)) {                                                                        \
             a = (v0 & ~((1ull << lo) - 1)) | (b1 & 0x7f) << (2 - (is));                            \
-            m = GROW((is), is64, lo);                                                              \
+            m = GROW((is), 0u, 0x100u, lo);                                                        \
             len = 2;                                                                               \
             w = LITE_WORD(TK_ETM4_ADDR_S_IS0 + (is), 0x95 + (is), 2u, lo, 0);                      \
         } else {                                                                                   \
             a = (v0 & ~((1ull << (lo + 8)) - 1)) | (b1 & 0x7f) << (2 - (is)) |                     \
                 (uint64_t)b[j + 2] << lo;                                                          \
-            m = GROW((is), is64, lo + 8);                                                          \
+            m = GROW((is), 0u, 0x100u, lo + 8);                                                    \
             len = 3;                                                                               \
             w = LITE_WORD(TK_ETM4_ADDR_S_IS0 + (is), 0x95 + (is), 3u, lo + 8, 0);                  \
         }                                                                                          \
@@ -1331,14 +1350,14 @@ static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *
                 a = (uint32_t)long_addr(b + j + 1, 4, is);
                 if (aarch64_ctx)
                     a |= v0 & ~0xffffffffull;
-                m = GROW(is, aarch64_ctx, 32u);
+                m = GROW(is, ctx64, 0u, 32u);
                 len = 5;
                 w = LITE_WORD(TK_ETM4_ADDR_L_32IS0 + is, h, 5u, 32u, 0);
             } else if ((uint8_t)(h - 0x9d) < 2) {
                 /* long 64-bit address, as set_addr64() */
                 const unsigned is = h == 0x9e;
                 a = long_addr(b + j + 1, 8, is);
-                m = is | 1u << 8 | 64u << 9;
+                m = is | 1u << 8 | VB_CODE(64u) << 9;
                 len = 9;
                 w = LITE_WORD(TK_ETM4_ADDR_L_64IS0 + is, h, 9u, 64u, 0);
             } else {
@@ -1385,7 +1404,8 @@ out:
 #undef GROW
 #undef SHORT_ADDR
 #define ENTRY(v, m)                                                                                \
-    ((addr_entry){v, (uint8_t)((m)&1), (uint8_t)(((m) >> 9) & 0x7f), (uint8_t)(((m) >> 8) & 1)})
+    ((addr_entry){v, (uint8_t)((m)&1), (uint8_t)vb_value(((m) >> 9) & 0x3f),                       \
+                  (uint8_t)(((m) >> 8) & 1)})
     p->stack[0] = ENTRY(v0, ms);
     p->stack[1] = ENTRY(v1, ms >> 16);
     p->stack[2] = ENTRY(v2, ms >> 32);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coresight/etm4_state.h"
 #include "tracekit/etm4.h"
 
 /* ---- recording ---------------------------------------------------------------------- */
@@ -536,8 +537,18 @@ static void test_joined_frames(void **state)
  * complete parser's packets for one tk_etm4_parser_data call per frame, on damaged windows of
  * the real stream laid out in frames of 15 and 14 bytes at random, handed over in runs of
  * random length (as the deformatter's joined runs), so packets straddle frames and runs. */
+/* The parser's state after each joined run of ways 1 and 2 (the same runs): the batch path
+ * keeps the address history in registers in a form of its own, and the history's valid bits
+ * show in no packet, so they are compared here. */
+#define MAX_RUNS 4096
+typedef struct run_states {
+    tk_etm4_parser_state s[MAX_RUNS];
+    size_t n;
+} run_states;
+
 static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_t n,
-                              const uint8_t *len14, uint64_t seed, int way, recs *out)
+                              const uint8_t *len14, uint64_t seed, int way, recs *out,
+                              run_states *states)
 {
     size_t nf = 0, pos = 0;
     static uint16_t at[65536];
@@ -565,10 +576,13 @@ static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_
         else /* at[] counts from the run's first frame */
             for (size_t k = start[f]; k < start[g]; k++)
                 at[k] = (uint16_t)(at[k] - 16 * f);
-        if (way)
+        if (way) {
             assert_int_equal(tk_etm4_parser_frames_at(p, b + start[f], at + start[f],
                                                       start[g] - start[f], 16 * f),
                              TK_OK);
+            assert_true(states->n < MAX_RUNS);
+            tk_etm4_parser_get_state(p, &states->s[states->n++]);
+        }
         f = g;
     }
     assert_int_equal(tk_etm4_parser_end(p), TK_OK);
@@ -587,7 +601,7 @@ static void test_frames_at(void **state)
     assert_true(stream.n >= win);
     uint8_t *copy = malloc(win), len14[251];
     uint64_t s = 0x0123456789abcdefull;
-    size_t errors = 0, lites = 0;
+    size_t errors = 0, lites = 0, runs = 0;
     for (int round = 0; round < 24; round++) {
         size_t start = (size_t)(rng_next(&s) % (stream.n - win + 1));
         memcpy(copy, stream.b + start, win);
@@ -600,10 +614,17 @@ static void test_frames_at(void **state)
             len14[f] = rng_next(&s) % 4 < (unsigned)round % 5;
         uint64_t seed = rng_next(&s);
         recs way[3] = {{0}, {.trace_id = 0x12}, {.trace_id = 0x12}};
-        for (int w = 0; w < 3; w++) /* complete per frame, complete joined, batch joined */
-            frames_at_packets(&cfg, copy, win, len14, seed, w, &way[w]);
+        static run_states states[3];
+        for (int w = 0; w < 3; w++) { /* complete per frame, complete joined, batch joined */
+            states[w].n = 0;
+            frames_at_packets(&cfg, copy, win, len14, seed, w, &way[w], &states[w]);
+        }
         for (int w = 1; w < 3; w++)
             same_packets(&way[0], &way[w]);
+        assert_int_equal(states[1].n, states[2].n);
+        for (size_t i = 0; i < states[1].n; i++)
+            assert_true(tk_etm4_parser_state_equal(&states[1].s[i], &states[2].s[i]));
+        runs += states[1].n;
         assert_true(way[2].nlite > way[0].n / 2);
         lites += way[2].nlite;
         for (size_t i = 0; i < way[0].n; i++)
@@ -614,11 +635,90 @@ static void test_frames_at(void **state)
     }
     assert_true(errors > 10);
     print_message("24 windows in frames of 15 and 14 bytes: %zu error packets, %zu compact "
-                  "packets, identical\n",
-                  errors, lites);
+                  "packets, identical; parser states after %zu runs equal\n",
+                  errors, lites, runs);
     free(copy);
     free(stream.b);
     tk_cs_snapshot_free(ss);
+}
+
+/* The address history's valid bits (§6.4.12: how many low bits of each entry were given since
+ * the last Trace Info reset it) show in no packet, and in real trace a 64-bit address soon sets
+ * them all; here every kind of address packet follows a Trace Info in random order, and the
+ * batch path must leave the parser in the complete parser's state after every call. */
+static void test_address_history_state(void **state)
+{
+    (void)state;
+    enum { N = 6000 };
+    static uint8_t b[N + 64];
+    uint64_t s = 0x5eed5eedull;
+    size_t n = 0;
+    for (int k = 0; k < 11; k++)
+        b[n++] = 0x00;
+    b[n++] = 0x80; /* A-Sync */
+    while (n < N) {
+        const unsigned r = (unsigned)(rng_next(&s) % 16);
+        if (r < 2) { /* Trace Info, no sections: the history is reset */
+            b[n++] = 0x01;
+            b[n++] = 0x00;
+        } else if (r < 6) { /* atoms */
+            for (unsigned k = (unsigned)(rng_next(&s) % 5); k; k--)
+                b[n++] = (uint8_t)(0xc0 + rng_next(&s) % 64);
+        } else if (r < 10) { /* short address, IS0 or IS1, one or two bytes */
+            b[n++] = (uint8_t)(0x95 + rng_next(&s) % 2);
+            const uint8_t b1 = (uint8_t)rng_next(&s);
+            b[n++] = b1;
+            if (b1 & 0x80)
+                b[n++] = (uint8_t)rng_next(&s);
+        } else if (r < 12) { /* exact match */
+            b[n++] = (uint8_t)(0x90 + rng_next(&s) % 3);
+        } else { /* long 32-bit or 64-bit address, IS0 or IS1 */
+            static const uint8_t h[4] = {0x9a, 0x9b, 0x9d, 0x9e};
+            const uint8_t hh = h[rng_next(&s) % 4];
+            b[n++] = hh;
+            for (int k = hh < 0x9d ? 4 : 8; k; k--)
+                b[n++] = (uint8_t)rng_next(&s);
+        }
+    }
+    tk_etm4_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.trace_id = 0x12;
+    tk_etm4_config_init(&cfg);
+    size_t calls = 0, low = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        recs full = {0}, lite = {.trace_id = 0x12};
+        tk_etm4_parser *p[2];
+        assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &full, &p[0]), TK_OK);
+        assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &lite, &p[1]), TK_OK);
+        tk_etm4_parser_set_batch(p[1], on_lite, &lite);
+        uint64_t cut = seed;
+        for (size_t i = 0; i < n;) {
+            size_t k = 1 + rng_next(&cut) % (seed * 40);
+            if (k > n - i)
+                k = n - i;
+            tk_etm4_parser_state st[2];
+            for (int w = 0; w < 2; w++) {
+                assert_int_equal(tk_etm4_parser_data(p[w], b + i, k, i), TK_OK);
+                tk_etm4_parser_get_state(p[w], &st[w]);
+            }
+            assert_true(tk_etm4_parser_state_equal(&st[0], &st[1]));
+            low += st[0].addr_bits[0] < 32;
+            calls++;
+            i += k;
+        }
+        for (int w = 0; w < 2; w++) {
+            assert_int_equal(tk_etm4_parser_end(p[w]), TK_OK);
+            tk_etm4_parser_free(p[w]);
+        }
+        same_packets(&full, &lite);
+        assert_true(lite.nlite > full.n / 2);
+        free(full.r);
+        free(lite.r);
+    }
+    assert_true(low > calls / 20); /* states with few valid bits were compared */
+    print_message("address history: parser states after %zu calls equal (%zu with fewer than "
+                  "32 valid bits)\n",
+                  calls, low);
 }
 
 /* Every header 0xc0-0xff is an atom packet of the complete parser (the batch path takes a run
@@ -681,8 +781,11 @@ int main(void)
     if (!tk_test_data_present())
         return TK_TEST_SKIP;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_snapshots),         cmocka_unit_test(test_mutations),
-        cmocka_unit_test(test_joined_frames),     cmocka_unit_test(test_frames_at),
+        cmocka_unit_test(test_snapshots),
+        cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_joined_frames),
+        cmocka_unit_test(test_frames_at),
+        cmocka_unit_test(test_address_history_state),
         cmocka_unit_test(test_every_atom_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
