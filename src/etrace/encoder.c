@@ -1404,7 +1404,16 @@ static inline bool push_lazy(tk_te_encoder *e, const tk_te_block *b)
      * (resync_br). */
     if (!cls || (e->lz_x & X_TARGET) || e->map.count >= e->lz_limit)
         return false;
-    lazy_take(e, b, cls);
+    /* lazy_take() for this case, with branches for what most blocks are not (a branch, an
+     * updiscon): tk_te_encoder_push() 54.7 -> 48.5 instructions per row on dhrystone */
+    if (cls & IT_BRANCH)
+        map_add_class(&e->map, cls);
+    memcpy(&e->lz_ring[e->lz_n++ & 3], b, sizeof(*b));
+    /* (lz_x is 0 or X_UPD here: an updiscon's successor becomes its target) */
+    unsigned x = (unsigned)e->lz_x * X_TARGET;
+    if (cls & IT_UPDISCON)
+        x |= b->sijump && e->sijump_on ? 0 : X_UPD;
+    e->lz_x = (uint8_t)x;
     return true;
 }
 
