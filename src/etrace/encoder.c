@@ -1028,17 +1028,19 @@ updiscon_triple(tk_te_encoder *e, const tk_te_block *u, const uint64_t *ct0, uin
     const unsigned ucls = (unsigned)(ct0[u->itype | (unsigned)u->ilastsize << 8] >> 32);
     if ((ucls & (IT_FAST | IT_UPDISCON)) != (IT_FAST | IT_UPDISCON) || (u->sijump && sijump_on))
         return TRIPLE_NONE;
-    /* (the mask first: it bounds ilastsize, and so the table index) */
-    if ((block_bytes(t) & mask) != want || t->context != context ||
-        (block_bytes(n) & mask) != want || n->context != context)
+    /* One instruction each (a trap's entry has iretire 0); t neither an updiscon nor a trap
+     * (IT_SLOW), n no trap. The mask first: it bounds ilastsize, and so the table index;
+     * t before n: after an updiscon grouped ingress has a block of several instructions. */
+    if ((block_bytes(t) & mask) != want || t->context != context)
         return TRIPLE_NONE;
     const uint64_t tt = ct0[t->itype | (unsigned)t->ilastsize << 8];
+    const unsigned tcls = (unsigned)(tt >> 32);
+    if ((uint32_t)tt != t->iretire || (tcls & IT_SLOW) || (block_bytes(n) & mask) != want ||
+        n->context != context)
+        return TRIPLE_NONE;
     const uint64_t tn = ct0[n->itype | (unsigned)n->ilastsize << 8];
-    /* one instruction each (a trap's entry has iretire 0); t neither an updiscon nor a trap
-     * (IT_SLOW), n no trap */
-    const unsigned tcls = (unsigned)(tt >> 32), ncls = (unsigned)(tn >> 32);
-    if ((uint32_t)tt != t->iretire || (uint32_t)tn != n->iretire || (tcls & IT_SLOW) ||
-        !(ncls & IT_FAST))
+    const unsigned ncls = (unsigned)(tn >> 32);
+    if ((uint32_t)tn != n->iretire || !(ncls & IT_FAST))
         return TRIPLE_NONE;
     const unsigned tbr = (tcls / IT_BRANCH) & 1u;
     if (*c + tbr >= limit)
