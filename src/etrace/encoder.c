@@ -1009,13 +1009,13 @@ plain_step(const tk_te_block *b, const uint64_t *ct, uint64_t mask, uint64_t wan
  * newest step's X_* bits (X_UPD or 0), with TRIPLE_STOP if run_plain() must stop. */
 enum { TRIPLE_STOP = 4, TRIPLE_NONE = 8 };
 
-/* run_plain()'s slow loop for its most common case, without its per-block state: u, a block
- * that passed plain_step() (PL_SLOW, after a plain newest step), is an updiscon; its target
- * t (u + 1) is one plain instruction that is not one, with room in the map for its branch;
- * n (u + 2) is one plain instruction. The cycle of t then sends t's address with the map
- * up to and including t's branch (report_target(); updiscon at the resync maximum), and n's
- * branch starts the new map. Anything else: TRIPLE_NONE, nothing changed, and the loop
- * decides. (ct0: run_plain()'s table for a plain newest step; u + 2 must be in the run.) */
+/* run_plain()'s slow loop for its most common case, without its per-block state: u, one
+ * instruction that passed plain_step() (PL_SLOW, after a plain newest step), is an updiscon;
+ * its target t (u + 1) is one plain instruction that is not one, with room in the map for
+ * its branch; n (u + 2) is one plain instruction. The cycle of t then sends t's address
+ * with the map up to and including t's branch (report_target(); updiscon at the resync
+ * maximum), and n's branch starts the new map. Anything else: TRIPLE_NONE, nothing changed, and the
+ * loop decides. (ct0: run_plain()'s table for a plain newest step; u + 2 must be in the run.) */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
@@ -1025,12 +1025,15 @@ updiscon_triple(tk_te_encoder *e, const tk_te_block *u, const uint64_t *ct0, uin
                 unsigned *c, tk_status *st)
 {
     const tk_te_block *t = u + 1, *n = u + 2;
-    const unsigned ucls = (unsigned)(ct0[u->itype | (unsigned)u->ilastsize << 8] >> 32);
-    if ((ucls & (IT_FAST | IT_UPDISCON)) != (IT_FAST | IT_UPDISCON) || (u->sijump && sijump_on))
+    /* u of one instruction too: on grouped ingress, where the jump is most often the last of
+     * several and its target a block of several, this path gives up at its first test */
+    const uint64_t tu = ct0[u->itype | (unsigned)u->ilastsize << 8];
+    const unsigned ucls = (unsigned)(tu >> 32);
+    if ((uint32_t)tu != u->iretire || (ucls & (IT_FAST | IT_UPDISCON)) != (IT_FAST | IT_UPDISCON) ||
+        (u->sijump && sijump_on))
         return TRIPLE_NONE;
     /* One instruction each (a trap's entry has iretire 0); t neither an updiscon nor a trap
-     * (IT_SLOW), n no trap. The mask first: it bounds ilastsize, and so the table index;
-     * t before n: after an updiscon grouped ingress has a block of several instructions. */
+     * (IT_SLOW), n no trap. The mask first: it bounds ilastsize, and so the table index. */
     if ((block_bytes(t) & mask) != want || t->context != context)
         return TRIPLE_NONE;
     const uint64_t tt = ct0[t->itype | (unsigned)t->ilastsize << 8];
