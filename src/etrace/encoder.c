@@ -1005,6 +1005,58 @@ plain_step(const tk_te_block *b, const uint64_t *ct, uint64_t mask, uint64_t wan
     return PL_QUIET;
 }
 
+/* What updiscon_triple() did: nothing (TRIPLE_NONE), or it took the three blocks: the
+ * newest step's X_* bits (X_UPD or 0), with TRIPLE_STOP if run_plain() must stop. */
+enum { TRIPLE_STOP = 4, TRIPLE_NONE = 8 };
+
+/* run_plain()'s slow loop for its most common case, without its per-block state: u, one
+ * instruction that passed plain_step() (PL_SLOW, after a plain newest step), is an updiscon;
+ * its target t (u + 1) is one plain instruction that is not one, with room in the map for
+ * its branch; n (u + 2) is one plain instruction. The cycle of t then sends t's address
+ * with the map up to and including t's branch (report_target(); updiscon at the resync
+ * maximum), and n's branch starts the new map. Anything else: TRIPLE_NONE, nothing changed, and the
+ * loop decides. (ct0: run_plain()'s table for a plain newest step; u + 2 must be in the run.) */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int
+updiscon_triple(tk_te_encoder *e, const tk_te_block *u, const uint64_t *ct0, uint64_t mask,
+                uint64_t want, uint64_t context, unsigned limit, bool sijump_on, uint32_t *m,
+                unsigned *c, tk_status *st)
+{
+    const tk_te_block *t = u + 1, *n = u + 2;
+    /* u of one instruction too: on grouped ingress, where the jump is most often the last of
+     * several and its target a block of several, this path gives up at its first test */
+    const uint64_t tu = ct0[u->itype | (unsigned)u->ilastsize << 8];
+    const unsigned ucls = (unsigned)(tu >> 32);
+    if ((uint32_t)tu != u->iretire || (ucls & (IT_FAST | IT_UPDISCON)) != (IT_FAST | IT_UPDISCON) ||
+        (u->sijump && sijump_on))
+        return TRIPLE_NONE;
+    /* One instruction each (a trap's entry has iretire 0); t neither an updiscon nor a trap
+     * (IT_SLOW), n no trap. The mask first: it bounds ilastsize, and so the table index. */
+    if ((block_bytes(t) & mask) != want || t->context != context)
+        return TRIPLE_NONE;
+    const uint64_t tt = ct0[t->itype | (unsigned)t->ilastsize << 8];
+    const unsigned tcls = (unsigned)(tt >> 32);
+    if ((uint32_t)tt != t->iretire || (tcls & IT_SLOW) || (block_bytes(n) & mask) != want ||
+        n->context != context)
+        return TRIPLE_NONE;
+    const uint64_t tn = ct0[n->itype | (unsigned)n->ilastsize << 8];
+    const unsigned ncls = (unsigned)(tn >> 32);
+    if ((uint32_t)tn != n->iretire || !(ncls & IT_FAST))
+        return TRIPLE_NONE;
+    const unsigned tbr = (tcls / IT_BRANCH) & 1u;
+    if (*c + tbr >= limit)
+        return TRIPLE_NONE;
+    const uint32_t bits = *m | ((tcls / IT_NOT_TAKEN) & 1u) << *c;
+    const bool at_max = e->resync.count == e->resync.max;
+    *st = report_target(e, tk_te_block_last_addr(t), bits, *c + tbr, at_max);
+    *m = (ncls / IT_NOT_TAKEN) & 1u;
+    *c = (ncls / IT_BRANCH) & 1u;
+    const int x = (ncls & IT_UPDISCON) && !(n->sijump && sijump_on) ? X_UPD : 0;
+    return *st != TK_OK || e->resync.count >= e->resync.max || *c >= limit ? x | TRIPLE_STOP : x;
+}
+
 /* The innermost loop of run_fast(), while the resync timer is at most its maximum: blocks
  * without trap (same privilege and context, no trigger, halted or reset; about 13
  * instructions for a block that leaves the branch map as it is), each completing the cycle
@@ -1074,6 +1126,26 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
         }
         if (r == PL_STOP)
             break;
+        if (x == 0 && end - b >= 3) {
+            /* The common updiscon (one per packet on a program's trace) in one go: b, its
+             * target and the block whose cycle sends the target's address, as the loop below
+             * would take them one at a time (about 32 instructions fewer per updiscon on
+             * dhrystone's rows: run_plain() 19.9 -> 18.7 per instruction). */
+            const int u =
+                updiscon_triple(e, b, ct0, mask, want, context, limit, sijump_on, &m, &c, st);
+            if (u != TRIPLE_NONE) {
+                b += 3;
+                x = (unsigned)u & X_UPD;
+                if (u & TRIPLE_STOP)
+                    goto done;
+                if (x == 0)
+                    continue;
+                /* the third block is an updiscon: the loop below takes its successors */
+                ct = ct1;
+                if (b == end || (block_bytes(b) & mask) != want || b->context != context)
+                    goto done;
+            }
+        }
         /* IT_SLOW: an updiscon, a trap, or (x) the blocks after an updiscon, taken here one at
          * a time until x is clear (the updiscon, its target, the block that sends the
          * target's address) */
@@ -1337,7 +1409,16 @@ static inline bool push_lazy(tk_te_encoder *e, const tk_te_block *b)
      * (resync_br). */
     if (!cls || (e->lz_x & X_TARGET) || e->map.count >= e->lz_limit)
         return false;
-    lazy_take(e, b, cls);
+    /* lazy_take() for this case, with branches for what most blocks are not (a branch, an
+     * updiscon): tk_te_encoder_push() 54.7 -> 48.5 instructions per row on dhrystone */
+    if (cls & IT_BRANCH)
+        map_add_class(&e->map, cls);
+    memcpy(&e->lz_ring[e->lz_n++ & 3], b, sizeof(*b));
+    /* (lz_x is 0 or X_UPD here: an updiscon's successor becomes its target) */
+    unsigned x = (unsigned)e->lz_x * X_TARGET;
+    if (cls & IT_UPDISCON)
+        x |= b->sijump && e->sijump_on ? 0 : X_UPD;
+    e->lz_x = (uint8_t)x;
     return true;
 }
 

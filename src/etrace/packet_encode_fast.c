@@ -93,17 +93,20 @@ static bool encode_f12(const tk_te_layout *l, const tk_te_packet *pkt, unsigned 
     }
     if (pkt->format == TK_TE_F2 || branches) {
         const unsigned tw = 3 + d; /* notify, updiscon, irreport, irdepth */
-        if (aw == 0 || pos + aw + tw > 128 || tw > 64 || (aw < 64 && pkt->address >> aw) ||
-            (d < 64 && pkt->irdepth >> d))
+        if (aw - 1 >= 64 || d > 61 || pos + aw + tw > 128)
             return false;
         const uint64_t a = pkt->address;
+        /* (1 <= aw <= 64, d <= 61: one shift each for the bits that must be clear) */
+        const uint64_t top = a >> (aw - 1);
+        if ((top >> 1) | (pkt->irdepth >> d))
+            return false;
         lo |= a << pos;
         hi = a >> (64 - pos); /* (2 <= pos <= 38) */
-        const unsigned msb = (unsigned)(a >> (aw - 1)) & 1u;
+        const unsigned msb = (unsigned)top & 1u;
         const unsigned notify = msb ^ (unsigned)pkt->notify;
         const unsigned updiscon = notify ^ (unsigned)pkt->updiscon;
         const unsigned irreport = updiscon ^ (unsigned)pkt->irreport;
-        const uint64_t tail = notify | updiscon << 1 | irreport << 2 | (d ? pkt->irdepth << 3 : 0);
+        const uint64_t tail = notify | updiscon << 1 | irreport << 2 | pkt->irdepth << 3;
         const unsigned at = pos + aw; /* 3..102; at + tw <= 128 */
         if (at >= 64) {
             hi |= tail << (at - 64);

@@ -155,6 +155,38 @@ static tk_te_block *make_pattern(size_t n, unsigned itype_width)
     return b;
 }
 
+/* Uninferable jumps each followed by two one-instruction blocks of every kind (plain, a
+ * branch either way, another jump) in a rolling order, with stretches of branches between
+ * that fill the map to one short of full: run_plain() takes the common three at once
+ * (updiscon_triple()), and the rest one at a time; the packets must not tell which. */
+static tk_te_block *make_triples(size_t n, unsigned itype_width)
+{
+    tk_te_block *b = calloc(n, sizeof(*b));
+    assert_non_null(b);
+    const uint8_t jump = itype_width == 3 ? TK_ITYPE_UNINF_JUMP3 : TK_ITYPE_UNINF_JUMP;
+    const uint8_t kinds[4] = {TK_ITYPE_NONE, TK_ITYPE_NOT_TAKEN, TK_ITYPE_TAKEN, jump};
+    uint64_t addr = 0x4000;
+    for (size_t i = 0, k = 0; i < n; k++) {
+        for (size_t r = 0; r < k % 33 && i < n; r++, i++) { /* up to 32 branches */
+            b[i].itype = (uint8_t)(r % 3 ? TK_ITYPE_NOT_TAKEN : TK_ITYPE_TAKEN);
+            b[i].iaddr = addr;
+            addr += 4;
+        }
+        const uint8_t three[3] = {jump, kinds[k % 4], kinds[k / 4 % 4]};
+        for (size_t j = 0; j < 3 && i < n; j++, i++) {
+            b[i].itype = three[j];
+            b[i].iaddr = addr;
+            addr += three[j] ? 200 : 4;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        b[i].ilastsize = 1;
+        b[i].iretire = 2;
+        b[i].priv = 3;
+    }
+    return b;
+}
+
 /* PUSH_MIXED: stretches of each of the other ways one after the other, so that the state one
  * way leaves (the one-block pushes defer the pipe) is where the next starts. */
 enum how { GENERAL, PUSH_EACH, PUSH_CYCLES, PUSH_RUN, PUSH_MIXED, HOW_COUNT };
@@ -195,7 +227,7 @@ static void encode(const tk_te_params *p, const tk_te_encoder_options *o, enum h
     tk_te_encoder_free(e);
 }
 
-enum kind { RANDOM, PROGRAM, PATTERN };
+enum kind { RANDOM, PROGRAM, PATTERN, TRIPLES };
 
 static void run_case(unsigned itype_width, bool quirks, unsigned resync_max, bool sijump,
                      uint64_t seed, enum kind kind)
@@ -218,6 +250,7 @@ static void run_case(unsigned itype_width, bool quirks, unsigned resync_max, boo
     const size_t n = kind == RANDOM ? 6000 : 20000;
     tk_te_block *b = kind == PROGRAM   ? make_program(seed, n, itype_width)
                      : kind == PATTERN ? make_pattern(n, itype_width)
+                     : kind == TRIPLES ? make_triples(n, itype_width)
                                        : make_blocks(seed, n, itype_width);
     stream s[HOW_COUNT] = {{0}};
     for (int h = 0; h < HOW_COUNT; h++)
@@ -234,6 +267,7 @@ static void run_case(unsigned itype_width, bool quirks, unsigned resync_max, boo
                      (unsigned long long)seed,
                      kind == PROGRAM   ? " (program)"
                      : kind == PATTERN ? " (pattern)"
+                     : kind == TRIPLES ? " (triples)"
                                        : "",
                      itype_width, quirks ? "quirks" : "spec", resync_max, sijump, h, i,
                      s[GENERAL].n);
@@ -264,6 +298,9 @@ static void test_program_streams(void **state)
     for (unsigned resync_max = 0; resync_max < 2; resync_max++)
         for (int q = 0; q < 2; q++)
             run_case(3 + resync_max, q, resync_max, false, 1, PATTERN);
+    for (unsigned resync_max = 0; resync_max < 3; resync_max++)
+        for (int q = 0; q < 2; q++)
+            run_case(3 + resync_max % 2, q, resync_max, false, 1, TRIPLES);
 }
 
 /* A failing packet callback: every way stops with its error after the same packets. */
