@@ -172,15 +172,20 @@ typedef struct tk_te_scan_table {
                             branches, TK_TE_REC_ADDRESS */
     uint64_t flags[16];  /* record flags in place, by address MSB and the three sent bits */
     uint32_t mapmask[256];
-    uint32_t maxlen[256];  /* longest payload in bytes (at most 8) decoded in line, 0: none */
-    uint8_t ap[256];       /* address position */
+    /* the address position (bits 0..7) and the longest payload in bytes (at most 8) decoded
+     * in line (bits 56..63, 0: none) in one word: the two are needed before the payload
+     * can be read, and one load gives both */
+    uint64_t apmax[256];
     uint8_t tpm1[256];     /* position of the bit before notify (the address MSB), at most 63 */
-    uint8_t maxlen16[256]; /* the same for 9..16 bytes (the 128-bit path), 0: none */
+    uint8_t maxlen16[256]; /* longest payload (at most 16) for the 128-bit path, 0: none */
     uint8_t tpm1_16[256];  /* tpm1 for the 128-bit path, at most 127 */
     uint8_t dpos16[256];   /* irdepth position for the 128-bit path, at most 127 */
     /* by payload length n - 1 (0..15): the right shift, (64 - 8n) mod 64, that aligns and
      * sign-extends the 8 bytes ending with the payload's last one */
     uint8_t nshift[16];
+    /* the same by header byte h (n = h - 0x40): -8h mod 64, for any h (0x40 * 8 is a
+     * multiple of 64), so the in-line path reads it before it knows h is a te_inst header */
+    uint8_t hshift[256];
     /* 1 when no format 1 or 2 payload of up to 8 bytes can carry notify, updiscon, irreport
      * or irdepth bits (address fields of 62 bits or more): they are sign copies there */
     uint8_t noflags8;

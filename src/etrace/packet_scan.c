@@ -47,6 +47,8 @@ static void table_init(tk_te_scan *s)
      * each flag is sent relative to the bit before it (VERSIONS.md A.1). */
     for (unsigned b = 0; b < 16; b++)
         t->flags[b] = (uint64_t)((b ^ (b >> 1)) & 7u) << 48;
+    for (unsigned h = 0; h < 256; h++)
+        t->hshift[h] = (uint8_t)((0u - 8u * h) & 63u);
     for (unsigned n = 1; n <= TK_TE_FAST_MAX_LEN; n++)
         t->nshift[n - 1] = (uint8_t)((64u - 8u * n) & 63u);
     /* no address field: its MSB is not the bit before notify (the generic path knows) */
@@ -87,7 +89,6 @@ static void table_init(tk_te_scan *s)
         t->tail[i] = (uint64_t)fmt << 32 | (uint64_t)br << 40 |
                      (uint64_t)(has ? TK_TE_REC_ADDRESS : 0u) << 48;
         t->mapmask[i] = (uint32_t)tk_te_fast_mask(mb);
-        t->ap[i] = (uint8_t)ap;
         /* From bit 63 of the widened payload on, all bits are sign copies; reading there
          * gives 0 or ~0, whose flags (each bit XOR the one before) are 0: right for a
          * field past the payload and for packets without an address. */
@@ -98,7 +99,7 @@ static void table_init(tk_te_scan *s)
         /* a payload with a whole byte more than the packet needs goes to the careful path,
          * which reports it */
         const unsigned ml = (total + 7u) / 8u;
-        t->maxlen[i] = ml < 8u ? ml : 8u;
+        t->apmax[i] = (uint64_t)ap | (uint64_t)(ml < 8u ? ml : 8u) << 56;
         t->maxlen16[i] = (uint8_t)(ml < TK_TE_FAST_MAX_LEN ? ml : TK_TE_FAST_MAX_LEN);
         if (t->tpm1[i] < 63u)
             flags8 = true;
@@ -396,44 +397,50 @@ TK_TE_FAST_INLINE void f12_struct(tk_te_packet *f, uint64_t address, uint64_t ir
 /* One packet at buf + at (17 bytes readable from there, 7 before it) the in-line way: a
  * format 1 or 2 packet of up to 8 bytes costs the header byte, the first payload byte (the
  * table index), one unaligned 8-byte load that ends with the payload's last byte (so that
- * one arithmetic shift sign-extends the payload), one table entry, two or three shifts of
- * the payload and a 16-entry table of flags, with no branch that depends on the data except
- * the one test that the header is a te_inst of a length the entry accepts; a format 3 start
- * packet takes the table positions, a format 1 or 2 packet of 9..16 bytes the same entry
- * with 128-bit positions. Into *r (records) or *f (to_struct); the rarer paths of the
- * records write the whole packet into fend[j] too. flags8 is 0 when the layout puts no
- * notify, updiscon, irreport or irdepth bit inside a payload of up to 8 bytes (noflags8):
- * the copy of the loop for it skips their extraction. Moves *pat past the packet; false
- * when the packet needs the other path. Packets are addressed by their offset from buf:
- * the next one's is one add, and the loads take buf + offset as their address, so no
- * pointer is kept beside the offset. */
+ * one arithmetic shift sign-extends the payload), four table entries, three shifts of the
+ * payload and, where the layout has them, a 16-entry table of flags, with no branch that
+ * depends on the data except the one test that the header is a te_inst of a length the
+ * entry accepts; a format 3 start packet takes the table positions, a format 1 or 2 packet
+ * of 9..16 bytes the same entry with 128-bit positions. Into *r (records) or *f
+ * (to_struct); the rarer paths of the records write the whole packet into fend[j] too.
+ * flags8 is 0 when the layout puts no notify, updiscon, irreport or irdepth bit inside a
+ * payload of up to 8 bytes (noflags8): the copy of the loop for it skips their extraction.
+ * Moves *pat past the packet; false when the packet needs the other path. Packets are
+ * addressed by their offset from buf, and the loads take buf + offset as their address,
+ * so no pointer is kept beside the offset.
+ *
+ * What one packet waits for of the one before is its offset: the chain is the header's
+ * load and one three-operand add of it (next = at + h - 0x3f), shorter than a length
+ * computed first (h - 0x41, then at + n1 + 2) and used for both. Everything else hangs
+ * off the chain: the shift count comes from the header byte, not from the length, and
+ * the test that the packet is taken here needs nothing the chain waits for. The masks
+ * and the record's fixed bits are table operands (no shift for them); computing them
+ * from widths in one table word (BMI2's bzhi) took fewer loads but more operations on
+ * the two shift units, and was slower. */
 TK_TE_FAST_INLINE bool in_line(const tk_te_scan_table *t, const uint8_t *buf, size_t *pat,
                                tk_te_rec *r, tk_te_packet *f, tk_te_packet *fend, ptrdiff_t j,
                                const bool to_struct, const bool depth, const bool flags8)
 {
     const size_t at = *pat;
-    const unsigned h = buf[at];
-    /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..); the rest
-     * is computed from it, not from h (a 32-bit difference is also the 64-bit one, and h
-     * need not be kept) */
-    unsigned n1 = h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
+    /* zero-extended to the offset's width, for the add below */
+    const size_t h = buf[at];
     /* one zero-extending load: the tables repeat every entry for bit 7 */
     const size_t i = buf[at + 1];
-    /* a header below 0x41 wraps to above every maxlen (compared in 32 bits: as a byte,
-     * GCC computes the difference twice) */
-    if (TK_SCAN_LIKELY(n1 < t->maxlen[i])) {
-        /* past the header and the payload */
-        size_t next = at + n1 + 2u;
+    const uint64_t apmax = t->apmax[i];
+    /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..); a header
+     * below 0x41 wraps to above every maxlen */
+    if (TK_SCAN_LIKELY((unsigned)h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u) < (unsigned)(apmax >> 56))) {
+        /* past the header and the payload: at + 1 + (h - 0x40) */
+        size_t next = at + h - ((TK_ENCAP_FLOW_TE_INST << 5) - 1u);
 #if defined(__GNUC__)
         /* one add for it, and the load below from it (GCC would add twice) */
         __asm__("" : "+r"(next));
 #endif
         /* The 8 bytes ending with the payload's last one: the payload is their top n
-         * bytes, and one arithmetic shift by 64 - 8n both aligns and sign-extends it (a
-         * load from the payload's start took two shifts more). */
-        const uint64_t top = tk_te_fast_ld64(buf + next - 8);
-        const int64_t w = (int64_t)top >> t->nshift[n1]; /* sign-extended payload */
-        const uint64_t address = (uint64_t)(w >> t->ap[i]) & t->amask[i];
+         * bytes, and one arithmetic shift by (64 - 8n) mod 64 both aligns and sign-extends
+         * it; with n = h - 0x40 that is -8h mod 64 (0x40 * 8 is a multiple of 64). */
+        const int64_t w = (int64_t)tk_te_fast_ld64(buf + next - 8) >> t->hshift[h];
+        const uint64_t address = (uint64_t)(w >> (apmax & 63u)) & t->amask[i];
         /* the map from bit 7 on: rotated, not shifted (the mask clears what comes round),
          * which BMI2's rorx does without a copy of w */
         const uint64_t map = ((uint64_t)w >> 7 | (uint64_t)w << 57) & t->mapmask[i];
@@ -470,7 +477,7 @@ TK_TE_FAST_INLINE bool in_line(const tk_te_scan_table *t, const uint8_t *buf, si
     __asm__("" : "+r"(pa));
 #endif
     const uint8_t *const p = buf + pa;
-    n1 = p[0] - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
+    const unsigned n1 = p[0] - (TK_ENCAP_FLOW_TE_INST << 5 | 1u);
     uint64_t lo = tk_te_fast_ld64(p + 1);
     tk_te_packet *const fk = to_struct ? f : &fend[j];
     if (n1 < t->smaxlen && (lo & 15u) == (TK_TE_SF_START << 2 | TK_TE_F3)) {
@@ -488,7 +495,7 @@ TK_TE_FAST_INLINE bool in_line(const tk_te_scan_table *t, const uint8_t *buf, si
          * of the 128-bit payload (the address starts below bit 64) */
         const uint64_t hi = payload_hi(t, p + 1, n1 + 1u, &lo);
         const int64_t v = (int64_t)field128(lo, hi, t->tpm1_16[i]);
-        const uint64_t address = field128(lo, hi, t->ap[i]) & t->amask[i];
+        const uint64_t address = field128(lo, hi, t->apmax[i] & 63u) & t->amask[i];
         const uint64_t irdepth = depth ? field128(lo, hi, t->dpos16[i]) & t->dmask[i] : 0;
         const uint64_t tail = t->tail[i] | (lo >> 7 & t->mapmask[i]) | t->flags[v & 15];
         if (to_struct)
