@@ -143,6 +143,12 @@ static inline int tk_dec_flush_blocks(tk_te_decoder *d)
 /* Go on with another image of the same program (the parallel decoder hands a decoder from
  * a worker's image to the stitching thread's): drops what points into the old one. */
 void tk_dec_rebind_image(tk_te_decoder *d, tk_image *img);
+
+/* parallel.c, for tests: where tk_te_decode_parallel cuts buf[0, len) at piece_bytes, found
+ * as its scheduler finds them (one piece's end at a time). Writes up to max piece starts
+ * (the first is 0) and returns how many pieces there are. */
+size_t tk_te_par_cut_starts(const uint8_t *buf, size_t len, size_t piece_bytes, size_t *starts,
+                            size_t max);
 /* Report a mismatch between trace and image: emits TK_EV_ERROR, flushes the reached
  * instructions, and waits for the next sync. Returns DEC_DESYNC or a fatal status. */
 int tk_dec_fail(tk_te_decoder *d, tk_status status, const char *fmt, ...)

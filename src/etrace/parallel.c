@@ -164,38 +164,54 @@ static void cuts_finish(cuts *c)
 
 /* Walk the headers (the scanner's framing rules) until piece k's end is known: a piece
  * starts at the first format 3 start or trap packet at least piece_bytes after the previous
- * cut. */
+ * cut. Runs under the scheduler's lock, so it is kept short: up to that distance only the
+ * lengths are followed (a header's length field, 0 for a padding byte, is what precedes the
+ * next header either way), in locals. */
 static void cut_through(cuts *c, size_t k)
 {
     if (c->piece_bytes == SIZE_MAX && !c->complete)
         cuts_finish(c); /* not cut: one piece */
+    const uint8_t *const buf = c->buf;
+    const size_t len = c->len;
+    size_t pos = c->pos;
+    uint64_t index = c->index;
     while (!c->complete && c->n < k + 2) {
-        if (c->pos >= c->len) {
+        /* no cut before from; a packet (at most 32 bytes) that starts 32 before it is
+         * whole */
+        const size_t from = c->piece_bytes < len - c->last ? c->last + c->piece_bytes : len;
+        while (pos < from && from - pos >= 32) {
+            const unsigned n = buf[pos] & 0x1fu;
+            pos += 1 + n;
+            index += n != 0;
+        }
+        if (pos >= len) {
             cuts_finish(c);
             break;
         }
-        const uint8_t h = c->buf[c->pos];
+        const uint8_t h = buf[pos];
         const unsigned n = h & 0x1fu;
         if (n == 0) {
-            c->pos++;
+            pos++;
             continue;
         }
-        if (c->pos + 1 + n > c->len) {
+        if (pos + 1 + n > len) {
             cuts_finish(c);
             break;
         }
-        const uint8_t b0 = c->buf[c->pos + 1];
+        const uint8_t b0 = buf[pos + 1];
         /* te_inst, format 3, subformat 0 (start) or 1 (trap) */
         if ((h & 0xe0u) == (TK_ENCAP_FLOW_TE_INST << 5) && (b0 & 3u) == 3u &&
-            ((b0 >> 2) & 3u) <= 1u && c->pos - c->last >= c->piece_bytes &&
-            !add_piece(c, c->pos, c->index)) {
+            ((b0 >> 2) & 3u) <= 1u && pos - c->last >= c->piece_bytes &&
+            !add_piece(c, pos, index)) {
             c->st = TK_ERR_NOMEM;
             cuts_finish(c);
             break;
         }
-        c->pos += 1 + n;
-        c->index++;
+        pos += 1 + n;
+        index++;
     }
+    c->pos = pos;
+    c->index = index;
 }
 
 static void cuts_free(cuts *c)
@@ -203,6 +219,20 @@ static void cuts_free(cuts *c)
     for (size_t i = 0; i < c->n; i++)
         free(c->v[i]);
     free(c->v);
+}
+
+size_t tk_te_par_cut_starts(const uint8_t *buf, size_t len, size_t piece_bytes, size_t *starts,
+                            size_t max)
+{
+    cuts c;
+    cuts_init(&c, buf, len, piece_bytes);
+    for (size_t k = 0; !c.complete; k++)
+        cut_through(&c, k);
+    for (size_t i = 0; i < c.n && i < max; i++)
+        starts[i] = c.v[i]->start;
+    const size_t n = c.n;
+    cuts_free(&c);
+    return n;
 }
 
 /* ---- stitching --------------------------------------------------------------------------- */

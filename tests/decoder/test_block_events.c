@@ -10,10 +10,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "etrace/decoder_int.h"
 #include "te_ref.h"
 #include "testutil.h"
 #include "tracekit/blocks.h"
 #include "tracekit/count.h"
+#include "tracekit/encap.h"
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_parallel.h"
 
@@ -274,6 +276,46 @@ static uint64_t *pcs_of(const flow *f, tk_image *img, size_t *n)
     return pcs;
 }
 
+/* Where tk_te_decode_parallel should cut buf at piece_bytes (its rule, walked here packet by
+ * packet): at each format 3 start or trap packet at least piece_bytes after the previous
+ * cut; a header's low 5 bits are its payload's length (0: a padding byte), a packet that
+ * runs past the end ends the walk. Returns the number of pieces. */
+static size_t expected_cuts(const uint8_t *buf, size_t len, size_t piece_bytes, size_t *starts)
+{
+    size_t pieces = 1, last = 0;
+    starts[0] = 0;
+    for (size_t pos = 0; pos < len;) {
+        const unsigned n = buf[pos] & 0x1fu;
+        if (n && pos + 1 + n > len)
+            break;
+        if (n && (buf[pos] >> 5) == TK_ENCAP_FLOW_TE_INST && (buf[pos + 1] & 3u) == 3u &&
+            ((buf[pos + 1] >> 2) & 3u) <= 1u && pos - last >= piece_bytes) {
+            starts[pieces++] = pos;
+            last = pos;
+        }
+        pos += 1 + n;
+    }
+    return pieces;
+}
+
+/* The parallel decoder's cuts of buf, at piece sizes around the longest packet and up, are
+ * exactly the expected ones. */
+static void check_cuts(const uint8_t *buf, size_t len, const char *what)
+{
+    static const size_t sizes[] = {1, 31, 32, 33, 63, 100, 300, 2048, 4096, SIZE_MAX / 2};
+    size_t *want = malloc((len + 2) * sizeof(*want)), *got = malloc((len + 2) * sizeof(*got));
+    assert_non_null(want);
+    assert_non_null(got);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        const size_t nw = expected_cuts(buf, len, sizes[i], want);
+        const size_t ng = tk_te_par_cut_starts(buf, len, sizes[i], got, len + 2);
+        if (nw != ng || memcmp(want, got, nw * sizeof(*want)))
+            fail_msg("%s: cuts at %zu bytes: %zu pieces, expected %zu", what, sizes[i], ng, nw);
+    }
+    free(want);
+    free(got);
+}
+
 typedef struct totals {
     size_t vectors;
     uint64_t ranges, batched, batches, seams;
@@ -301,6 +343,23 @@ static void check_vector(const char *dir, const char *prog, totals *t)
     decode_parallel(&v, 0, 2, &pwant, &s1);
     decode_parallel(&v, TK_TE_DEC_BLOCK_EVENTS, 2, &pgot, &s2);
     assert_int_equal(s1.pieces, s2.pieces);
+    assert_int_equal(s2.stitched + s2.redecoded + 1, s2.pieces);
+    check_cuts(v.raw, v.len, dir);
+    /* padding bytes sprinkled in (one after every 7th packet) and a packet cut short at
+     * the end */
+    uint8_t *pad = malloc(v.len + v.len / 2 + 2);
+    assert_non_null(pad);
+    size_t np = 0, packets = 0;
+    for (size_t pos = 0; pos < v.len;) {
+        const size_t n = 1 + (v.raw[pos] & 0x1fu);
+        memcpy(pad + np, v.raw + pos, pos + n <= v.len ? n : v.len - pos);
+        np += pos + n <= v.len ? n : v.len - pos;
+        pos += n;
+        if (++packets % 7 == 0)
+            pad[np++] = 0;
+    }
+    check_cuts(pad, np - (np > 3 ? 3 : 0), dir);
+    free(pad);
     char what[2100];
     snprintf(what, sizeof(what), "%s (-j2)", dir);
     compare(what, &pwant, &pgot);
