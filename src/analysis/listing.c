@@ -15,7 +15,7 @@
  * and kept by block id (block_text.h); blocks of more than LST_BLOCK_LINES instructions, and
  * any once LST_ARENA_MAX bytes are kept, are formatted every time. */
 #define LST_BLOCK_LINES 64
-#define LST_ARENA_MAX (64u << 20)
+#define LST_ARENA_MAX (16u << 20)
 
 struct tk_listing {
     tk_image *img;

@@ -35,7 +35,7 @@
  * block id (block_text.h) in pieces aligned to the copy chunk, up to PC_ARENA_MAX bytes;
  * longer blocks, and later ones, go through the range path. */
 #define PC_BLOCK_LINES 64
-#define PC_ARENA_MAX (32u << 20)
+#define PC_ARENA_MAX (8u << 20)
 
 typedef struct pc_text {
     uint64_t first; /* start address; the entry is empty when lines is 0 */
