@@ -11,6 +11,7 @@
 #include "tracekit/analysis.h"
 #include "tracekit/hart.h"
 #include "tracekit/legacy.h"
+#include "tracekit/blocks.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_ingress.h"
 
@@ -804,6 +805,7 @@ int tk_legacy_cmd_decode(int argc, char **argv)
     tk_image *img = NULL;
     tk_pc_list *pcs = NULL;
     tk_listing *lst = NULL;
+    tk_block_batcher *bat = NULL;
     tk_nibble_trace t;
     memset(&t, 0, sizeof(t));
     tk_nibble_decoder *nd = NULL;
@@ -865,6 +867,14 @@ int tk_legacy_cmd_decode(int argc, char **argv)
         c.sink_fn = flow_event;
         c.sink = c.out;
     }
+    /* The printers keep the text of whole blocks (TK_EV_BLOCKS): ranges that are one whole
+     * block of the program reach them batched. */
+    if (img && (pcs || lst)) {
+        if ((st = tk_block_batcher_new(img, c.sink_fn, c.sink, &bat)) != TK_OK)
+            goto fail;
+        c.sink_fn = tk_block_batcher_event;
+        c.sink = bat;
+    }
     uint64_t nins = 0;
     if (o.format == FMT_NIBBLE) {
         if ((st = tk_nibble_decoder_new(&t.params, img, dec_event, &c, dec_access, &c, &nd)) !=
@@ -888,6 +898,8 @@ int tk_legacy_cmd_decode(int argc, char **argv)
                     "tracekit decode: %zu pairs, %" PRIu64 " instructions, %" PRIu64 " errors\n",
                     npairs, nins, c.errors);
     }
+    if (st == TK_OK && bat)
+        st = tk_block_batcher_flush(bat);
     if (st == TK_OK && pcs)
         st = tk_pc_list_flush(pcs);
     if (st == TK_OK && lst)
@@ -906,6 +918,7 @@ done:
         rc = rc ? rc : 1;
     if (c.acc && fclose(c.acc) != 0)
         rc = rc ? rc : 1;
+    tk_block_batcher_free(bat);
     tk_pc_list_free(pcs);
     tk_listing_free(lst);
     tk_nibble_decoder_free(nd);

@@ -23,6 +23,21 @@ for f in "nibble --emit branch" "nibble --emit pc" "rle"; do
   echo "PASS: encode $f from the spike CSV: $(wc -l < "$w.dec") PCs = the reference decoder's"
 done
 
+# the listing of each format (whole blocks reach it batched) has the instruction lines of
+# the E-Trace decode's listing of the same run
+"$tk" decode --scf "$d/itype3_basic/towers.scf" --ucf "$d/itype3_basic/towers.decoder.ucf" \
+    --format listing "$d/itype3_basic/towers.te_inst_raw" | grep -v '^\[' > "$w.lst.et" ||
+  fail "E-Trace listing"
+[ "$(wc -l < "$w.lst.et")" -gt 10000 ] || fail "E-Trace listing: $(wc -l < "$w.lst.et") lines"
+for f in "nibble --emit branch" "nibble --emit pc" "rle"; do
+  read -r -a o <<< "--trace-format $f"
+  "$tk" encode "${o[@]}" "$d/towers.spike_pc_trace.gz" -o "$w.trace" 2> /dev/null || fail "encode $f"
+  "$tk" decode "${o[@]:0:2}" --elf "$elf" --format listing "$w.trace" | grep -v '^\[' > "$w.lst" ||
+    fail "listing $f"
+  cmp -s "$w.lst.et" "$w.lst" || fail "$f: the listing differs from the E-Trace one"
+done
+echo "PASS: listings of the three formats = the E-Trace listing"
+
 "$tk" encode --trace-format nibble --emit pc "$d/towers.spike_pc_trace.gz" -o "$w.nib" || fail encode
 "$tk" dump --trace-format nibble "$w.nib" > "$w.dump" || fail dump
 sed -n 2p "$w.dump" | grep -q '^00000000\* TraceEnabled version=0$' || fail "dump: $(sed -n 2p "$w.dump")"
