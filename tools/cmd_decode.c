@@ -372,16 +372,15 @@ static tk_status par_sink_done(void *ctx, void *sink)
 static void par_sink_drop(void *ctx, void *sink)
 {
     piece_sink *ps = sink;
-    /* what it printed goes nowhere: out of the printer's buffer, then dropped */
+    /* what it printed goes nowhere: out of the printer's buffer (piece_recycle empties the
+     * piece's own) */
     const tk_status st = ps->pcs   ? tk_pc_list_flush(ps->pcs)
                          : ps->lst ? tk_listing_flush(ps->lst)
                                    : TK_OK;
-    if (st != TK_OK || !ps->mem || fflush(ps->mem) != 0) {
+    if (st != TK_OK)
         piece_free(ps);
-        return;
-    }
-    ps->memlen = 0;
-    piece_recycle(ctx, ps);
+    else
+        piece_recycle(ctx, ps);
 }
 
 static void par_release(void *ctx, uint64_t offset)
