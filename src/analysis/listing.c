@@ -77,19 +77,31 @@ static size_t format_line(tk_listing *s, uint64_t pc, const tk_rv_insn *insn, ch
     return n < LST_LINE_MAX ? n : LST_LINE_MAX - 1;
 }
 
+/* The line of the instruction at *pc into p (LST_LINE_MAX bytes), *pc moved past it;
+ * returns its length, or 0 with *st set when the code there cannot be read. */
+static size_t next_line(tk_listing *s, uint64_t *pc, char *p, tk_status *st)
+{
+    tk_rv_insn insn;
+    *st = tk_image_fetch(s->img, *pc, &insn);
+    if (*st != TK_OK && *st != TK_ERR_BAD_INSN)
+        return 0;
+    size_t n = format_line(s, *pc, &insn, p);
+    *pc += insn.len;
+    return n;
+}
+
 static void put_range(tk_listing *s, uint64_t first, uint64_t ninsn)
 {
     uint64_t pc = first;
     char line[LST_LINE_MAX];
     for (uint64_t i = 0; i < ninsn; i++) {
-        tk_rv_insn insn;
-        tk_status st = tk_image_fetch(s->img, pc, &insn);
-        if (st != TK_OK && st != TK_ERR_BAD_INSN) {
+        tk_status st;
+        size_t n = next_line(s, &pc, line, &st);
+        if (!n) {
             fprintf(s->out, "%016" PRIx64 "  [no code: %s]\n", pc, tk_strerror(st));
             return;
         }
-        fwrite(line, 1, format_line(s, pc, &insn, line), s->out);
-        pc += insn.len;
+        fwrite(line, 1, n, s->out);
     }
 }
 
@@ -105,12 +117,11 @@ static const tk_block_text_ref *keep_block(tk_listing *s, const tk_bblock *b)
     size_t len = 0;
     uint64_t pc = b->start;
     for (uint32_t i = 0; i < b->ninsn; i++) {
-        tk_rv_insn insn;
-        tk_status st = tk_image_fetch(s->img, pc, &insn);
-        if (st != TK_OK && st != TK_ERR_BAD_INSN)
+        tk_status st;
+        size_t n = next_line(s, &pc, p + len, &st);
+        if (!n)
             return NULL;
-        len += format_line(s, pc, &insn, p + len);
-        pc += insn.len;
+        len += n;
     }
     tk_block_text_keep(&s->blocks, b, len);
     return tk_block_text_find(&s->blocks, b);
