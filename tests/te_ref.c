@@ -38,6 +38,18 @@ size_t tk_test_ref_each(void (*fn)(const char *prog, const char *setting, void *
     return n;
 }
 
+uint8_t *tk_test_ref_raw(const char *prog, const char *setting, char **dir, size_t *len)
+{
+    char rel[512], path[1024];
+    snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", prog, setting);
+    *dir = tk_test_data_path(rel);
+    assert_non_null(*dir);
+    snprintf(path, sizeof(path), "%s/%s.te_inst_raw", *dir, prog);
+    uint8_t *raw = tk_test_read_file(path, len);
+    assert_non_null(raw);
+    return raw;
+}
+
 tk_image *tk_test_ref_image(const char *prog, bool reset_code)
 {
     char rel[512];

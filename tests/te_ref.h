@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tracekit/event.h"
 #include "tracekit/image.h"
@@ -19,6 +20,10 @@ extern const size_t tk_test_ref_nsettings;
 
 /* Calls fn for every program x setting whose folder is present; returns how many. */
 size_t tk_test_ref_each(void (*fn)(const char *prog, const char *setting, void *ctx), void *ctx);
+
+/* The vector's folder (malloc'd, into *dir) and its trace, DIR/PROG.te_inst_raw (malloc'd,
+ * *len bytes): the test fails if it cannot be read. */
+uint8_t *tk_test_ref_raw(const char *prog, const char *setting, char **dir, size_t *len);
 
 /* The program's ELF (riscv-ref/PROG.riscv), with spike's reset code at 0x1000 added when
  * reset_code is set (the reference traces start there). The test fails if it cannot load. */

@@ -100,13 +100,9 @@ static void compare(const char *what, const uint8_t *buf, size_t len, const char
 
 static void check_vector(const char *prog, const char *setting, void *ctx)
 {
-    char rel[512], path[1024];
-    snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", prog, setting);
-    char *dir = tk_test_data_path(rel);
-    snprintf(path, sizeof(path), "%s/%s.te_inst_raw", dir, prog);
+    char *dir;
     size_t len;
-    uint8_t *raw = tk_test_read_file(path, &len);
-    assert_non_null(raw);
+    uint8_t *raw = tk_test_ref_raw(prog, setting, &dir, &len);
     compare("clean", raw, len, dir, prog, ctx);
     /* bits flipped, 1 byte in 401: errors, resyncs and ranges cut short */
     uint8_t *bad = malloc(len + 1);

@@ -134,13 +134,9 @@ static uint32_t next_rand(uint32_t *seed)
 static void check_vector(const char *prog, const char *setting, void *ctx)
 {
     totals *t = ctx;
-    char rel[512], path[1024];
-    snprintf(rel, sizeof(rel), "etrace-ref/%s/%s", prog, setting);
-    char *dir = tk_test_data_path(rel);
-    snprintf(path, sizeof(path), "%s/%s.te_inst_raw", dir, prog);
+    char *dir;
     size_t len;
-    uint8_t *raw = tk_test_read_file(path, &len);
-    assert_non_null(raw);
+    uint8_t *raw = tk_test_ref_raw(prog, setting, &dir, &len);
     compare("clean", raw, len, dir, prog, t);
 
     uint8_t *bad = malloc(len * 2 + 1);
