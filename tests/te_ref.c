@@ -50,6 +50,32 @@ uint8_t *tk_test_ref_raw(const char *prog, const char *setting, char **dir, size
     return raw;
 }
 
+typedef struct each_raw {
+    void (*fn)(const tk_te_params *p, const uint8_t *raw, size_t len, void *ctx);
+    void *ctx;
+} each_raw;
+
+static void each_raw_one(const char *prog, const char *setting, void *ctx)
+{
+    const each_raw *e = ctx;
+    char *dir;
+    size_t len;
+    uint8_t *raw = tk_test_ref_raw(prog, setting, &dir, &len);
+    tk_te_params p;
+    tk_test_ref_params(dir, prog, &p, NULL);
+    e->fn(&p, raw, len, e->ctx);
+    free(raw);
+    free(dir);
+}
+
+size_t tk_test_ref_each_raw(void (*fn)(const tk_te_params *p, const uint8_t *raw, size_t len,
+                                       void *ctx),
+                            void *ctx)
+{
+    each_raw e = {fn, ctx};
+    return tk_test_ref_each(each_raw_one, &e);
+}
+
 tk_image *tk_test_ref_image(const char *prog, bool reset_code)
 {
     char rel[512];

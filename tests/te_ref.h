@@ -25,6 +25,12 @@ size_t tk_test_ref_each(void (*fn)(const char *prog, const char *setting, void *
  * *len bytes): the test fails if it cannot be read. */
 uint8_t *tk_test_ref_raw(const char *prog, const char *setting, char **dir, size_t *len);
 
+/* Calls fn with the parameters (scf and decoder ucf) and the trace of every vector present;
+ * returns how many. */
+size_t tk_test_ref_each_raw(void (*fn)(const tk_te_params *p, const uint8_t *raw, size_t len,
+                                       void *ctx),
+                            void *ctx);
+
 /* The program's ELF (riscv-ref/PROG.riscv), with spike's reset code at 0x1000 added when
  * reset_code is set (the reference traces start there). The test fails if it cannot load. */
 tk_image *tk_test_ref_image(const char *prog, bool reset_code);

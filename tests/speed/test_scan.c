@@ -7,8 +7,8 @@
 #include "testutil.h"
 
 #include "scan_ref.h"
+#include "te_ref.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,71 +177,28 @@ static unsigned check_scan(const tk_te_params *p, const uint8_t *buf, size_t len
     return n ? (unsigned)(100 * least / n) : 100;
 }
 
-static int read_setting(const char *dir, const char *prog, tk_te_params *p, uint8_t **raw,
-                        size_t *len)
+static void check_golden(const tk_te_params *p, const uint8_t *raw, size_t len, void *ctx)
 {
-    char path[1600];
-    tk_diag d;
-    tk_te_params_init(p);
-    snprintf(path, sizeof(path), "%s/%s.scf", dir, prog);
-    if (tk_te_params_read_scf(p, path, &d) != TK_OK)
-        return -1;
-    snprintf(path, sizeof(path), "%s/%s.decoder.ucf", dir, prog);
-    if (tk_te_params_read_ucf(p, path, NULL, &d) != TK_OK)
-        return -1;
-    snprintf(path, sizeof(path), "%s/%s.te_inst_raw", dir, prog);
-    *raw = tk_test_read_file(path, len);
-    return *raw ? 0 : -1;
+    (void)ctx;
+    check_scan(p, raw, len, 64);
+    check_scan(p, raw, len, 1);
 }
 
 static void test_scan_golden(void **state)
 {
     (void)state;
-    char *root = tk_test_data_path("etrace-ref");
-    DIR *progs = opendir(root);
-    assert_non_null(progs);
-    unsigned settings = 0;
-    struct dirent *pe;
-    while ((pe = readdir(progs))) {
-        if (pe->d_name[0] == '.')
-            continue;
-        char pdir[1100];
-        snprintf(pdir, sizeof(pdir), "%s/%s", root, pe->d_name);
-        DIR *sets = opendir(pdir);
-        if (!sets)
-            continue;
-        struct dirent *se;
-        while ((se = readdir(sets))) {
-            if (se->d_name[0] == '.')
-                continue;
-            char sdir[1400];
-            snprintf(sdir, sizeof(sdir), "%s/%s", pdir, se->d_name);
-            tk_te_params p;
-            uint8_t *raw = NULL;
-            size_t len = 0;
-            if (read_setting(sdir, pe->d_name, &p, &raw, &len) != 0)
-                continue;
-            check_scan(&p, raw, len, 64);
-            check_scan(&p, raw, len, 1);
-            free(raw);
-            settings++;
-        }
-        closedir(sets);
-    }
-    closedir(progs);
-    free(root);
-    assert_true(settings >= 25);
+    assert_true(tk_test_ref_each_raw(check_golden, NULL) >= 25);
 }
 
 /* Damaged copies: flipped bytes (headers and payloads), every truncation near the end. */
 static void test_scan_damaged(void **state)
 {
     (void)state;
-    char *dir = tk_test_data_path("etrace-ref/qsort/itype3_basic");
+    char *dir;
+    size_t len;
+    uint8_t *raw = tk_test_ref_raw("qsort", "itype3_basic", &dir, &len);
     tk_te_params p;
-    uint8_t *raw = NULL;
-    size_t len = 0;
-    assert_int_equal(read_setting(dir, "qsort", &p, &raw, &len), 0);
+    tk_test_ref_params(dir, "qsort", &p, NULL);
     uint8_t *copy = malloc(len);
     for (int round = 0; round < 300; round++) {
         memcpy(copy, raw, len);
