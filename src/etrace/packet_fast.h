@@ -194,10 +194,6 @@ TK_TE_FAST_INLINE int tk_te_fast_f12_64(const tk_te_layout *l, int64_t w, unsign
     const unsigned msb = aw ? (unsigned)(addr >> (aw - 1)) & 1u : 0u;
     /* each flag is transmitted relative to the bit before it (VERSIONS.md A.1) */
     const unsigned flags = bits ^ ((bits << 1 | msb) & 7u);
-    const unsigned total = has ? tp + 3 + d : 38u;
-    /* A whole byte beyond the packet: parameters do not match (generic path says so). */
-    if (8 * len >= total + 8)
-        return TK_TE_FAST_GENERIC;
 
     tk_te_fast_f12_store(w0, br, mb, has, addr, flags, irdepth, out);
     return TK_TE_FAST_OK;
