@@ -951,9 +951,10 @@ static tk_status dump_seq(void *ctx, const tk_nibble_seq *s)
     int r = fprintf(d->out, "%08" PRIx64 "%s %s", at, s->sync_point ? "*" : " ",
                     HEADER_NAMES[s->header & 15]);
     if (r >= 0 && (s->header == TK_NIB_H_TRACE_ON || s->header == TK_NIB_H_PRIV))
-        r = s->header == TK_NIB_H_PRIV ? fprintf(d->out, " interrupt=%u prv=%u ie=%u", s->arg >> 3,
-                                                 (s->arg >> 1) & 3u, s->arg & 1u)
-                                       : fprintf(d->out, " version=%u", s->arg);
+        r = s->header == TK_NIB_H_PRIV
+                ? fprintf(d->out, " interrupt=%u prv=%u ie=%u", (unsigned)s->arg >> 3,
+                          ((unsigned)s->arg >> 1) & 3u, s->arg & 1u)
+                : fprintf(d->out, " version=%u", (unsigned)s->arg);
     else if (r >= 0 && s->nnibbles)
         r = fprintf(d->out, " %0*" PRIx64 " (%u nibbles)", s->nnibbles, s->raw, s->nnibbles);
     if (r >= 0)
