@@ -273,18 +273,27 @@ static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end
     return TK_OK;
 }
 
-/* The open run ends with range pri's last instruction: the general case. */
+/* The open run ends with range pri's last instruction: the general case. A run seen before
+ * is usually in the cache in front of the map (flow that returns to several callers ends
+ * its runs at the same instruction from several starts, so the range's memo misses): found
+ * there without the map's call (what cached_put would find; not with general_only, whose
+ * path the tests compare this with). */
 static PROF_NOINLINE tk_status close_run_slow(tk_profile *p, uint32_t pri)
 {
     p->run_open = false;
     uint32_t i;
     const uint64_t last = p->ranges[pri].last;
-    tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns, &p->cap_runs,
-                              sizeof(*p->runs), p->run_start, last, &i);
-    if (st != TK_OK)
-        return st;
-    p->runs[i].start = p->run_start;
-    p->runs[i].last = last;
+    const prof_pair_cache *c = cache_slot(p->run_cache, p->run_start, last);
+    if (!p->general_only && c->value != TK_PAIR_NONE && c->a == p->run_start && c->b == last) {
+        i = c->value;
+    } else {
+        tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns,
+                                  &p->cap_runs, sizeof(*p->runs), p->run_start, last, &i);
+        if (st != TK_OK)
+            return st;
+        p->runs[i].start = p->run_start;
+        p->runs[i].last = last;
+    }
     p->runs[i].count++;
     p->runs[i].after_return += p->run_after_return;
     p->ranges[pri].run = i;
@@ -307,11 +316,24 @@ static inline tk_status close_run(tk_profile *p, uint32_t pri)
     return close_run_slow(p, pri);
 }
 
+/* A taken transfer from range pri's last instruction to to that its memo does not have.
+ * Returns go to several callers, so the memo of a range ending with a return misses often;
+ * the edge is then usually in the cache in front of the map, and found there without the
+ * map's call (as in close_run_slow, not with general_only). */
 static PROF_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint64_t to,
                                                uint8_t end)
 {
+    const uint64_t from = p->ranges[pri].last;
+    const prof_pair_cache *c = cache_slot(p->edge_cache, from, to);
+    if (!p->general_only && c->value != TK_PAIR_NONE && c->a == from && c->b == to) {
+        tk_prof_edge *e = &p->edges[c->value];
+        e->end = end;
+        e->count++;
+        p->ranges[pri].edge = c->value;
+        return TK_OK;
+    }
     uint32_t ei;
-    tk_status st = add_edge(p, p->ranges[pri].last, to, end, &ei);
+    tk_status st = add_edge(p, from, to, end, &ei);
     if (st == TK_OK)
         p->ranges[pri].edge = ei;
     return st;

@@ -15,6 +15,8 @@
 #ifndef TK_ETRACE_WALK_MEMO_H
 #define TK_ETRACE_WALK_MEMO_H
 
+#include <string.h>
+
 #include "decoder_int.h"
 
 /* Direct-mapped: a new walk replaces the one in its slot. 2^TK_WALK_MEMO_BITS slots. */
@@ -101,9 +103,7 @@ static inline int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot 
     const uint32_t n = s->n;
     if (TK_BLOCK_BATCH - d->nblk <= n || d->nblk == 0)
         return tk_walk_memo_replay_filling(d, s);
-    tk_block_exec *to = d->blk + d->nblk;
-    for (uint32_t i = 0; i < n; i++)
-        to[i] = s->e[i];
+    memcpy(d->blk + d->nblk, s->e, n * sizeof(*s->e));
     d->nblk += n;
     d->stats.instructions += s->insns;
     tk_walk_memo_restore(d, s);
