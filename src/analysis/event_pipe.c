@@ -21,7 +21,8 @@ enum {
     NCHUNKS = 4,
 };
 
-typedef enum entry_kind { ENTRY_EVENT, ENTRY_NOTE } entry_kind;
+/* ENTRY_PLAIN: an event without text or blocks, delivered as it is (the fast path's). */
+typedef enum entry_kind { ENTRY_EVENT, ENTRY_NOTE, ENTRY_PLAIN } entry_kind;
 
 /* An event as pushed; its blocks and message live in the chunk, at the offsets given (the
  * pointers are set when it is delivered). A note uses ev.status, ev.byte_offset and the
@@ -59,16 +60,19 @@ static tk_status deliver(void *ctx, void *chunk_, bool deliver)
     tk_event_pipe *p = ctx;
     chunk *c = chunk_;
     tk_status st = TK_OK;
-    for (size_t i = 0; deliver && i < c->nentries && st == TK_OK; i++) {
+    const size_t n = deliver ? c->nentries : 0;
+    for (size_t i = 0; i < n && st == TK_OK; i++) {
         entry *e = &c->entries[i];
-        const char *text = e->text_at == UINT32_MAX ? NULL : c->text + e->text_at;
-        if (e->kind == ENTRY_NOTE) {
-            if (p->note)
-                p->note(p->ctx, e->ev.status, e->ev.byte_offset, text);
-            continue;
+        if (e->kind != ENTRY_PLAIN) {
+            const char *text = e->text_at == UINT32_MAX ? NULL : c->text + e->text_at;
+            if (e->kind == ENTRY_NOTE) {
+                if (p->note)
+                    p->note(p->ctx, e->ev.status, e->ev.byte_offset, text);
+                continue;
+            }
+            e->ev.message = text;
+            e->ev.blocks = e->ev.kind == TK_EV_BLOCKS ? c->blocks + e->blocks_at : NULL;
         }
-        e->ev.message = text;
-        e->ev.blocks = e->ev.kind == TK_EV_BLOCKS ? c->blocks + e->blocks_at : NULL;
         st = p->fn(p->ctx, &e->ev);
     }
     c->nentries = c->nblocks = c->ntext = 0;
@@ -199,9 +203,8 @@ tk_status tk_event_pipe_event(void *pipe, const tk_event *ev)
     if (c && ev->kind != TK_EV_BLOCKS && !ev->message && c->nentries < CHUNK_ENTRIES) {
         entry *e = &c->entries[c->nentries++];
         e->ev = *ev;
-        e->text_at = UINT32_MAX;
-        e->blocks_at = 0;
-        e->kind = ENTRY_EVENT;
+        e->ev.blocks = NULL; /* as the general path delivers events of other kinds */
+        e->kind = ENTRY_PLAIN;
         return TK_OK;
     }
     return event_general(p, ev);
