@@ -249,16 +249,25 @@ static void progress(relay *r, const tk_event *ev)
     }
 }
 
-static tk_status relay_event(void *ctx, const tk_event *ev)
+/* relay_event for an error or with a progress line: out of line, so that relay_event
+ * needs no stack frame of its own. */
+__attribute__((noinline)) static tk_status relay_lines(relay *r, const tk_event *ev)
 {
-    relay *r = ctx;
     if (ev->kind == TK_EV_ERROR)
         print_error(r, ev->byte_offset, ev->packet_index,
                     ev->message ? ev->message : tk_strerror(ev->status));
-    /* without a terminal (a pipe, a file, --quiet) an event costs two tests here: a
-     * CoreSight profile hands over one per branch */
     if (r->progress)
         progress(r, ev);
+    return tk_profile_event(r->profile, ev);
+}
+
+static tk_status relay_event(void *ctx, const tk_event *ev)
+{
+    relay *r = ctx;
+    /* without a terminal (a pipe, a file, --quiet) an event costs two tests here: a
+     * CoreSight profile hands over one per branch */
+    if (ev->kind == TK_EV_ERROR || r->progress)
+        return relay_lines(r, ev);
     return tk_profile_event(r->profile, ev);
 }
 
