@@ -108,9 +108,9 @@ static tk_status add_span(tk_cs_code *c, const tk_event *ev)
     return TK_OK;
 }
 
-tk_status tk_cs_code_learn(void *code, const tk_event *ev)
+/* tk_cs_code_learn for everything but its common case. */
+__attribute__((noinline)) static tk_status learn_general(tk_cs_code *c, const tk_event *ev)
 {
-    tk_cs_code *c = code;
     if (ev->kind == TK_EV_RANGE) {
         tk_status st = TK_OK;
         if (!c->have_isa) {
@@ -131,6 +131,20 @@ tk_status tk_cs_code_learn(void *code, const tk_event *ev)
             c->lead = c->after_call ? LEAD_TRAP : LEAD_BREAK;
     }
     return TK_OK;
+}
+
+tk_status tk_cs_code_learn(void *code, const tk_event *ev)
+{
+    tk_cs_code *c = code;
+    /* A range that follows no call, in the first range's instruction set (or an unknown
+     * one, which makes no span either): most of them. Without a stack frame, in a pass
+     * that sees every range. */
+    if (ev->kind == TK_EV_RANGE && c->have_isa && !c->after_call &&
+        (ev->isa == c->isa || ev->isa > TK_ARM_T32)) {
+        c->after_call = ev->end == TK_END_CALL;
+        return TK_OK;
+    }
+    return learn_general(c, ev);
 }
 
 tk_status tk_cs_code_learn_after(tk_cs_code *c, const tk_cs_code *later)
