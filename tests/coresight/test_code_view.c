@@ -299,28 +299,30 @@ static void test_learned_in_pieces(void **state)
 /* A piece in another instruction set than the first range's is refused (its code would be a
  * span of its own, learned against the whole trace's): the caller learns it serially. A
  * joined view is not joined into again once looked up in. */
+/* A view that learned one call range per instruction set in isas (n of them). */
+static tk_cs_code *learned_isas(const uint8_t *isas, size_t n)
+{
+    tk_cs_code *c;
+    assert_int_equal(tk_cs_code_new(&c), TK_OK);
+    for (size_t i = 0; i < n; i++) {
+        tk_event ev = range(0x2000, 0x2004, TK_END_CALL, 1);
+        ev.isa = isas[i];
+        assert_int_equal(tk_cs_code_learn(c, &ev), TK_OK);
+    }
+    return c;
+}
+
 static void test_learned_after_refused(void **state)
 {
     (void)state;
-    tk_cs_code *a, *b;
-    assert_int_equal(tk_cs_code_new(&a), TK_OK);
-    assert_int_equal(tk_cs_code_new(&b), TK_OK);
-    tk_event ev = range(0x2000, 0x2004, TK_END_CALL, 1);
-    ev.isa = 1;
-    assert_int_equal(tk_cs_code_learn(a, &ev), TK_OK);
-    ev.isa = 2;
-    assert_int_equal(tk_cs_code_learn(b, &ev), TK_OK);
+    static const uint8_t a32[] = {1}, t32[] = {2}, both[] = {1, 2};
+    tk_cs_code *a = learned_isas(a32, 1), *b = learned_isas(t32, 1);
     assert_int_equal(tk_cs_code_learn_after(a, b), TK_ERR_UNSUPPORTED);
     tk_cs_code_free(b);
-    /* spans inside the later piece */
-    assert_int_equal(tk_cs_code_new(&b), TK_OK);
-    ev.isa = 1;
-    assert_int_equal(tk_cs_code_learn(b, &ev), TK_OK);
-    ev.isa = 2;
-    assert_int_equal(tk_cs_code_learn(b, &ev), TK_OK);
+    b = learned_isas(both, 2); /* spans inside the later piece */
     assert_int_equal(tk_cs_code_learn_after(a, b), TK_ERR_UNSUPPORTED);
     tk_cs_code_free(b);
-    assert_int_equal(tk_cs_code_new(&b), TK_OK);
+    b = learned_isas(a32, 1);
     (void)entry_set(a);
     assert_int_equal(tk_cs_code_learn_after(a, b), TK_ERR_INVALID);
     assert_int_equal(tk_cs_code_learn_after(NULL, b), TK_ERR_INVALID);
