@@ -18,7 +18,7 @@ enum {
     CHUNK_BLOCKS = 8192,
     CHUNK_TEXT = 16384,
     NOTE_MAX = 1024, /* longest note or message kept */
-    NCHUNKS = 4,
+    NCHUNKS = 8,     /* the producer ahead sleeps until 4 are free: one wake-up per 4 chunks */
 };
 
 /* ENTRY_PLAIN: an event without text or blocks, delivered as it is (the fast path's). */
