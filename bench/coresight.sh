@@ -124,7 +124,7 @@ BARE=(--trace "$BIG" --id 0x12 --reg TRCCONFIGR=0x1 --reg TRCIDR1=0x4100F400
     --mem 0x4001d8:"$SS/cc1.init_dump.bin" --mem 0x400200:"$SS/cc1.text_dump.bin"
     --mem 0x5ce9c0:"$SS/cc1__libc_freeres_fn_dump.bin"
     --mem 0x5cf610:"$SS/cc1__libc_thread_freeres_fn_dump.bin"
-    --mem 0x5cf700:"$SS/cc1.fini_dump.bin" --format ranges)
+    --mem 0x5cf700:"$SS/cc1.fini_dump.bin")
 wall() { # wall OUT command...: elapsed seconds (stdout into OUT)
     local f
     f=$(mktemp)
@@ -136,9 +136,9 @@ if [ "${TK[0]##*/}" = tracekit ] && [ -x /usr/bin/time ]; then
     J1=() J2=()
     O1=$(mktemp) O2=$(mktemp)
     for _ in 1 2 3; do
-        read -r t m1 < <(wall "$O1" "${TK[@]}" decode "${BARE[@]}" --jobs 1)
+        read -r t m1 < <(wall "$O1" "${TK[@]}" decode "${BARE[@]}" --format ranges --jobs 1)
         J1+=("$t")
-        read -r t m2 < <(wall "$O2" "${TK[@]}" decode "${BARE[@]}" --jobs 2)
+        read -r t m2 < <(wall "$O2" "${TK[@]}" decode "${BARE[@]}" --format ranges --jobs 2)
         J2+=("$t")
     done
     same=identical
@@ -150,4 +150,25 @@ if [ "${TK[0]##*/}" = tracekit ] && [ -x /usr/bin/time ]; then
         -v m1="$m1" -v m2="$m2" 'BEGIN {
         printf "  decode --format ranges, %d copies (%d lines, %s): --jobs 1 %.2f s (%d KB), " \
                "--jobs 2 %.2f s (%d KB): %.2fx\n", '"$COPIES"', n, s, a, m1, b, m2, a / b }'
+fi
+
+# profile --jobs on the same 32 MiB: -j 1 against -j 2 (the first pass on two threads, then
+# the decoder beside the collector), wall time of the whole command (callgrind file), median
+# of 3 alternated; the two files must be identical.
+if [ "${TK[0]##*/}" = tracekit ] && [ -x /usr/bin/time ]; then
+    P1=() P2=()
+    O1=$(mktemp) O2=$(mktemp)
+    for _ in 1 2 3; do
+        read -r t m1 < <(wall /dev/null "${TK[@]}" profile "${BARE[@]}" -j 1 -o "$O1")
+        P1+=("$t")
+        read -r t m2 < <(wall /dev/null "${TK[@]}" profile "${BARE[@]}" -j 2 -o "$O2")
+        P2+=("$t")
+    done
+    same=identical
+    cmp -s "$O1" "$O2" || same=DIFFERENT
+    rm -f "$O1" "$O2"
+    awk -v a="$(med "${P1[@]}")" -v b="$(med "${P2[@]}")" -v s="$same" -v m1="$m1" \
+        -v m2="$m2" 'BEGIN {
+        printf "  profile (callgrind, %s), %d copies: -j 1 %.2f s (%d KB), -j 2 %.2f s " \
+               "(%d KB): %.2fx\n", s, '"$COPIES"', a, m1, b, m2, a / b }'
 fi

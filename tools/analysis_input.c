@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cs_scan.h"
 #include "limit_option.h"
 #include "tracekit/blocks.h"
 #include "tracekit/encap.h"
@@ -50,7 +51,11 @@ const char tk_an_input_help[] =
     "  -o, --output FILE where to write (default: standard output)\n"
     "  -j, --jobs N      2 or more: decode the trace (or run the program) on one thread\n"
     "                    while the profile is collected on another; the same output\n"
-    "                    (the collector is one thread: more than 2 gives nothing more)\n"
+    "                    (the collector is one thread: more than 2 gives nothing more).\n"
+    "                    CoreSight: the first pass, which finds the functions, decodes\n"
+    "                    pieces of the trace on N threads\n"
+    "  --piece-size B    with --jobs, CoreSight: trace bytes per piece of the first pass\n"
+    "                    (default 64 KiB)\n"
     "  --quiet           no progress line (it is drawn on stderr only for a terminal)\n"
     "  --by-range        hand the flow to the profile range by range instead of in\n"
     "                    batches of whole basic blocks (slower, same output: for checking)\n";
@@ -109,6 +114,17 @@ int tk_an_parse(tk_an_input *in, int argc, char **argv, int *i)
             return -1;
         }
         in->jobs = (unsigned)v;
+        ++*i;
+        return 1;
+    } else if (!strcmp(a, "--piece-size")) {
+        char *end = NULL;
+        unsigned long long v = *i + 1 < argc ? strtoull(argv[*i + 1], &end, 0) : 0;
+        if (!end || !*argv[*i + 1] || *end || !v || v > (1ull << 30)) {
+            fprintf(stderr, "tracekit %s: --piece-size needs a byte count from 1 to 2^30\n",
+                    in->cmd);
+            return -1;
+        }
+        in->piece_bytes = (size_t)v;
         ++*i;
         return 1;
     } else if (!strcmp(a, "--max-insns") || !strcmp(a, "--hart")) {
@@ -207,16 +223,13 @@ static void print_error(relay *r, uint64_t offset, uint64_t index, const char *m
     print_line(r, line);
 }
 
-static tk_status relay_event(void *ctx, const tk_event *ev)
+/* The progress line's counts (and the line, when it is due). */
+static void progress(relay *r, const tk_event *ev)
 {
-    relay *r = ctx;
-    if (ev->kind == TK_EV_ERROR)
-        print_error(r, ev->byte_offset, ev->packet_index,
-                    ev->message ? ev->message : tk_strerror(ev->status));
     if (ev->byte_offset > r->pos && ev->byte_offset != UINT64_MAX)
         r->pos = ev->byte_offset;
     r->events += ev->kind == TK_EV_BLOCKS ? ev->nblocks : 1;
-    if (r->progress && r->events >= r->check_at) {
+    if (r->events >= r->check_at) {
         r->check_at = r->events + 0x10000;
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -234,6 +247,27 @@ static tk_status relay_event(void *ctx, const tk_event *ev)
             r->last = now;
         }
     }
+}
+
+/* relay_event for an error or with a progress line: out of line, so that relay_event
+ * needs no stack frame of its own. */
+__attribute__((noinline)) static tk_status relay_lines(relay *r, const tk_event *ev)
+{
+    if (ev->kind == TK_EV_ERROR)
+        print_error(r, ev->byte_offset, ev->packet_index,
+                    ev->message ? ev->message : tk_strerror(ev->status));
+    if (r->progress)
+        progress(r, ev);
+    return tk_profile_event(r->profile, ev);
+}
+
+static tk_status relay_event(void *ctx, const tk_event *ev)
+{
+    relay *r = ctx;
+    /* without a terminal (a pipe, a file, --quiet) an event costs two tests here: a
+     * CoreSight profile hands over one per branch */
+    if (ev->kind == TK_EV_ERROR || r->progress)
+        return relay_lines(r, ev);
     return tk_profile_event(r->profile, ev);
 }
 
@@ -455,35 +489,6 @@ static int run_sim(const tk_an_input *in, tk_an_run *run, relay *r)
 
 /* ---- CoreSight --------------------------------------------------------------------------- */
 
-/* The first pass over CoreSight trace: which source the ranges are of, and what the code
- * view learns from them (functions entered, code of another instruction set). */
-typedef struct cs_scan {
-    tk_cs_code *code;  /* NULL: functions come from the ELF */
-    bool any;          /* a range seen: */
-    uint32_t id;       /* its trace ID */
-    uint8_t isa;       /* its instruction set (tk_event.isa) */
-    uint64_t first;    /* its first address */
-    uint32_t other_id; /* a range of another source (UINT32_MAX: none) */
-} cs_scan;
-
-static tk_status cs_learn(void *ctx, const tk_event *ev)
-{
-    cs_scan *s = ctx;
-    if (ev->kind == TK_EV_RANGE) {
-        if (!s->any) {
-            s->any = true;
-            s->id = ev->trace_id;
-            s->isa = ev->isa;
-            s->first = ev->first;
-        } else if (ev->trace_id != s->id) {
-            if (s->other_id == UINT32_MAX)
-                s->other_id = ev->trace_id;
-            return TK_OK;
-        }
-    }
-    return s->code ? tk_cs_code_learn(s->code, ev) : TK_OK;
-}
-
 /* Frame errors: the decoder's events report the packets they damaged; these say where. */
 static tk_status cs_frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
 {
@@ -504,12 +509,6 @@ static void cs_frame_note(void *ctx, tk_status st, uint64_t offset, const char *
     (void)cs_frame_error(ctx, st, offset, msg);
 }
 
-static tk_status cs_quiet_frame_error(void *ctx, tk_status st, uint64_t offset, const char *msg)
-{
-    (void)ctx, (void)st, (void)offset, (void)msg;
-    return TK_OK;
-}
-
 /* The memory images of the core that source id traces. */
 static const tk_cs_mem *cs_mem_of(const tk_cs_snapshot *ss, uint32_t id)
 {
@@ -521,24 +520,17 @@ static const tk_cs_mem *cs_mem_of(const tk_cs_snapshot *ss, uint32_t id)
     return NULL;
 }
 
-/* Decode the buffer twice: once to find the source, its instruction set and the functions,
- * then into the profile. The decode is cheap next to the profile, and a function's extent
- * must be known before the profile files its first range under it. */
+/* Decode the buffer twice: once to find the source, its instruction set and the functions
+ * (cs_scan.h; on several threads with --jobs), then into the profile. The decode is cheap
+ * next to the profile, and a function's extent must be known before the profile files its
+ * first range under it. */
 static int run_snapshot(const tk_an_input *in, tk_an_run *run, relay *r, int buffer)
 {
-    cs_scan scan = {.code = run->code, .other_id = UINT32_MAX};
-    tk_etm4_run_opts o;
-    memset(&o, 0, sizeof(o));
-    o.size = sizeof(o);
-    o.buffer = buffer;
-    o.id = (int)in->cs.id;
-    o.decode = true;
-    o.on_event = cs_learn;
-    o.on_frame_error = cs_quiet_frame_error;
-    o.ctx = &scan;
+    tk_cli_cs_scan scan;
     tk_diag d;
     tk_diag_clear(&d);
-    tk_status st = tk_etm4_run_snapshot(run->ss, &o, &d);
+    tk_status st = tk_cli_cs_scan_run(run->ss, buffer, (int)in->cs.id, in->jobs, in->piece_bytes,
+                                      run->code, &scan, &d);
     if (st != TK_OK)
         return fail(in, st, &d, run->elf);
     if (scan.other_id != UINT32_MAX) {
@@ -553,6 +545,12 @@ static int run_snapshot(const tk_an_input *in, tk_an_run *run, relay *r, int buf
             (st = tk_cs_code_add_entry(run->code, scan.first)))
             return fail(in, st, NULL, "profile");
     }
+    tk_etm4_run_opts o;
+    memset(&o, 0, sizeof(o));
+    o.size = sizeof(o);
+    o.buffer = buffer;
+    o.id = (int)in->cs.id;
+    o.decode = true;
     o.on_event = producer_fn(r, relay_event, &o.ctx);
     o.on_frame_error = r->pipe ? cs_piped_frame_error : cs_frame_error;
     st = tk_etm4_run_snapshot(run->ss, &o, &d);

@@ -29,6 +29,7 @@ typedef struct tk_an_input {
     bool quiet;             /* --quiet: no progress line */
     bool by_range;          /* --by-range: feed the profile range events, not block batches */
     unsigned jobs;          /* --jobs: 2 or more collect the profile on a thread of its own */
+    size_t piece_bytes;     /* --piece-size: CoreSight trace bytes per piece of the first pass */
     unsigned profile_flags; /* tk_profile_new_flags: the level the command's output needs */
     const char *outpath;    /* -o/--output (NULL: stdout) */
     unsigned *top;          /* where --top N goes; NULL: the command has no --top */

@@ -42,6 +42,12 @@ void tk_cs_code_set_symbols(tk_cs_code *c, const tk_image *img);
  * the code of ranges in another instruction set than the first range's (A32/T32
  * interworking), which is then walked in its own. Errors: TK_ERR_NOMEM. */
 tk_status tk_cs_code_learn(void *code, const tk_event *ev);
+/* Learn into c what later learned (with tk_cs_code_learn) from the events that follow those
+ * c learned from, as if c had been given them itself: so that pieces of a trace can be learned
+ * on several threads and joined in trace order. Errors: TK_ERR_UNSUPPORTED when later saw code
+ * of another instruction set than c's first range's (learn that trace into c itself),
+ * TK_ERR_INVALID (either was looked up in already), TK_ERR_NOMEM. */
+tk_status tk_cs_code_learn_after(tk_cs_code *c, const tk_cs_code *later);
 /* A function entry of its own (e.g. where the trace starts). Errors: TK_ERR_NOMEM. */
 tk_status tk_cs_code_add_entry(tk_cs_code *c, uint64_t addr);
 /* Functions inferred so far (distinct entries). */

@@ -38,7 +38,14 @@ struct tk_cs_code {
     size_t nsyms;
     size_t last;     /* the symbol found last: flow stays in a function for a while */
     bool after_call; /* the next range starts a function */
+    /* What broke the chain before the first range (tk_cs_code_learn_after): LEAD_NONE, or the
+     * last event of another kind, which decides after_call for that range instead of the
+     * trace learned before. */
+    uint8_t lead;
+    uint64_t first_range; /* the first range's first address */
 };
+
+enum { LEAD_NONE, LEAD_BREAK, LEAD_TRAP };
 
 tk_status tk_cs_code_new(tk_cs_code **out)
 {
@@ -101,14 +108,15 @@ static tk_status add_span(tk_cs_code *c, const tk_event *ev)
     return TK_OK;
 }
 
-tk_status tk_cs_code_learn(void *code, const tk_event *ev)
+/* tk_cs_code_learn for everything but its common case. */
+__attribute__((noinline)) static tk_status learn_general(tk_cs_code *c, const tk_event *ev)
 {
-    tk_cs_code *c = code;
     if (ev->kind == TK_EV_RANGE) {
         tk_status st = TK_OK;
         if (!c->have_isa) {
             c->isa = ev->isa <= TK_ARM_T32 ? (tk_arm_isa)ev->isa : TK_ARM_A64;
             c->have_isa = true;
+            c->first_range = ev->first;
         } else if (ev->isa != c->isa && ev->isa <= TK_ARM_T32) {
             st = add_span(c, ev);
         }
@@ -117,8 +125,59 @@ tk_status tk_cs_code_learn(void *code, const tk_event *ev)
         c->after_call = ev->end == TK_END_CALL;
         return st;
     }
-    if (ev->kind != TK_EV_TIMESTAMP && ev->kind != TK_EV_CONTEXT)
+    if (ev->kind != TK_EV_TIMESTAMP && ev->kind != TK_EV_CONTEXT) {
         c->after_call = ev->kind == TK_EV_TRAP;
+        if (!c->have_isa)
+            c->lead = c->after_call ? LEAD_TRAP : LEAD_BREAK;
+    }
+    return TK_OK;
+}
+
+tk_status tk_cs_code_learn(void *code, const tk_event *ev)
+{
+    tk_cs_code *c = code;
+    /* A range that follows no call, in the first range's instruction set (or an unknown
+     * one, which makes no span either): most of them. Without a stack frame, in a pass
+     * that sees every range. */
+    if (ev->kind == TK_EV_RANGE && c->have_isa && !c->after_call &&
+        (ev->isa == c->isa || ev->isa > TK_ARM_T32)) {
+        c->after_call = ev->end == TK_END_CALL;
+        return TK_OK;
+    }
+    return learn_general(c, ev);
+}
+
+tk_status tk_cs_code_learn_after(tk_cs_code *c, const tk_cs_code *later)
+{
+    if (!c || !later || c->sealed || later->sealed)
+        return TK_ERR_INVALID;
+    /* later's own first range takes an instruction set: the same as c's, or c would have
+     * learned its code as a span of another one (and later's spans against another base) */
+    if (later->nspans || (c->have_isa && later->have_isa && later->isa != c->isa))
+        return TK_ERR_UNSUPPORTED;
+    /* Where later took after_call from its own events, it is right; before them it started
+     * false where c's may be true: the first range is an entry then (later did not add it). */
+    const bool first_is_entry = later->have_isa && later->lead == LEAD_NONE && c->after_call;
+    size_t need = c->nentries + later->nentries + first_is_entry;
+    tk_status st = TK_GROW(c->entries, c->nentries, c->cap, need);
+    if (st)
+        return st;
+    if (first_is_entry && (!c->nentries || c->entries[c->nentries - 1] != later->first_range))
+        c->entries[c->nentries++] = later->first_range;
+    for (size_t i = 0; i < later->nentries; i++)
+        if (!c->nentries || c->entries[c->nentries - 1] != later->entries[i])
+            c->entries[c->nentries++] = later->entries[i];
+    if (!c->have_isa) {
+        if (later->lead != LEAD_NONE) /* the last event before the first range */
+            c->lead = later->lead;
+        if (later->have_isa) {
+            c->isa = later->isa;
+            c->have_isa = true;
+            c->first_range = later->first_range;
+        }
+    }
+    if (later->have_isa || later->lead != LEAD_NONE)
+        c->after_call = later->after_call;
     return TK_OK;
 }
 

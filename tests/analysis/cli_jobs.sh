@@ -30,6 +30,8 @@ same() { # same CMD ARGS...: the command with -j 1, -j 2 and -j 3 gives the same
 # Usage.
 "$tk" profile -j 0 --sim x >/dev/null 2>"$tmp/err" && fail "-j 0 accepted"
 grep -q -- '--jobs needs a number' "$tmp/err" || fail "-j 0: $(cat "$tmp/err")"
+"$tk" profile --piece-size 0 --sim x >/dev/null 2>"$tmp/err" && fail "--piece-size 0 accepted"
+grep -q -- '--piece-size needs' "$tmp/err" || fail "--piece-size 0: $(cat "$tmp/err")"
 
 # E-Trace: every format, block batches and --by-range.
 prog=dhrystone
@@ -68,12 +70,29 @@ done
 
 # CoreSight: a clean snapshot, one with decode errors, and one with a framing error
 # (the framing's notes must come out between the decoder's error lines as without --jobs).
+# The first pass, which finds the functions, decodes pieces of the trace on N threads:
+# small pieces put many cuts among the calls.
 S=$data/opencsd/snapshots
+pieces() { # pieces CMD ARGS...: as same, and with pieces of 2 KiB and 20000 bytes
+    same "$@"
+    for p in 2048 20000; do
+        for j in 2 3; do
+            "$tk" "$@" -j "$j" --piece-size "$p" -o "$tmp/p$j" 2>"$tmp/pe$j"
+            cmp -s "$tmp/o1" "$tmp/p$j" || fail "$* -j $j --piece-size $p: output differs"
+            cmp -s "$tmp/e1" "$tmp/pe$j" || fail "$* -j $j --piece-size $p: messages differ"
+        done
+    done
+}
 if [ -d "$S" ]; then
     B=$S/bugfix-exact-match
-    same report --snapshot "$B"
-    same profile --format callgrind --snapshot "$B"
-    same report --snapshot "$S/juno_r1_1" --id 0x10
+    pieces report --snapshot "$B"
+    pieces profile --format callgrind --snapshot "$B"
+    pieces profile --format json --snapshot "$B" --id 0x12
+    # four copies of the buffer as one bare trace: the seams break the flow
+    for _ in 1 2 3 4; do cat "$B/cstrace.bin"; done >"$tmp/x4.bin"
+    pieces profile --format folded --trace "$tmp/x4.bin" --id 0x12 --reg TRCCONFIGR=0x1 \
+        --reg TRCIDR1=0x4100F400 --mem 0x400200:"$B/cc1.text_dump.bin"
+    pieces report --snapshot "$S/juno_r1_1" --id 0x10
     grep -q 'offset' "$tmp/e1" || fail "juno_r1_1: no error lines"
     # A byte dropped from the ETB buffer: a bad packet, then the frame alignment is lost
     # and found again (a framing note).
@@ -81,7 +100,8 @@ if [ -d "$S" ]; then
     for f in "$B"/*; do ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$tmp/ss/"; done
     rm "$tmp/ss/cstrace.bin"
     (head -c 300000 "$B/cstrace.bin" && tail -c +300002 "$B/cstrace.bin") >"$tmp/ss/cstrace.bin"
-    same report --snapshot "$tmp/ss" --id 0x12
+    pieces report --snapshot "$tmp/ss" --id 0x12
     grep -q 'frame alignment lost' "$tmp/e1" || fail "no framing note: $(cat "$tmp/e1")"
+    pieces report --snapshot "$tmp/ss"
 fi
 echo "$n runs: -j 2 (and -j 3) give what -j 1 gives"

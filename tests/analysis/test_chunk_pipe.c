@@ -4,6 +4,7 @@
  * cancelled pipe drops what is queued, and bad arguments are refused. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "util/chunk_pipe.h"
@@ -20,6 +21,7 @@ typedef struct summer {
     uint64_t delivered; /* chunks delivered */
     uint64_t dropped;   /* chunks dropped */
     uint64_t fail_at;   /* fail on this chunk (UINT64_MAX: never) */
+    unsigned slow_us;   /* time taken per chunk */
     pthread_t thread;
 } summer;
 
@@ -38,6 +40,8 @@ static tk_status consume(void *ctx, void *chunk, bool deliver)
     } else {
         s->dropped++;
     }
+    if (s->slow_us)
+        usleep(s->slow_us);
     c->n = 0;
     return st;
 }
@@ -76,6 +80,26 @@ static void test_in_order(void **state)
     assert_int_equal(s.delivered, 5001);
     assert_int_equal(s.dropped, 0);
     assert_false(pthread_equal(s.thread, pthread_self()));
+}
+
+/* A consumer slower than the producer: the producer, with every chunk queued, sleeps until
+ * half of them are free again. Every chunk still arrives in order and comes back empty
+ * (produce checks), for every number of chunks. */
+static void test_slow_consumer(void **state)
+{
+    (void)state;
+    static const unsigned counts[] = {2, 3, 4, 8, 15, 16};
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        summer s = {.fail_at = UINT64_MAX, .slow_us = 200};
+        tk_chunk_pipe *p = NULL;
+        assert_int_equal(tk_chunk_pipe_new(sizeof(numbers), counts[k], consume, &s, &p), TK_OK);
+        uint64_t v = 0;
+        assert_int_equal(produce(p, 200, &v), TK_OK);
+        assert_int_equal(tk_chunk_pipe_finish(p, false), TK_OK);
+        tk_chunk_pipe_free(p);
+        assert_int_equal(s.next, v);
+        assert_int_equal(s.delivered, 200);
+    }
 }
 
 static void test_consumer_failure(void **state)
@@ -121,10 +145,11 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
+    /* a lost wake-up hangs the producer: fail instead of waiting for ctest's timeout */
+    alarm(60);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_in_order),
-        cmocka_unit_test(test_consumer_failure),
-        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_in_order),         cmocka_unit_test(test_slow_consumer),
+        cmocka_unit_test(test_consumer_failure), cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -220,13 +220,122 @@ static void test_mixed_instruction_sets(void **state)
     tk_cs_mem_free(mem);
 }
 
+/* Pieces of a trace learned apart and joined in order (tk_cs_code_learn_after) make the
+ * functions the whole trace learned at once makes: random streams of calls, branches, traps,
+ * lost trace, timestamps and context changes, cut in two at every event and in three at
+ * pairs of events, so that a piece starts with every kind of event, or has no range at all. */
+static tk_event random_event(uint64_t *seed)
+{
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    const uint64_t r = *seed >> 33;
+    static const tk_event_kind others[] = {TK_EV_TRAP, TK_EV_LOST, TK_EV_TIMESTAMP, TK_EV_CONTEXT,
+                                           TK_EV_SYNC};
+    const uint64_t first = 0x1000 + 4 * (r % 64);
+    switch ((r >> 8) % 8) {
+    case 0:
+    case 1:
+    case 2:
+        return range(first, first + 8, TK_END_CALL, 1);
+    case 3:
+    case 4:
+        return range(first, first + 4, TK_END_BRANCH, (uint8_t)(r >> 12) & 1);
+    default:
+        return simple(others[(r >> 16) % 5]);
+    }
+}
+
+/* The entries as a bit per candidate address (every range starts at one of 64). */
+static uint64_t entry_set(tk_cs_code *c)
+{
+    tk_code_view v;
+    tk_cs_code_view(c, &v);
+    uint64_t set = 0, off;
+    for (unsigned k = 0; k < 64; k++)
+        if (v.symbolize(v.ctx, 0x1000 + 4 * k, &off))
+            set |= 1ull << k;
+    return set;
+}
+
+static tk_cs_code *learned(const tk_event *evs, size_t from, size_t to)
+{
+    tk_cs_code *c;
+    assert_int_equal(tk_cs_code_new(&c), TK_OK);
+    for (size_t i = from; i < to; i++)
+        assert_int_equal(tk_cs_code_learn(c, &evs[i]), TK_OK);
+    return c;
+}
+
+static void test_learned_in_pieces(void **state)
+{
+    (void)state;
+    enum { N = 24 };
+    uint64_t seed = 7;
+    size_t compared = 0;
+    for (unsigned round = 0; round < 300; round++) {
+        tk_event evs[N];
+        for (size_t i = 0; i < N; i++)
+            evs[i] = random_event(&seed);
+        tk_cs_code *whole = learned(evs, 0, N);
+        const uint64_t want = entry_set(whole);
+        tk_cs_code_free(whole);
+        for (size_t a = 0; a <= N; a++) {
+            for (size_t b = a; b <= N; b += (round % 4 == 0 ? 1 : N + 1)) {
+                tk_cs_code *c = learned(evs, 0, a);
+                tk_cs_code *p2 = learned(evs, a, b), *p3 = learned(evs, b, N);
+                assert_int_equal(tk_cs_code_learn_after(c, p2), TK_OK);
+                assert_int_equal(tk_cs_code_learn_after(c, p3), TK_OK);
+                if (entry_set(c) != want)
+                    fail_msg("round %u, cut at %zu and %zu: entries differ", round, a, b);
+                compared++;
+                tk_cs_code_free(c);
+                tk_cs_code_free(p2);
+                tk_cs_code_free(p3);
+            }
+        }
+    }
+    assert_true(compared > 10000);
+}
+
+/* A piece in another instruction set than the first range's is refused (its code would be a
+ * span of its own, learned against the whole trace's): the caller learns it serially. A
+ * joined view is not joined into again once looked up in. */
+/* A view that learned one call range per instruction set in isas (n of them). */
+static tk_cs_code *learned_isas(const uint8_t *isas, size_t n)
+{
+    tk_cs_code *c;
+    assert_int_equal(tk_cs_code_new(&c), TK_OK);
+    for (size_t i = 0; i < n; i++) {
+        tk_event ev = range(0x2000, 0x2004, TK_END_CALL, 1);
+        ev.isa = isas[i];
+        assert_int_equal(tk_cs_code_learn(c, &ev), TK_OK);
+    }
+    return c;
+}
+
+static void test_learned_after_refused(void **state)
+{
+    (void)state;
+    static const uint8_t a32[] = {1}, t32[] = {2}, both[] = {1, 2};
+    tk_cs_code *a = learned_isas(a32, 1), *b = learned_isas(t32, 1);
+    assert_int_equal(tk_cs_code_learn_after(a, b), TK_ERR_UNSUPPORTED);
+    tk_cs_code_free(b);
+    b = learned_isas(both, 2); /* spans inside the later piece */
+    assert_int_equal(tk_cs_code_learn_after(a, b), TK_ERR_UNSUPPORTED);
+    tk_cs_code_free(b);
+    b = learned_isas(a32, 1);
+    (void)entry_set(a);
+    assert_int_equal(tk_cs_code_learn_after(a, b), TK_ERR_INVALID);
+    assert_int_equal(tk_cs_code_learn_after(NULL, b), TK_ERR_INVALID);
+    tk_cs_code_free(a);
+    tk_cs_code_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_insn_facts),
-        cmocka_unit_test(test_learned_functions),
-        cmocka_unit_test(test_profile_on_view),
-        cmocka_unit_test(test_mixed_instruction_sets),
+        cmocka_unit_test(test_insn_facts),        cmocka_unit_test(test_learned_functions),
+        cmocka_unit_test(test_profile_on_view),   cmocka_unit_test(test_mixed_instruction_sets),
+        cmocka_unit_test(test_learned_in_pieces), cmocka_unit_test(test_learned_after_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
