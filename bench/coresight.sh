@@ -153,7 +153,7 @@ if [ "${TK[0]##*/}" = tracekit ] && [ -x /usr/bin/time ]; then
 fi
 
 # profile --jobs on the same 32 MiB: -j 1 against -j 2 (the first pass on two threads, then
-# the decoder beside the collector), wall time of the whole command (callgrind file), median
+# the collector beside the decoder on one thread, as with -j 1), wall time of the whole command (callgrind file), median
 # of 3 alternated; the two files must be identical.
 if [ "${TK[0]##*/}" = tracekit ] && [ -x /usr/bin/time ]; then
     P1=() P2=()
