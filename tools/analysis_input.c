@@ -18,6 +18,7 @@
 #include "tracekit/te_decoder.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/te_params.h"
+#include "util/compiler.h"
 
 #define MAX_ERROR_LINES 20
 /* --sim without --max-insns: a program that never exits still ends. */
@@ -252,7 +253,7 @@ static void progress(relay *r, const tk_event *ev)
 
 /* relay_event for an error or with a progress line: out of line, so that relay_event
  * needs no stack frame of its own. */
-__attribute__((noinline)) static tk_status relay_lines(relay *r, const tk_event *ev)
+TK_NOINLINE static tk_status relay_lines(relay *r, const tk_event *ev)
 {
     if (ev->kind == TK_EV_ERROR)
         print_error(r, ev->byte_offset, ev->packet_index,

@@ -17,6 +17,7 @@
 #include "tracekit/te_ingress.h"
 #include "tracekit/te_packet.h"
 #include "tracekit/encap.h"
+#include "util/compiler.h"
 
 static void usage(FILE *out)
 {
@@ -69,12 +70,6 @@ struct sink {
     size_t nrun;
     tk_te_layout layout; /* field widths derived once (tk_te_packet_encode_layout) */
 };
-
-#if defined(__GNUC__) || defined(__clang__)
-#define SIM_NOINLINE __attribute__((noinline))
-#else
-#define SIM_NOINLINE
-#endif
 
 static tk_status run_flush(struct sink *k)
 {
@@ -151,7 +146,7 @@ static tk_status on_retire(void *ctx, const tk_hart_retire *r, size_t n)
 
 /* Blocks for .encoder_input output or through filters; not inlined, so that the common
  * case in on_blocks needs no stack frame. */
-SIM_NOINLINE static tk_status on_blocks_general(struct sink *k, const tk_te_block *b, size_t n)
+TK_NOINLINE static tk_status on_blocks_general(struct sink *k, const tk_te_block *b, size_t n)
 {
     tk_status st = TK_OK;
     if (k->ingress)

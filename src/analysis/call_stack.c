@@ -228,7 +228,7 @@ tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t re
         return push_call(p, func, site, act == ACT_TRAP ? site : ret, act == ACT_TRAP,
                          p->stack[p->depth - 1].ctx, 0, act == ACT_CALL ? memo : NULL);
     case ACT_RETURN:
-        if (PROF_LIKELY(p->stack[p->depth - 1].ret == first))
+        if (TK_LIKELY(p->stack[p->depth - 1].ret == first))
             tk_cs_pop(p); /* what do_return does when the top frame matches */
         else
             do_return(p, first, func);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/chunk_pipe.h"
+#include "util/compiler.h"
 
 /* Sized so that a chunk (about 350 KB) is a few hundred microseconds of a sink's work:
  * the hand-over cost disappears in it, and the chunks in flight stay in the caches. */
@@ -149,7 +150,7 @@ static entry *next_entry(tk_event_pipe *p, const char *msg, tk_status *st)
 
 /* Every event the fast path below does not take: text, block batches, a full chunk, bad
  * arguments. Kept out of line so that the fast path saves no registers. */
-__attribute__((noinline)) static tk_status event_general(tk_event_pipe *p, const tk_event *ev)
+TK_NOINLINE static tk_status event_general(tk_event_pipe *p, const tk_event *ev)
 {
     if (!p || !ev)
         return TK_ERR_INVALID;

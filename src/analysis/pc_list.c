@@ -9,16 +9,10 @@
 #include "block_text.h"
 #include "util/hex.h"
 #include "tracekit/sink.h"
+#include "util/compiler.h"
 
 #define PC_LIST_BUF (1u << 16)
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PC_NOINLINE __attribute__((noinline))
-#define PC_LIKELY(x) __builtin_expect(!!(x), 1)
-#else
-#define PC_NOINLINE
-#define PC_LIKELY(x) (x)
-#endif
 #define PC_LINE_MAX 24 /* 16 hex digits, a newline, and slack for 8-byte stores */
 
 /* Ranges start at a few hundred distinct addresses (the blocks of the program) and the lines
@@ -239,7 +233,7 @@ static inline tk_status put_range(tk_pc_list *s, uint64_t first, uint64_t ninsn)
 
 /* Block b's lines through the range path, and a copy of them kept under its id when there
  * is room: the next execution of b is one copy. */
-static PC_NOINLINE tk_status put_block_slow(tk_pc_list *s, const tk_bblock *b)
+static TK_NOINLINE tk_status put_block_slow(tk_pc_list *s, const tk_bblock *b)
 {
     if (s->used > PC_LIST_BUF - PC_BLOCK_LINES * PC_LINE_MAX - PC_COPY_CHUNK &&
         tk_pc_list_flush(s) != TK_OK)
@@ -276,7 +270,7 @@ tk_status tk_pc_list_event(void *sink, const tk_event *ev)
     for (uint32_t i = 0; i < n; i++) {
         const tk_bblock *b = e[i].block;
         const tk_block_text_ref *t = tk_block_text_find(&kept, b);
-        if (PC_LIKELY(t != NULL)) {
+        if (TK_LIKELY(t != NULL)) {
             const size_t len = t->len;
             if (used + len > PC_LIST_BUF - PC_COPY_CHUNK) {
                 s->used = used;

@@ -278,7 +278,7 @@ static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end
  * its runs at the same instruction from several starts, so the range's memo misses): found
  * there without the map's call (what cached_put would find; not with general_only, whose
  * path the tests compare this with). */
-static PROF_NOINLINE tk_status close_run_slow(tk_profile *p, uint32_t pri)
+static TK_NOINLINE tk_status close_run_slow(tk_profile *p, uint32_t pri)
 {
     p->run_open = false;
     uint32_t i;
@@ -307,7 +307,7 @@ static inline tk_status close_run(tk_profile *p, uint32_t pri)
     if (!p->run_open)
         return TK_OK;
     const uint32_t i = p->ranges[pri].run;
-    if (PROF_LIKELY(i != TK_PAIR_NONE && p->runs[i].start == p->run_start)) {
+    if (TK_LIKELY(i != TK_PAIR_NONE && p->runs[i].start == p->run_start)) {
         p->run_open = false;
         p->runs[i].count++;
         p->runs[i].after_return += p->run_after_return;
@@ -320,8 +320,7 @@ static inline tk_status close_run(tk_profile *p, uint32_t pri)
  * Returns go to several callers, so the memo of a range ending with a return misses often;
  * the edge is then usually in the cache in front of the map, and found there without the
  * map's call (as in close_run_slow, not with general_only). */
-static PROF_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint64_t to,
-                                               uint8_t end)
+static TK_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint64_t to, uint8_t end)
 {
     const uint64_t from = p->ranges[pri].last;
     const prof_pair_cache *c = cache_slot(p->edge_cache, from, to);
@@ -344,7 +343,7 @@ static PROF_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint
 static inline tk_status count_edge(tk_profile *p, uint32_t pri, uint64_t to, uint8_t end)
 {
     const uint32_t ei = p->ranges[pri].edge;
-    if (PROF_LIKELY(ei != TK_PAIR_NONE && p->edges[ei].to == to)) {
+    if (TK_LIKELY(ei != TK_PAIR_NONE && p->edges[ei].to == to)) {
         p->edges[ei].end = end;
         p->edges[ei].count++;
         return TK_OK;
@@ -367,7 +366,7 @@ tk_status tk_prof_flow_break(tk_profile *p)
 /* One execution of range ri that ended as end says (taken: a conditional branch's outcome):
  * the general path, for every range event or block that simple_step does not take (after a
  * trap, a restart or an opaque range; a range that did not walk or spans two functions). */
-static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
+static TK_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
 {
     tk_status st;
     prof_range *r = &p->ranges[ri];
@@ -434,7 +433,7 @@ static PROF_NOINLINE tk_status range_step(tk_profile *p, uint32_t ri, uint8_t en
 /* The range record of block b, found by hashing and remembered under b->id. A record found
  * under b->id is checked against b's addresses, so blocks of another image (ids reused)
  * are still counted right, only slower. */
-PROF_NOINLINE tk_status tk_prof_block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *out)
+TK_NOINLINE tk_status tk_prof_block_range_slow(tk_profile *p, const tk_bblock *b, uint32_t *out)
 {
     uint32_t ri;
     tk_status st = tk_prof_range_of(p, b->start, b->last, b->ninsn, &ri);
@@ -505,7 +504,7 @@ static tk_status on_range(tk_profile *p, const tk_event *ev)
  * range record is found by block id, then simple ranges after a walked range take
  * simple_step. Everything else (a block after a trap, a restart or an opaque range, or one
  * that spans two functions) goes through range_step. */
-static PROF_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
+static TK_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
 {
     tk_status st;
     const tk_bblock *b = e->block;
@@ -569,7 +568,7 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             const uint64_t first = r->first;
             if (first != pr->fall) {
                 const uint32_t ei = pr->edge;
-                if (PROF_LIKELY(ei != TK_PAIR_NONE && edges[ei].to == first)) {
+                if (TK_LIKELY(ei != TK_PAIR_NONE && edges[ei].to == first)) {
                     edges[ei].count++;
                     edges[ei].end = prev_end;
                 } else {
@@ -581,7 +580,7 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
                 }
                 /* The run open since run_start ends: the next one starts here. */
                 const uint32_t ui = pr->run;
-                if (PROF_LIKELY(ui != TK_PAIR_NONE && runs[ui].start == run_start)) {
+                if (TK_LIKELY(ui != TK_PAIR_NONE && runs[ui].start == run_start)) {
                     runs[ui].count++;
                     if (run_after_return)
                         runs[ui].after_return++;

@@ -113,7 +113,7 @@ void tk_prof_flat_fold(tk_profile *p)
 
 /* The counters of block b, made (or taken over from another image's block with the same
  * id, whose counts go to its range record first) on first sight. */
-static PROF_NOINLINE tk_status flat_blk_slow(tk_profile *p, const tk_bblock *b, prof_flat_blk **out)
+static TK_NOINLINE tk_status flat_blk_slow(tk_profile *p, const tk_bblock *b, prof_flat_blk **out)
 {
     uint32_t ri;
     tk_status st = tk_prof_block_range_slow(p, b, &ri);
@@ -148,7 +148,7 @@ static inline prof_flat_blk *flat_blk_of(tk_profile *p, const tk_bblock *b)
 }
 
 /* One entry through the general path (counted on its range record and cs_total). */
-static PROF_NOINLINE tk_status flat_block_step(tk_profile *p, const tk_block_exec *e)
+static TK_NOINLINE tk_status flat_block_step(tk_profile *p, const tk_block_exec *e)
 {
     prof_flat_blk *fb = flat_blk_of(p, e->block);
     if (!fb) {

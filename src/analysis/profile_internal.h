@@ -7,6 +7,7 @@
 #include "tracekit/analysis.h"
 
 #include "pair_map.h"
+#include "util/compiler.h"
 
 /* The last call made from a call site (a range ending with a call): entered from
  * calling-context node parent, it went to function func, node child, along call edge call
@@ -107,14 +108,6 @@ typedef enum prof_action {
 } prof_action;
 
 #define TK_PROF_MAX_DEPTH 8192
-
-#if defined(__GNUC__) || defined(__clang__)
-#define PROF_NOINLINE __attribute__((noinline))
-#define PROF_LIKELY(x) __builtin_expect(!!(x), 1)
-#else
-#define PROF_NOINLINE
-#define PROF_LIKELY(x) (x)
-#endif
 
 /* Per calling-context node (parallel to tk_profile.ctxs): the last call out of it, and the
  * last tail transfer that replaced its frame (by a sibling: another function's frame from

@@ -10,6 +10,7 @@
 #include "util/grow.h"
 #include "util/sort.h"
 #include "tracekit/cs_code.h"
+#include "util/compiler.h"
 
 /* "sub_" and 16 hex digits */
 #define NAME_LEN 24
@@ -109,7 +110,7 @@ static tk_status add_span(tk_cs_code *c, const tk_event *ev)
 }
 
 /* tk_cs_code_learn for everything but its common case. */
-__attribute__((noinline)) static tk_status learn_general(tk_cs_code *c, const tk_event *ev)
+TK_NOINLINE static tk_status learn_general(tk_cs_code *c, const tk_event *ev)
 {
     if (ev->kind == TK_EV_RANGE) {
         tk_status st = TK_OK;

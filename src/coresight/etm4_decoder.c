@@ -10,6 +10,7 @@
 #include "coresight/etm4_state.h"
 #include "isa/arm/arm_branch.h"
 #include "tracekit/etm4.h"
+#include "util/compiler.h"
 
 struct tk_etm4_decoder {
     tk_etm4_config cfg;
@@ -50,14 +51,6 @@ struct tk_etm4_decoder {
     struct block_cache *blocks;
     struct spec_queue *spec; /* only when TRCIDR8.MAXSPEC > 0 */
 };
-
-#if defined(__GNUC__)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define NOINLINE __attribute__((noinline))
-#else
-#define UNLIKELY(x) (x)
-#define NOINLINE
-#endif
 
 /* A basic block ending in a branch, with everything an atom needs precomputed, and links to
  * the blocks that follow it. The decoder is a serial chain (block -> atom -> next block): with
@@ -389,7 +382,7 @@ static void put_head(tk_event *ev, uint64_t h)
 
 /* Walk the block starting at the current pc into the cache. Returns NULL when code is
  * missing there (or memory cannot be allocated: *nomem is then set). */
-static NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
+static TK_NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
 {
     if (!d->blocks && !(d->blocks = calloc(1, sizeof(*d->blocks)))) {
         *nomem = true;
@@ -435,7 +428,7 @@ static NOINLINE struct block *block_fill(tk_etm4_decoder *d, bool *nomem)
 
 /* The block an atom's outcome e leads to from b, looked up or walked, and linked to b.
  * NULL: missing code there (reported when an atom needs it). */
-static NOINLINE struct block *link_next(tk_etm4_decoder *d, struct block *b, unsigned e)
+static TK_NOINLINE struct block *link_next(tk_etm4_decoder *d, struct block *b, unsigned e)
 {
     block_cache *c = d->blocks;
     struct block *nb = block_find(c, block_next(b, e), b->next_isa[e]);
@@ -455,7 +448,7 @@ static NOINLINE struct block *link_next(tk_etm4_decoder *d, struct block *b, uns
 /* num atoms (bit i of bits = atom i, 1 = E): each executes up to and including the next
  * branch, taken or not. The general loop: handles every case (return stack, indirect
  * branches, cache misses, missing code). */
-static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned num)
+static TK_NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned num)
 {
     tk_status st;
     tk_event *ev = &d->range;
@@ -465,12 +458,12 @@ static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned
     ev->packet_index = d->packet_index;
     d->sync_check = false;
     for (; num; num--, bits >>= 1) {
-        if (UNLIKELY(d->pop_pending) && (st = rs_pop(d)))
+        if (TK_UNLIKELY(d->pop_pending) && (st = rs_pop(d)))
             return st;
-        if (UNLIKELY(!d->pc_valid))
+        if (TK_UNLIKELY(!d->pc_valid))
             continue; /* waiting for an address after a discontinuity */
         const struct block *b = d->blocks ? block_find(d->blocks, d->pc, (uint8_t)d->isa) : NULL;
-        if (UNLIKELY(!b)) {
+        if (TK_UNLIKELY(!b)) {
             bool nomem = false;
             if (!(b = block_fill(d, &nomem))) {
                 if (nomem)
@@ -488,7 +481,7 @@ static NOINLINE tk_status atoms_slow(tk_etm4_decoder *d, uint32_t bits, unsigned
             d->pc = ev->next = block_next(b, 0);
         } else {
             put_head(ev, b->head[1]);
-            if (UNLIKELY((b->flags & BF_LINK) && d->rs_enabled))
+            if (TK_UNLIKELY((b->flags & BF_LINK) && d->rs_enabled))
                 rs_push(d, block_next(b, 0));
             if (!(b->flags & BF_INDIRECT)) {
                 d->pc = ev->next = b->target;
@@ -709,7 +702,7 @@ static tk_status apply(tk_etm4_decoder *d, const tk_etm4_packet *p)
     case TK_ETM4_ADDR_L_32IS1:
     case TK_ETM4_ADDR_L_64IS0:
     case TK_ETM4_ADDR_L_64IS1:
-        if (UNLIKELY(d->sync_check) && (st = sync_address(d, p->addr)))
+        if (TK_UNLIKELY(d->sync_check) && (st = sync_address(d, p->addr)))
             return st;
         d->pop_pending = false; /* the address replaces the return stack entry */
         if (d->exc_pending)
@@ -949,7 +942,7 @@ static bool is_address(uint8_t t)
 }
 
 /* Out of line: keeps the per-packet entry of the common (non-speculative) case short. */
-static NOINLINE tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
+static TK_NOINLINE tk_status spec_packet(tk_etm4_decoder *d, const tk_etm4_packet *p)
 {
     struct spec_queue *q = d->spec;
     tk_status st = TK_OK;
@@ -1096,7 +1089,7 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
         ev->byte_offset = l->index;
         ev->packet_index = pidx;
         /* pc is not valid only when b is NULL, so the common case tests b alone */
-        if (UNLIKELY(!b)) {
+        if (TK_UNLIKELY(!b)) {
             if (!valid)
                 continue; /* waiting for an address after a discontinuity: the atoms are lost */
             if (!(b = block_find(c, pc, isa))) {
@@ -1116,7 +1109,7 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
             /* A taken branch that needs more than its link is never linked (link_next is
              * only called below, after the test), so the common case tests the link alone. */
             struct block *nb = b->link[e];
-            if (UNLIKELY(!nb)) {
+            if (TK_UNLIKELY(!nb)) {
                 if (b->flags & e) {
                     /* taken indirect: the target comes from the next address packet; with
                      * the return stack, the general loop */
@@ -1127,7 +1120,7 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
                     ev->next = 0;
                     b = NULL;
                     valid = false;
-                    if (UNLIKELY(st = fn(ctx, ev)))
+                    if (TK_UNLIKELY(st = fn(ctx, ev)))
                         goto out;
                     break; /* the packet's remaining atoms are lost, as in atoms_slow */
                 }
@@ -1136,7 +1129,7 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
                     ev->next = pc = block_next(b, (unsigned)e);
                     isa = b->next_isa[e];
                     b = NULL;
-                    if (UNLIKELY(st = fn(ctx, ev)))
+                    if (TK_UNLIKELY(st = fn(ctx, ev)))
                         goto out;
                     bits >>= 1;
                     if (--num)
@@ -1146,7 +1139,7 @@ static tk_status fast_run(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v, size_t 
             }
             ev->next = nb->start;
             b = nb;
-            if (UNLIKELY(st = fn(ctx, ev)))
+            if (TK_UNLIKELY(st = fn(ctx, ev)))
                 goto out;
             bits >>= 1;
             if (!--num)
@@ -1209,10 +1202,10 @@ tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *v,
             continue;
         }
         /* An address packet: as apply() */
-        if (UNLIKELY(d->sync_check) && (st = sync_address(d, l->addr)))
+        if (TK_UNLIKELY(d->sync_check) && (st = sync_address(d, l->addr)))
             return st;
         d->pop_pending = false;
-        if (UNLIKELY(d->exc_pending)) {
+        if (TK_UNLIKELY(d->exc_pending)) {
             tk_etm4_packet pkt;
             tk_etm4_pkt_from_lite(l, d->cfg.trace_id, &pkt);
             if ((st = exception(d, &pkt)))

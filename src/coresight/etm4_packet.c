@@ -16,6 +16,7 @@
 
 #include "coresight/etm4_state.h"
 #include "tracekit/etm4.h"
+#include "util/compiler.h"
 
 #define MAX_PKT 64   /* longer than any well-formed packet */
 #define LITE_MAX 256 /* compact packets held back in batch mode */
@@ -1175,12 +1176,6 @@ static tk_status complete_part(tk_etm4_parser *p, const uint8_t *d, size_t n, si
     return deliver(p, pkt, p->part_index, r);
 }
 
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
-
 /* Number of atom headers (0xc0-0xff: top two bits set) at the start of b[0..16), 0 to 16.
  * Atoms are three quarters of the packets and come in short runs between address packets:
  * testing one byte at a time mispredicts at nearly every switch between the two kinds. Every
@@ -1244,9 +1239,9 @@ static unsigned vb_value(unsigned code)
     return vb_levels[k];
 }
 
-static ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d,
-                                              const uint16_t *at, size_t n, uint64_t index,
-                                              size_t *pi, const bool frames)
+static TK_ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d,
+                                                 const uint16_t *at, size_t n, uint64_t index,
+                                                 size_t *pi, const bool frames)
 {
     tk_status st = TK_OK;
     /* The address history lives in locals here (registers): updating it in the parser through

@@ -18,6 +18,7 @@
 
 #include "coresight/frame_align.h"
 #include "tracekit/etm4.h"
+#include "util/compiler.h"
 
 /* Bytes of frames the alignment search judges at each candidate position, and the least it
  * judges near the end of a buffer or before a second damage (frame_align.h). */
@@ -261,11 +262,7 @@ static tk_status to_decoder(void *ctx, const tk_etm4_packet *pkt)
 }
 
 /* An error packet of a buffer without FSYNC: to the decoder, then the alignment check. */
-#if defined(__GNUC__)
-__attribute__((noinline, cold))
-#endif
-static tk_status
-decoder_error(const stream *s, const tk_etm4_packet *pkt)
+TK_NOINLINE TK_COLD static tk_status decoder_error(const stream *s, const tk_etm4_packet *pkt)
 {
     tk_status st = tk_etm4_decoder_packet(s->decoder, pkt);
     return st ? st : check_alignment(s->r, pkt);

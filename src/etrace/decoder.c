@@ -11,6 +11,7 @@
 #include "decoder_int.h"
 #include "etrace/packet_layout.h"
 #include "walk_memo.h"
+#include "util/compiler.h"
 
 tk_status tk_te_decoder_new(const tk_te_params *p, tk_image *img, tk_event_fn fn, void *ctx,
                             tk_te_decoder **out)
@@ -651,15 +652,9 @@ tk_status tk_te_decoder_packet(tk_te_decoder *d, const tk_te_packet *pkt, uint64
     return result(d, r);
 }
 
-#if defined(__GNUC__)
-#define TK_DEC_NOINLINE __attribute__((noinline))
-#else
-#define TK_DEC_NOINLINE
-#endif
-
 /* tk_dec_packet_rec() in general (a frame of its own, apart from the common packet's). */
-static TK_DEC_NOINLINE tk_status packet_rec_any(tk_te_decoder *d, const tk_te_rec *rec,
-                                                uint64_t byte_offset, uint64_t index)
+static TK_NOINLINE tk_status packet_rec_any(tk_te_decoder *d, const tk_te_rec *rec,
+                                            uint64_t byte_offset, uint64_t index)
 {
     if (d->p.spec != TK_TE_SPEC_2_0 || (rec->format != TK_TE_F1 && rec->format != TK_TE_F2)) {
         tk_te_packet pkt;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decoder_int.h"
+#include "util/compiler.h"
 
 /* The reader's messages read "[file: ]offset N (packet K): what"; events carry offset and
  * index themselves, so keep only "what". */
@@ -36,12 +37,6 @@ tk_status tk_dec_damaged(tk_te_decoder *d, tk_status status, uint64_t offset, ui
 }
 
 /* The records' loop: formats 1 and 2 are nearly every packet. */
-#if defined(__GNUC__)
-#define RAW_LIKELY(x) __builtin_expect(!!(x), 1)
-#else
-#define RAW_LIKELY(x) (x)
-#endif
-
 /* Packets per batch from the scanner: each batch costs the scanner's and this loop's set-up
  * (about 100 instructions); the arrays take 152 bytes a packet of the stack. */
 enum { RUN_BATCH = 128 };
@@ -86,7 +81,7 @@ static tk_status run_scan(tk_te_decoder *d, tk_te_scan *s, tk_te_raw *raw, uint6
                     const unsigned f = rec[i].format;
                     tk_status st;
                     /* formats 1 and 2 (nearly every packet) with one test */
-                    if (RAW_LIKELY(f - TK_TE_F1 <= TK_TE_F2 - TK_TE_F1)) {
+                    if (TK_LIKELY(f - TK_TE_F1 <= TK_TE_F2 - TK_TE_F1)) {
                         st = tk_dec_packet_rec(d, &rec[i], off[i], idx0 + i);
                     } else if (f == TK_TE_F3) {
                         /* the index hidden from the loop: otherwise a pointer into pk is

@@ -7,6 +7,7 @@
 
 #include "decoder_int.h"
 #include "walk_memo.h"
+#include "util/compiler.h"
 
 enum { ARRIVE_GO_ON = 0, ARRIVE_STOP = 1 };
 
@@ -457,16 +458,6 @@ typedef struct tight_aside {
     unsigned extra; /* 1: a map without address, whose last branch the loop leaves alone */
 } tight_aside;
 
-#if defined(__GNUC__)
-#define TK_DEC_INLINE static inline __attribute__((always_inline))
-#define TK_DEC_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define TK_DEC_NOINLINE __attribute__((noinline))
-#else
-#define TK_DEC_INLINE static inline
-#define TK_DEC_UNLIKELY(x) (x)
-#define TK_DEC_NOINLINE
-#endif
-
 /* A whole block into the batch at *e (block events) or as a TK_EV_RANGE. */
 static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec **e,
                              tk_block_exec *const e_end, uint64_t *insns, const tk_bblock *b,
@@ -513,8 +504,9 @@ static inline int tight_emit(tk_te_decoder *d, const bool blocks, tk_block_exec 
 /* The decoder state as the general path keeps it, at the start of block b (reached at next
  * from x->done). Inlined: an out-of-line call would take x's address and keep the loop's
  * state (done, idle) in memory for every block. */
-TK_DEC_INLINE void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock *b, uint64_t next,
-                              uint64_t map, unsigned avail, tk_block_exec *e)
+static TK_ALWAYS_INLINE void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock *b,
+                                        uint64_t next, uint64_t map, unsigned avail,
+                                        tk_block_exec *e)
 {
     d->branch_map = map;
     d->branches = avail + x->extra;
@@ -535,9 +527,9 @@ TK_DEC_INLINE void tight_sync(tk_te_decoder *d, tight_aside *x, const tk_bblock 
 
 /* blocks is a constant in each copy (below): the loop for block events has no callback in
  * it, and so more of its state in registers. */
-TK_DEC_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
-                             const tk_rv_insn **last, cycle *cyc, uint64_t *idlep, uint64_t *insns,
-                             const bool blocks)
+static TK_ALWAYS_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
+                                       const tk_rv_insn **last, cycle *cyc, uint64_t *idlep,
+                                       uint64_t *insns, const bool blocks)
 {
     tight_aside x = {.idle = *idlep,
                      .cyc = cyc,
@@ -697,7 +689,7 @@ TK_DEC_INLINE int tight_loop(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
         /* One comparison in the common case: the address is neither the block's start nor
          * inside it, and no map without address is at its end. */
         const uint64_t t = addr - next;
-        if (TK_DEC_UNLIKELY(t <= b->last - next || (avail == 0 && x.extra))) {
+        if (TK_UNLIKELY(t <= b->last - next || (avail == 0 && x.extra))) {
             /* arrive() stops only at the address, or with a map without address at its
              * last branch */
             if (t == 0 ||
@@ -725,9 +717,9 @@ leave:
 
 /* tight_loop with its instruction count in a local (kept in a register: its address does not
  * leave the inlined code), added to the stats once. */
-TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
-                             const tk_rv_insn **last, cycle *cyc, uint64_t *idlep,
-                             const bool blocks)
+static TK_ALWAYS_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
+                                       const tk_rv_insn **last, cycle *cyc, uint64_t *idlep,
+                                       const bool blocks)
 {
     uint64_t insns = 0;
     const int r = tight_loop(d, w, bp, last, cyc, idlep, &insns, blocks);
@@ -736,16 +728,14 @@ TK_DEC_INLINE int tight_body(tk_te_decoder *d, const tk_dec_walk *w, const tk_bb
 }
 
 /* Their own copies, not inlined: the general path's state stays apart from their registers. */
-static TK_DEC_NOINLINE int tight_blocks(tk_te_decoder *d, const tk_dec_walk *w,
-                                        const tk_bblock **bp, const tk_rv_insn **last, cycle *cyc,
-                                        uint64_t *idlep)
+static TK_NOINLINE int tight_blocks(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
+                                    const tk_rv_insn **last, cycle *cyc, uint64_t *idlep)
 {
     return tight_body(d, w, bp, last, cyc, idlep, true);
 }
 
-static TK_DEC_NOINLINE int tight_ranges(tk_te_decoder *d, const tk_dec_walk *w,
-                                        const tk_bblock **bp, const tk_rv_insn **last, cycle *cyc,
-                                        uint64_t *idlep)
+static TK_NOINLINE int tight_ranges(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock **bp,
+                                    const tk_rv_insn **last, cycle *cyc, uint64_t *idlep)
 {
     return tight_body(d, w, bp, last, cyc, idlep, false);
 }
@@ -928,7 +918,7 @@ static int follow_general(tk_te_decoder *d, const tk_dec_walk *w, const tk_bbloc
 }
 
 /* tk_dec_follow() in general. */
-static TK_DEC_NOINLINE int follow_any(tk_te_decoder *d, const tk_dec_walk *w)
+static TK_NOINLINE int follow_any(tk_te_decoder *d, const tk_dec_walk *w)
 {
     /* While inferred_address is set, uninferable jumps go back to the address the previous
      * packet reported (the "looplabel" case of payload.adoc). */
@@ -973,8 +963,8 @@ static TK_DEC_NOINLINE int follow_any(tk_te_decoder *d, const tk_dec_walk *w)
 
 /* tk_dec_follow()'s common walk when the memo does not have it: the tight loop from block b,
  * remembered in slot (if not NULL) when it ends there, else the general path. */
-static TK_DEC_NOINLINE int follow_tight(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock *b,
-                                        tk_walk_memo_slot *slot)
+static TK_NOINLINE int follow_tight(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock *b,
+                                    tk_walk_memo_slot *slot)
 {
     const tk_walk_memo_key key = {.start = b,
                                   .map = d->branch_map,

@@ -13,14 +13,7 @@
 #include "etrace/packet_clear.h"
 #include "etrace/modes.h"
 #include "tracekit/te_encoder.h"
-
-#if defined(__GNUC__)
-#define TE_NOINLINE __attribute__((noinline))
-#define TE_PREFETCH(addr) __builtin_prefetch((const void *)(addr))
-#else
-#define TE_NOINLINE
-#define TE_PREFETCH(addr) ((void)(addr))
-#endif
+#include "util/compiler.h"
 
 /* One instruction as the algorithm sees it. */
 typedef struct te_step {
@@ -939,7 +932,7 @@ static void store_block(tk_te_encoder *e, const tk_te_block *b)
  * (exampleAlgorithm "prev_updiscon"); updiscon is set when the resync timer is at its maximum
  * (a format 3 comes next). Also the address of resync_br (at_max false: the flag is set only
  * after an updiscon). What encode() and send_branch() do for those cycles. */
-static TE_NOINLINE tk_status report_target(tk_te_encoder *e, uint64_t addr, uint32_t bits,
+static TK_NOINLINE tk_status report_target(tk_te_encoder *e, uint64_t addr, uint32_t bits,
                                            unsigned count, bool at_max)
 {
     /* send_branch() for this cycle, shorter: run_fast() runs only with none of the optional
@@ -958,7 +951,7 @@ static TE_NOINLINE tk_status report_target(tk_te_encoder *e, uint64_t addr, uint
 }
 
 /* The full map of a quiet stretch (rpt_br: F1 without address), for run_fast(). */
-static TE_NOINLINE tk_status report_full(tk_te_encoder *e, uint32_t bits)
+static TK_NOINLINE tk_status report_full(tk_te_encoder *e, uint32_t bits)
 {
     const te_step s = {.addr = 0};
     e->map.bits = bits;
@@ -981,12 +974,9 @@ enum { X_UPD = 1, X_TARGET = 2 };
  * Nothing is changed unless PL_QUIET or PL_FULL. */
 enum { PL_QUIET, PL_FULL, PL_STOP, PL_SLOW };
 
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline unsigned
-plain_step(const tk_te_block *b, const uint64_t *ct, uint64_t mask, uint64_t want, uint64_t context,
-           unsigned limit, uint32_t *m, unsigned *c)
+static TK_ALWAYS_INLINE unsigned plain_step(const tk_te_block *b, const uint64_t *ct, uint64_t mask,
+                                            uint64_t want, uint64_t context, unsigned limit,
+                                            uint32_t *m, unsigned *c)
 {
     if ((block_bytes(b) & mask) != want || b->context != context)
         return PL_STOP;
@@ -1016,13 +1006,10 @@ enum { TRIPLE_STOP = 4, TRIPLE_NONE = 8 };
  * with the map up to and including t's branch (report_target(); updiscon at the resync
  * maximum), and n's branch starts the new map. Anything else: TRIPLE_NONE, nothing changed, and the
  * loop decides. (ct0: run_plain()'s table for a plain newest step; u + 2 must be in the run.) */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline int
-updiscon_triple(tk_te_encoder *e, const tk_te_block *u, const uint64_t *ct0, uint64_t mask,
-                uint64_t want, uint64_t context, unsigned limit, bool sijump_on, uint32_t *m,
-                unsigned *c, tk_status *st)
+static TK_ALWAYS_INLINE int updiscon_triple(tk_te_encoder *e, const tk_te_block *u,
+                                            const uint64_t *ct0, uint64_t mask, uint64_t want,
+                                            uint64_t context, unsigned limit, bool sijump_on,
+                                            uint32_t *m, unsigned *c, tk_status *st)
 {
     const tk_te_block *t = u + 1, *n = u + 2;
     /* u of one instruction too: on grouped ingress, where the jump is most often the last of
@@ -1067,7 +1054,7 @@ updiscon_triple(tk_te_encoder *e, const tk_te_block *u, const uint64_t *ct0, uin
  * with an empty map, else resync_br), or after a packet brings the timer to its maximum or
  * past it. Returns the number of blocks taken (*st: the callback's error, the block whose
  * cycle failed taken). */
-static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size_t n, uint64_t want,
+static TK_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size_t n, uint64_t want,
                                     uint64_t context, uint64_t x_addr, unsigned limit,
                                     uint32_t *bits, unsigned *count, unsigned *state, tk_status *st)
 {
@@ -1092,9 +1079,9 @@ static TE_NOINLINE size_t run_plain(tk_te_encoder *e, const tk_te_block *b, size
              * 205 M instr/s, median of 25 runs; a run that fits the cache runs at 210-400):
              * the three cache lines of the four blocks 2 KB ahead. (An integer address: no
              * pointer past the array is formed; a prefetch never faults.) */
-            TE_PREFETCH((uintptr_t)b + 2048);
-            TE_PREFETCH((uintptr_t)b + 2048 + 64);
-            TE_PREFETCH((uintptr_t)b + 2048 + 128);
+            TK_PREFETCH((uintptr_t)b + 2048);
+            TK_PREFETCH((uintptr_t)b + 2048 + 64);
+            TK_PREFETCH((uintptr_t)b + 2048 + 128);
             if ((r = plain_step(b, ct, mask, want, context, limit, &m, &c)) != PL_QUIET)
                 break;
             if ((r = plain_step(b + 1, ct, mask, want, context, limit, &m, &c)) != PL_QUIET) {
@@ -1430,7 +1417,7 @@ static inline bool push_lazy(tk_te_encoder *e, const tk_te_block *b)
  * whose first one is the target (its address, as run_fast()'s first_target). Then b as in
  * push_lazy(). Returns false (nothing done) when the general path must run; true when b is
  * taken (*st: the callback's error, if any). */
-static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b, tk_status *st)
+static TK_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b, tk_status *st)
 {
     if (!e->lazy)
         return false;
@@ -1482,7 +1469,7 @@ static TE_NOINLINE bool push_lazy_packet(tk_te_encoder *e, const tk_te_block *b,
 }
 
 /* The general path (not inlined: the fast path's caller stays lean, with a tail call). */
-static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+static TK_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
 {
     if (e->finished)
         return TK_ERR_STATE;
@@ -1509,7 +1496,7 @@ static TE_NOINLINE tk_status push_general(tk_te_encoder *e, const tk_te_block *b
 /* A cycle of several blocks (grouped ingress): the fast path's blocks without
  * push_general()'s set-up, which saves many registers (not inlined either: the one-block
  * push stays lean). */
-static TE_NOINLINE tk_status push_cycle(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
+static TK_NOINLINE tk_status push_cycle(tk_te_encoder *e, const tk_te_block *blocks, size_t n)
 {
     if (n == 0) /* push_general()'s checks and start packet, as ever */
         return push_general(e, blocks, 0);
@@ -1521,7 +1508,7 @@ static TE_NOINLINE tk_status push_cycle(tk_te_encoder *e, const tk_te_block *blo
 
 /* A block tk_te_encoder_push's fast path did not take: most often one that completes a
  * cycle with a packet (push_lazy_packet(), without push_general()'s set-up). */
-static TE_NOINLINE tk_status push_one(tk_te_encoder *e, const tk_te_block *b)
+static TK_NOINLINE tk_status push_one(tk_te_encoder *e, const tk_te_block *b)
 {
     tk_status st = TK_OK;
     if (push_lazy_packet(e, b, &st))

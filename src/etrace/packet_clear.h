@@ -7,11 +7,12 @@
 #include <string.h>
 
 #include "tracekit/te_packet.h"
+#include "util/compiler.h"
 
 #if defined(__GNUC__)
 /* Clear a packet with plain vector stores: at -O2 a memset of this size becomes "rep stosq",
  * whose start-up cost was most of the time of a whole packet. */
-static inline __attribute__((always_inline)) void tk_te_packet_clear(tk_te_packet *out)
+static TK_ALWAYS_INLINE void tk_te_packet_clear(tk_te_packet *out)
 {
     typedef uint64_t chunk __attribute__((vector_size(16), aligned(1), may_alias));
     _Static_assert(sizeof(tk_te_packet) == 120, "tk_te_packet_clear: update the store list");

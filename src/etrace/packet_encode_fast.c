@@ -8,6 +8,7 @@
 
 #include "etrace/packet_layout.h"
 #include "tracekit/te_encoder.h"
+#include "util/compiler.h"
 
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 u128;
@@ -31,11 +32,8 @@ static inline void put(u128 *acc, unsigned *pos, uint64_t v, unsigned n, uint64_
  * copy of the last, and fill the last byte with copies. Returns the byte count, 0 if cap is
  * too small. Two 64-bit halves, not a 128-bit integer: a variable shift of one costs about
  * seven instructions, and every shift here stays within one half. */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline size_t
-compress(uint64_t lo, uint64_t hi, unsigned pos, uint8_t *buf, size_t cap)
+static TK_ALWAYS_INLINE size_t compress(uint64_t lo, uint64_t hi, unsigned pos, uint8_t *buf,
+                                        size_t cap)
 {
     /* sign-extended from bit pos - 1: every byte past the kept bits is sign copies */
     if (pos > 64) {
@@ -125,11 +123,8 @@ static bool encode_f12(const tk_te_layout *l, const tk_te_packet *pkt, unsigned 
 
 /* Format 3 start (the resync packet); kept out of tk_te_packet_encode_layout() so that the
  * common formats 1 and 2 run without saving registers for it. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static tk_status
-encode_start(const tk_te_layout *l, const tk_te_packet *pkt, uint8_t *buf, size_t cap, size_t *len)
+TK_NOINLINE static tk_status encode_start(const tk_te_layout *l, const tk_te_packet *pkt,
+                                          uint8_t *buf, size_t cap, size_t *len)
 {
     const tk_te_params *p = l->params;
     if (5 + l->p + l->t + l->c + l->aw > 128)

@@ -18,16 +18,13 @@
 
 #include "etrace/packet_clear.h"
 #include "etrace/packet_layout.h"
+#include "util/compiler.h"
 
 /* Payloads of up to this many bytes take the specialised paths. */
 enum { TK_TE_FAST_MAX_LEN = 16 };
 
 /* The hot path must be one straight piece of code in the scanning loop. */
-#if defined(__GNUC__)
-#define TK_TE_FAST_INLINE static inline __attribute__((always_inline))
-#else
-#define TK_TE_FAST_INLINE static inline
-#endif
+#define TK_TE_FAST_INLINE static TK_ALWAYS_INLINE
 
 /* Outcome of a specialised decode. */
 enum {

@@ -24,6 +24,7 @@
 
 #include "etrace/packet_fast.h"
 #include "tracekit/encap.h"
+#include "util/compiler.h"
 
 /* The record scanner's BMI2 build (shifts by a register count: one instruction, no flags)
  * next to the portable one, chosen at run time. */
@@ -137,11 +138,8 @@ static tk_status damaged(tk_te_scan *s, tk_diag *diag, tk_status st, size_t off,
 }
 
 /* Framing errors are worded like the raw file reader's (te_raw.c, encap_reader.c). */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static tk_status
-slow_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag)
+TK_NOINLINE
+static tk_status slow_next(tk_te_scan *s, tk_te_packet *out, tk_diag *diag)
 {
     const size_t off = s->pos;
     const uint64_t index = s->next_index;
@@ -335,11 +333,9 @@ enum { OTHER_LAST = 0x100 };
 /* A packet the in-line path does not take (format 3, longer payloads, damage): the struct
  * decoder of packet_fast.h into full[k]. Returns the bytes used (header and payload), with
  * OTHER_LAST after a support packet; 0 if the packet needs tk_te_scan_next. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static size_t
-other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full, size_t k)
+TK_NOINLINE
+static size_t other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full,
+                           size_t k)
 /* (rec NULL: whole structs only) */
 {
     const uint8_t *const p = s->buf + pos;
@@ -361,14 +357,6 @@ other_packet(const tk_te_scan *s, size_t pos, tk_te_rec *rec, tk_te_packet *full
         return OTHER_LAST | (1u + n);
     return 1u + n;
 }
-
-/* The in-line formats 1 and 2 are nearly every packet: the compiler then keeps no pointer
- * for the rarer paths in registers through the loop. */
-#if defined(__GNUC__)
-#define TK_SCAN_LIKELY(x) __builtin_expect(!!(x), 1)
-#else
-#define TK_SCAN_LIKELY(x) (x)
-#endif
 
 /* GCC pairs the address and irdepth masks into vector instructions, which takes more
  * instructions than the two scalar ANDs. */
@@ -428,8 +416,10 @@ TK_TE_FAST_INLINE bool in_line(const tk_te_scan_table *t, const uint8_t *buf, si
     const size_t i = buf[at + 1];
     const uint64_t apmax = t->apmax[i];
     /* payload length - 1 when h is a te_inst header (flow 2, extend 0: 0x41..); a header
-     * below 0x41 wraps to above every maxlen */
-    if (TK_SCAN_LIKELY((unsigned)h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u) < (unsigned)(apmax >> 56))) {
+     * below 0x41 wraps to above every maxlen. (TK_LIKELY: in-line formats 1 and 2 are nearly
+     * every packet; with the hint the compiler keeps no pointer for the rarer paths in
+     * registers through the loop.) */
+    if (TK_LIKELY((unsigned)h - (TK_ENCAP_FLOW_TE_INST << 5 | 1u) < (unsigned)(apmax >> 56))) {
         /* past the header and the payload: at + 1 + (h - 0x40) */
         size_t next = at + h - ((TK_ENCAP_FLOW_TE_INST << 5) - 1u);
 #if defined(__GNUC__)
@@ -555,7 +545,7 @@ TK_TE_FAST_INLINE size_t records_body(tk_te_scan *s, tk_te_rec *rec, tk_te_packe
             m = 1;
         }
         const size_t stop = k + m;
-        if (TK_SCAN_LIKELY(pos >= BACK)) {
+        if (TK_LIKELY(pos >= BACK)) {
             /* The packet chain (each header says where the next is) runs through the
              * offset: the loads address buf + at, the next offset is one add. */
             tk_te_rec *r = to_struct ? NULL : rec + k;

@@ -7,9 +7,7 @@
 #include <stdint.h>
 
 #include "tracekit/hart.h"
-
-#define TK_LIKELY(x) __builtin_expect(!!(x), 1)
-#define TK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#include "util/compiler.h"
 
 /* Operations of the pre-decoded form, as an X-macro so that the interpreter can build its
  * table of handler addresses in the same order. Compressed instructions decode to the same

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "util/sort.h"
+#include "util/compiler.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,10 +15,8 @@ static uint64_t key_at(const unsigned char *rec, size_t key)
 
 /* One pass: every record to its digit's next place. Inlined at both calls, so a constant
  * size makes the copy a plain move. */
-static inline __attribute__((always_inline)) void scatter(unsigned char *dst,
-                                                          const unsigned char *src, size_t n,
-                                                          size_t size, size_t key, unsigned shift,
-                                                          size_t *at)
+static TK_ALWAYS_INLINE void scatter(unsigned char *dst, const unsigned char *src, size_t n,
+                                     size_t size, size_t key, unsigned shift, size_t *at)
 {
     for (size_t i = 0; i < n; i++) {
         const unsigned char *r = src + i * size;
