@@ -340,8 +340,8 @@ typedef struct tk_etm4_par_config {
     unsigned jobs;      /* worker threads (>= 1) */
     size_t piece_bytes; /* trace bytes per piece (0: 512 KiB); cuts fall on the next A-Sync */
     void *ctx;          /* passed to the sink callbacks */
-    /* A sink for one piece (a worker thread, or the calling thread): its event function and
-     * state. */
+    /* A sink for one piece (a worker thread, or the calling thread; several workers may call
+     * it at the same time, so what it shares needs a lock): its event function and state. */
     tk_status (*sink_new)(void *ctx, tk_event_fn *fn, void **sink);
     /* All of a sink's events are in (calling thread, in trace order): write or merge its
      * results, then free it. Its events' packet_index counts from the first packet its piece's

@@ -5,6 +5,7 @@
  * selection of several sources is refused before any event. */
 #include "testutil.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,7 +70,10 @@ static tk_status list_event(void *ctx, const tk_event *ev)
  * serial list is element by element, in order. */
 typedef struct sinks {
     ev_list total;
-    unsigned made, done, dropped;
+    /* made: sink_new runs on the worker threads, at the same time (done and dropped are
+     * the calling thread's) */
+    atomic_uint made;
+    unsigned done, dropped;
     unsigned fail_done_at; /* sink_done returns TK_ERR_IO at this call (0: never) */
     unsigned fail_new_at;  /* sink_new returns TK_ERR_NOMEM at this call (0: never) */
 } sinks;
@@ -77,7 +81,7 @@ typedef struct sinks {
 static tk_status sink_new(void *ctx, tk_event_fn *fn, void **sink)
 {
     sinks *s = ctx;
-    if (++s->made == s->fail_new_at)
+    if (atomic_fetch_add(&s->made, 1) + 1 == s->fail_new_at)
         return TK_ERR_NOMEM;
     *sink = calloc(1, sizeof(ev_list));
     *fn = list_event;
