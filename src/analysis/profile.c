@@ -276,17 +276,14 @@ static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end
 /* The open run ends with range pri's last instruction: the general case. A run seen before
  * is usually in the cache in front of the map (flow that returns to several callers ends
  * its runs at the same instruction from several starts, so the range's memo misses): found
- * there without the map's call (what cached_put would find; not with general_only, whose
+ * there without the map's call (cache_find, as cached_put looks; not with general_only, whose
  * path the tests compare this with). */
 static TK_NOINLINE tk_status close_run_slow(tk_profile *p, uint32_t pri)
 {
     p->run_open = false;
-    uint32_t i;
     const uint64_t last = p->ranges[pri].last;
-    const prof_pair_cache *c = cache_slot(p->run_cache, p->run_start, last);
-    if (!p->general_only && c->value != TK_PAIR_NONE && c->a == p->run_start && c->b == last) {
-        i = c->value;
-    } else {
+    uint32_t i = p->general_only ? TK_PAIR_NONE : cache_find(p->run_cache, p->run_start, last);
+    if (i == TK_PAIR_NONE) {
         tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns,
                                   &p->cap_runs, sizeof(*p->runs), p->run_start, last, &i);
         if (st != TK_OK)
@@ -323,18 +320,18 @@ static inline tk_status close_run(tk_profile *p, uint32_t pri)
 static TK_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint64_t to, uint8_t end)
 {
     const uint64_t from = p->ranges[pri].last;
-    const prof_pair_cache *c = cache_slot(p->edge_cache, from, to);
-    if (!p->general_only && c->value != TK_PAIR_NONE && c->a == from && c->b == to) {
-        tk_prof_edge *e = &p->edges[c->value];
+    const uint32_t ei = p->general_only ? TK_PAIR_NONE : cache_find(p->edge_cache, from, to);
+    if (ei != TK_PAIR_NONE) {
+        tk_prof_edge *e = &p->edges[ei];
         e->end = end;
         e->count++;
-        p->ranges[pri].edge = c->value;
+        p->ranges[pri].edge = ei;
         return TK_OK;
     }
-    uint32_t ei;
-    tk_status st = add_edge(p, from, to, end, &ei);
+    uint32_t out;
+    tk_status st = add_edge(p, from, to, end, &out);
     if (st == TK_OK)
-        p->ranges[pri].edge = ei;
+        p->ranges[pri].edge = out;
     return st;
 }
 

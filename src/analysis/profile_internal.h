@@ -345,17 +345,26 @@ static inline prof_pair_cache *cache_slot(prof_pair_cache *c, uint64_t a, uint64
     return &c[(h >> 40) & (PROF_PAIR_CACHE_SLOTS - 1)];
 }
 
-/* tk_pair_map_put with a direct-mapped cache in front: values never change once stored, so
- * a cached (a, b) is the map's answer. */
+/* The value cached for (a, b), or TK_PAIR_NONE: values never change once stored, so a
+ * cached (a, b) is the map's answer. */
+static inline uint32_t cache_find(prof_pair_cache *c, uint64_t a, uint64_t b)
+{
+    const prof_pair_cache *slot = cache_slot(c, a, b);
+    return slot->a == a && slot->b == b ? slot->value : TK_PAIR_NONE;
+}
+
+/* tk_pair_map_put with a direct-mapped cache in front (cache_find). */
 static inline tk_status cached_put(tk_pair_map *m, prof_pair_cache *c, uint64_t a, uint64_t b,
                                    uint32_t *value, int *inserted)
 {
-    prof_pair_cache *slot = cache_slot(c, a, b);
-    if (slot->value != TK_PAIR_NONE && slot->a == a && slot->b == b) {
-        *value = slot->value;
+    /* (*value is the index to give (a, b) if it is new: not overwritten by a miss) */
+    const uint32_t cached = cache_find(c, a, b);
+    if (cached != TK_PAIR_NONE) {
+        *value = cached;
         *inserted = 0;
         return TK_OK;
     }
+    prof_pair_cache *slot = cache_slot(c, a, b);
     tk_status st = tk_pair_map_put(m, a, b, value, inserted);
     if (st == TK_OK)
         *slot = (prof_pair_cache){.a = a, .b = b, .value = *value};
