@@ -541,10 +541,11 @@ static int run_snapshot(const tk_an_input *in, tk_an_run *run, relay *r, int buf
     o.buffer = buffer;
     o.id = (int)in->cs.id;
     o.decode = true;
-    o.on_event = producer_fn(r, relay_event, &o.ctx);
+    /* (no event pipe for CoreSight: see tk_an_collect) */
+    o.on_event = relay_event;
     o.on_frame_error = cs_frame_error;
+    o.ctx = r;
     st = tk_etm4_run_snapshot(run->ss, &o, &d);
-    st = drain(r, st);
     return st == TK_OK ? 0 : fail(in, st, &d, run->elf);
 }
 

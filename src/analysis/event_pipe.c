@@ -196,9 +196,9 @@ TK_NOINLINE static tk_status event_general(tk_event_pipe *p, const tk_event *ev)
 tk_status tk_event_pipe_event(void *pipe, const tk_event *ev)
 {
     tk_event_pipe *p = pipe;
-    /* Most events (a CoreSight decode's ranges: one per branch) carry no text and no blocks,
-     * and the chunk has room: they cost the copy and these tests. Through the general path
-     * a range cost about 100 instructions, three times what decoding it did. (cur is NULL
+    /* Events without text or blocks (a producer of range events: one per branch) with room
+     * in the chunk cost the copy and these tests. Through the general path a range cost
+     * about 100 instructions, three times what the ETMv4 decoder spent on it. (cur is NULL
      * once finished.) */
     chunk *c = p && ev ? p->cur : NULL;
     if (c && ev->kind != TK_EV_BLOCKS && !ev->message && c->nentries < CHUNK_ENTRIES) {

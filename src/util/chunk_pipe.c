@@ -116,8 +116,9 @@ tk_status tk_chunk_pipe_hand_over(tk_chunk_pipe *p)
     pthread_cond_signal(&p->filled_cv);
     if (!p->nspare) {
         /* Every chunk is queued: the consumer is the slower side, and would wake the
-         * producer for each chunk it frees (a CoreSight profile: 1,700 times per MiB of
-         * trace, each a futex call and two context switches). Sleep until half are free. */
+         * producer for each chunk it frees (a CoreSight profile through the event pipe: 1,700
+         * times per MiB of trace, each a futex call and two context switches). Sleep until
+         * half are free. */
         p->want_spare = p->nchunks / 2;
         while (p->nspare < p->want_spare)
             pthread_cond_wait(&p->free_cv, &p->mu);
