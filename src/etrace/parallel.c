@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "decoder_int.h"
+#include "walk_memo.h"
 #include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
 
@@ -35,6 +36,7 @@ typedef struct worker {
     const tk_te_par_config *cfg;
     const uint8_t *buf;
     tk_image *img;
+    tk_walk_memo_loan *loan; /* the memo this thread's pieces pass on to each other */
     piece *pc;
 } worker;
 
@@ -59,23 +61,11 @@ static tk_status run_packets(tk_te_decoder *d, tk_te_scan *s, piece *rep, uint64
     return st;
 }
 
-static void *work(void *arg)
+/* Decode the packets of piece pc into its decoder (made by work()). */
+static void decode_piece(worker *w)
 {
-    worker *w = arg;
     piece *pc = w->pc;
-    tk_status st = w->cfg->sink_new(w->cfg->ctx, w->img, &pc->sink_fn, &pc->sink);
-    if (st == TK_OK)
-        st = tk_te_decoder_new(w->p, w->img, forward, pc, &pc->dec);
-    if (st != TK_OK) {
-        pc->fatal = st;
-        return NULL;
-    }
-    tk_te_decoder_set_flags(pc->dec, w->cfg->flags);
-    if (w->cfg->max_predicted)
-        tk_te_decoder_set_max_predicted(pc->dec, w->cfg->max_predicted);
-    for (unsigned priv = 0; priv < 4; priv++)
-        if ((w->cfg->tvec_set >> priv) & 1u)
-            tk_te_decoder_set_trap_vector(pc->dec, priv, w->cfg->tvec[priv]);
+    tk_status st;
     tk_te_scan s;
     /* the decoder's own parameters: support packets change the options the codec reads */
     tk_te_scan_init(&s, &pc->dec->p, w->buf, pc->end);
@@ -94,14 +84,38 @@ static void *work(void *arg)
         pc->skipping = false;
         if (st != TK_OK) {
             pc->fatal = st;
-            return NULL;
+            return;
         }
         pc->packets++;
         pc->after = *pc->dec;
         pc->have_after = true;
     }
     pc->fatal = run_packets(pc->dec, &s, pc, &pc->packets);
-    return NULL;
+}
+
+static void work(worker *w)
+{
+    piece *pc = w->pc;
+    tk_status st = w->cfg->sink_new(w->cfg->ctx, w->img, &pc->sink_fn, &pc->sink);
+    if (st == TK_OK)
+        st = tk_te_decoder_new(w->p, w->img, forward, pc, &pc->dec);
+    if (st != TK_OK) {
+        pc->fatal = st;
+        return;
+    }
+    /* no memo of its own: it gets the thread's (below) */
+    (void)tk_dec_set_walk_memo(pc->dec, false);
+    tk_te_decoder_set_flags(pc->dec, w->cfg->flags);
+    if (w->cfg->max_predicted)
+        tk_te_decoder_set_max_predicted(pc->dec, w->cfg->max_predicted);
+    for (unsigned priv = 0; priv < 4; priv++)
+        if ((w->cfg->tvec_set >> priv) & 1u)
+            tk_te_decoder_set_trap_vector(pc->dec, priv, w->cfg->tvec[priv]);
+    tk_walk_memo_lend(pc->dec, w->loan);
+    decode_piece(w);
+    /* the decoder goes on (stitched) without it: on the stitching thread, or serially on
+     * this image, its walks then run, which only the first packet of the next piece needs */
+    tk_walk_memo_take_back(pc->dec, w->loan);
 }
 
 /* ---- cutting -----------------------------------------------------------------------------
@@ -405,6 +419,7 @@ static void *pool_loop(void *arg)
 {
     pool_worker *pw = arg;
     sched *s = pw->s;
+    tk_walk_memo_loan loan = {0};
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (!s->stop && s->next >= s->limit)
@@ -418,12 +433,14 @@ static void *pool_loop(void *arg)
         pthread_mutex_unlock(&s->mu);
         worker w = pw->w;
         w.pc = pc;
+        w.loan = &loan;
         work(&w);
         pthread_mutex_lock(&s->mu);
         pc->done = true;
         pthread_cond_broadcast(&s->cv);
     }
     pthread_mutex_unlock(&s->mu);
+    tk_walk_memo_loan_free(&loan);
     return NULL;
 }
 
@@ -474,6 +491,7 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
     run r = {.p = p, .cfg = cfg, .buf = buf, .st = {.size = sizeof(r.st)}};
     sched sc = {.c = &c, .limit = 4 * (size_t)(nthreads ? nthreads : 1)};
     unsigned started = 0;
+    tk_walk_memo_loan serial_loan = {0};
     const bool pooled = st == TK_OK && nthreads;
     if (pooled) {
         pthread_mutex_init(&sc.mu, NULL);
@@ -499,7 +517,8 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
             pthread_mutex_unlock(&sc.mu);
         if (pc && !started) {
             /* serially (one job, one piece, or no thread could be started) */
-            worker w = {.p = p, .cfg = cfg, .buf = buf, .img = imgs[0], .pc = pc};
+            worker w = {
+                .p = p, .cfg = cfg, .buf = buf, .img = imgs[0], .loan = &serial_loan, .pc = pc};
             work(&w);
         }
         if (!pc) {
@@ -542,6 +561,7 @@ tk_status tk_te_decode_parallel(const tk_te_params *p, const uint8_t *buf, size_
         if (c.v[i]->sink)
             cfg->sink_drop(cfg->ctx, c.v[i]->sink);
     }
+    tk_walk_memo_loan_free(&serial_loan);
     for (unsigned t = 0; t < 257; t++)
         tk_image_free(imgs[t]);
     cuts_free(&c);

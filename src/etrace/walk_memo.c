@@ -123,3 +123,38 @@ tk_status tk_dec_set_walk_memo(tk_te_decoder *d, bool on)
         d->chunks = calloc((size_t)1 << TK_WALK_CHUNK_SLOT_BITS, sizeof(*d->chunks));
     return d->memo && d->chunks ? TK_OK : TK_ERR_NOMEM;
 }
+
+void tk_walk_memo_lend(tk_te_decoder *d, tk_walk_memo_loan *l)
+{
+    if (!l->memo || !(d->flags & TK_TE_DEC_BLOCK_EVENTS)) {
+        /* nothing lent yet: the decoder makes its own, which take_back keeps (if it cannot,
+         * its walks all run) */
+        (void)tk_dec_set_walk_memo(d, true);
+        return;
+    }
+    d->memo_off = false;
+    free(d->memo);
+    free(d->chunks);
+    d->memo = l->memo;
+    d->chunks = l->chunks;
+    d->memo_used = l->used;
+    *l = (tk_walk_memo_loan){0};
+}
+
+void tk_walk_memo_take_back(tk_te_decoder *d, tk_walk_memo_loan *l)
+{
+    if (!d->memo || !d->chunks)
+        return;
+    tk_walk_memo_loan_free(l);
+    *l = (tk_walk_memo_loan){.memo = d->memo, .chunks = d->chunks, .used = d->memo_used};
+    d->memo = NULL;
+    d->chunks = NULL;
+    d->memo_used = false;
+}
+
+void tk_walk_memo_loan_free(tk_walk_memo_loan *l)
+{
+    free(l->memo);
+    free(l->chunks);
+    *l = (tk_walk_memo_loan){0};
+}

@@ -183,4 +183,26 @@ void tk_walk_memo_clear(tk_te_decoder *d);
  * those walks use them). TK_OK, or TK_ERR_NOMEM (then every walk runs). For tests. */
 tk_status tk_dec_set_walk_memo(tk_te_decoder *d, bool on);
 
+/* A walk memo and its chunks held apart from any decoder. A parallel decode makes a new
+ * decoder per piece; its worker lends each of them the memo the previous ones filled, so no
+ * piece starts cold, and no piece pays for allocating and faulting in a memo of its own. The
+ * walks stay right: they name blocks of the worker's image, which all its pieces use, and all
+ * pieces' decoders have the same flags. */
+typedef struct tk_walk_memo_loan {
+    tk_walk_memo_slot *memo; /* NULL: nothing to lend yet */
+    tk_walk_chunk *chunks;
+    bool used;
+} tk_walk_memo_loan;
+
+/* Turn d's memo on with the one in l (l is left empty), or with a new one if l is empty. For
+ * a decoder whose memo was turned off (tk_dec_set_walk_memo(d, false)) before its flags were
+ * set, so that it has not made one of its own. */
+void tk_walk_memo_lend(tk_te_decoder *d, tk_walk_memo_loan *l);
+
+/* Move d's memo (the lent one, or its own) into the empty l; d is left without one, so its
+ * walks run from now on. */
+void tk_walk_memo_take_back(tk_te_decoder *d, tk_walk_memo_loan *l);
+
+void tk_walk_memo_loan_free(tk_walk_memo_loan *l);
+
 #endif

@@ -180,12 +180,84 @@ static void test_memo_changes_nothing(void **state)
     assert_true(t.errors > 0);
 }
 
+/* One decode of buf on img with block events, its memo lent from loan and taken back into it
+ * afterwards, as a parallel decode's worker decodes each of its pieces (parallel.c). */
+static void decode_lent(const tk_te_params *p, tk_image *img, const uint8_t *buf, size_t len,
+                        tk_walk_memo_loan *loan, log *l, tk_te_decoder_stats *st)
+{
+    tk_te_raw *raw;
+    assert_int_equal(tk_te_raw_from_buffer(buf, len, &raw), TK_OK);
+    tk_te_decoder *d;
+    assert_int_equal(tk_te_decoder_new(p, img, on_event, l, &d), TK_OK);
+    assert_int_equal(tk_dec_set_walk_memo(d, false), TK_OK);
+    tk_te_decoder_set_flags(d, TK_TE_DEC_BLOCK_EVENTS);
+    tk_walk_memo_lend(d, loan);
+    assert_null(loan->memo);
+    assert_int_equal(tk_te_decoder_run_raw(d, raw), TK_OK);
+    assert_int_equal(tk_te_decoder_finish(d), TK_OK);
+    *st = (tk_te_decoder_stats){.size = sizeof(*st)};
+    tk_te_decoder_get_stats(d, st);
+    tk_walk_memo_take_back(d, loan);
+    assert_non_null(loan->memo);
+    tk_te_decoder_free(d);
+    tk_te_raw_close(raw);
+}
+
+/* The same trace decoded three times on one image, each decoder lent the memo the previous
+ * one left: the events are the same each time, and the second and third decodes, which start
+ * with every walk of the trace remembered, replay at least as many walks as the first. */
+static void check_lent(const char *prog, const char *setting, void *ctx)
+{
+    totals *t = ctx;
+    char *dir;
+    size_t len;
+    uint8_t *buf = tk_test_ref_raw(prog, setting, &dir, &len);
+    tk_te_params p;
+    tk_test_ref_params(dir, prog, &p, NULL);
+    tk_image *img = tk_test_ref_image(prog, true);
+    tk_walk_memo_loan loan = {0};
+    log first = {0};
+    tk_te_decoder_stats s_first;
+    decode_lent(&p, img, buf, len, &loan, &first, &s_first);
+    for (int round = 0; round < 2; round++) {
+        log again = {0};
+        tk_te_decoder_stats s;
+        decode_lent(&p, img, buf, len, &loan, &again, &s);
+        if (again.n != first.n || memcmp(again.w, first.w, first.n * sizeof(*first.w)) != 0)
+            fail_msg("%s/%s: a decoder lent a used memo sends other events", prog, setting);
+        assert_int_equal(s.instructions, s_first.instructions);
+        assert_true(s.walks_replayed >= s_first.walks_replayed);
+        t->replayed += s.walks_replayed - s_first.walks_replayed;
+        free(again.w);
+    }
+    t->decodes++;
+    free(first.w);
+    tk_walk_memo_loan_free(&loan);
+    assert_null(loan.memo);
+    tk_image_free(img);
+    free(buf);
+    free(dir);
+}
+
+static void test_lent_memo(void **state)
+{
+    (void)state;
+    totals t = {0};
+    const size_t n = tk_test_ref_each(check_lent, &t);
+    print_message("%zu vectors: %llu more walks replayed with a lent memo\n", n,
+                  (unsigned long long)t.replayed);
+    assert_true(n >= 20);
+    /* a warm memo is used: walks the first decode had to learn are replayed */
+    assert_true(t.replayed > 0);
+}
+
 int main(void)
 {
     if (!tk_test_data_present())
         return TK_TEST_SKIP;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memo_changes_nothing),
+        cmocka_unit_test(test_lent_memo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
