@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "decoder_int.h"
+#include "header_walk.h"
 #include "walk_memo.h"
 #include "tracekit/encap.h"
 #include "tracekit/te_packet.h"
@@ -180,7 +181,7 @@ static void cuts_finish(cuts *c)
  * starts at the first format 3 start or trap packet at least piece_bytes after the previous
  * cut. Runs under the scheduler's lock, so it is kept short: up to that distance only the
  * lengths are followed (a header's length field, 0 for a padding byte, is what precedes the
- * next header either way), in locals. */
+ * next header either way), by tk_te_walk_headers with several walks in flight. */
 static void cut_through(cuts *c, size_t k)
 {
     if (c->piece_bytes == SIZE_MAX && !c->complete)
@@ -191,13 +192,9 @@ static void cut_through(cuts *c, size_t k)
     uint64_t index = c->index;
     while (!c->complete && c->n < k + 2) {
         /* no cut before from; a packet (at most 32 bytes) that starts 32 before it is
-         * whole */
+         * whole, so headers are followed by length alone while pos + 32 <= from */
         const size_t from = c->piece_bytes < len - c->last ? c->last + c->piece_bytes : len;
-        while (pos < from && from - pos >= 32) {
-            const unsigned n = buf[pos] & 0x1fu;
-            pos += 1 + n;
-            index += n != 0;
-        }
+        pos = tk_te_walk_headers(buf, pos, from > 31 ? from - 31 : 0, &index);
         if (pos >= len) {
             cuts_finish(c);
             break;
