@@ -97,6 +97,10 @@ def etrace_seeds(testdata, out):
                 off += 1 + len(payload)
                 cut = off
             put(out, "fuzz_te_decoder", sel + raw[:cut])
+            # fuzz_te_parallel: the same, after its configuration byte (threads, block
+            # events, piece size: see the target), small pieces so that there are seams
+            for conf in (0x01 | 0x04, 0x02 | 0x08, 0x01 | 0x04 | 0x10, 0x00 | 0x04):
+                put(out, "fuzz_te_parallel", sel + bytes([conf]) + raw[:cut])
             # fuzz_te_encap: the same packets as srcID 3 of an 8-bit srcID encapsulation,
             # a sync sequence (32 null.idle, one null.alignment) every 16 packets
             enc, n = bytearray(), 0

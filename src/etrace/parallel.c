@@ -330,6 +330,23 @@ static void report_piece(run *r, const piece *pc)
         r->first_bad = pc->first_bad;
 }
 
+/* Piece pc decoded again from the serial state, into the previous piece's sink: the packets
+ * that s has left, after `done` of the piece's decoded already. */
+static tk_status redecode(run *r, piece *pc, tk_te_scan *s, uint64_t done)
+{
+    r->st.redecoded++;
+    if (pc->sink)
+        r->cfg->sink_drop(r->cfg->ctx, pc->sink);
+    pc->sink = NULL;
+    tk_te_decoder_free(pc->dec);
+    pc->dec = NULL;
+    pc->first_bad = TK_OK;
+    pc->packets = done;
+    const tk_status st = run_packets(r->prev, s, pc, &pc->packets);
+    report_piece(r, pc);
+    return st;
+}
+
 /* prev has decoded up to pc->start; take piece pc over, or decode it again. */
 static tk_status stitch(run *r, piece *pc)
 {
@@ -340,8 +357,15 @@ static tk_status stitch(run *r, piece *pc)
     tk_te_packet k;
     tk_diag diag;
     tk_status st = tk_te_scan_next(&s, &k, &diag);
-    if (st != TK_OK)
-        return st == TK_END ? TK_ERR_INVALID : st;
+    if (st == TK_END)
+        return TK_ERR_INVALID; /* the cut keeps a whole packet after it */
+    if (st != TK_OK) {
+        /* The cut looked like a sync by its first bytes, but the packet is damaged: the
+         * worker stopped on it, and the serial decode reports it and goes on, as a decode
+         * of the piece from its start does. */
+        tk_te_scan_seek(&s, pc->start, pc->first_index);
+        return redecode(r, pc, &s, 0);
+    }
     if ((st = tk_te_decoder_packet(a, &k, s.offset, s.index)) != TK_OK)
         return st;
     /* the blocks a collected up to here come before the cut range (and a may end here) */
@@ -376,18 +400,7 @@ static tk_status stitch(run *r, piece *pc)
         pc->dec = NULL;
         return TK_OK;
     }
-    /* decode the piece again from the serial state, into the previous piece's sink */
-    r->st.redecoded++;
-    if (pc->sink)
-        r->cfg->sink_drop(r->cfg->ctx, pc->sink);
-    pc->sink = NULL;
-    tk_te_decoder_free(pc->dec);
-    pc->dec = NULL;
-    pc->first_bad = TK_OK;
-    pc->packets = 1;
-    st = run_packets(a, &s, pc, &pc->packets);
-    report_piece(r, pc);
-    return st;
+    return redecode(r, pc, &s, 1);
 }
 
 /* ---- scheduling ---------------------------------------------------------------------------

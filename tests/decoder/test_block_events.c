@@ -159,8 +159,9 @@ static tk_image *open_image(const vector *v)
     return img;
 }
 
-/* Serial decode with tk_te_decoder_run_raw. */
-static void decode_serial(const vector *v, unsigned flags, flow *f)
+/* Serial decode with tk_te_decoder_run_raw, which must return bad (TK_OK, or the status of
+ * the first damaged packet). */
+static void decode_serial_bad(const vector *v, unsigned flags, flow *f, tk_status bad)
 {
     tk_image *img = open_image(v);
     tk_te_raw *raw;
@@ -168,7 +169,7 @@ static void decode_serial(const vector *v, unsigned flags, flow *f)
     tk_te_decoder *d;
     assert_int_equal(tk_te_decoder_new(&v->p, img, on_event, f, &d), TK_OK);
     tk_te_decoder_set_flags(d, flags);
-    assert_int_equal(tk_te_decoder_run_raw(d, raw), TK_OK);
+    assert_int_equal(tk_te_decoder_run_raw(d, raw), bad);
     assert_int_equal(tk_te_decoder_finish(d), TK_OK);
     tk_te_decoder_stats st = {.size = sizeof(st)};
     tk_te_decoder_get_stats(d, &st);
@@ -176,6 +177,11 @@ static void decode_serial(const vector *v, unsigned flags, flow *f)
     tk_te_decoder_free(d);
     tk_te_raw_close(raw);
     tk_image_free(img);
+}
+
+static void decode_serial(const vector *v, unsigned flags, flow *f)
+{
+    decode_serial_bad(v, flags, f, TK_OK);
 }
 
 /* ---- the parallel decoder: every piece records into its own flow, appended in order ---- */
@@ -227,8 +233,8 @@ static void par_sink_drop(void *ctx, void *sink)
     free(sink);
 }
 
-static void decode_parallel(const vector *v, unsigned flags, unsigned jobs, flow *f,
-                            tk_te_par_stats *pst)
+static void decode_parallel_bad(const vector *v, unsigned flags, unsigned jobs, flow *f,
+                                tk_te_par_stats *pst, tk_status want_bad)
 {
     par_ctx c = {.v = v, .all = f};
     tk_te_par_config cfg = {.size = sizeof(cfg),
@@ -243,7 +249,13 @@ static void decode_parallel(const vector *v, unsigned flags, unsigned jobs, flow
     tk_status bad = TK_OK;
     *pst = (tk_te_par_stats){.size = sizeof(*pst)};
     assert_int_equal(tk_te_decode_parallel(&v->p, v->raw, v->len, &cfg, pst, &bad), TK_OK);
-    assert_int_equal(bad, TK_OK);
+    assert_int_equal(bad, want_bad);
+}
+
+static void decode_parallel(const vector *v, unsigned flags, unsigned jobs, flow *f,
+                            tk_te_par_stats *pst)
+{
+    decode_parallel_bad(v, flags, jobs, f, pst, TK_OK);
 }
 
 /* The instructions of a flow, one address each (whatever the cuts). */
@@ -608,6 +620,55 @@ static void test_stop_on_batch(void **state)
     free(dir);
 }
 
+/* A cut at a packet that looks like a format 3 start by its first two bytes but does not
+ * decode (its length set to 31 bytes, longer than any sync): the serial decode reports it and goes on, and so must
+ * the parallel one, which decodes that piece again from the serial state. (It failed the
+ * whole decode with the packet's status; found by fuzz_te_parallel.) */
+static void test_damaged_sync_at_cut(void **state)
+{
+    (void)state;
+    char *dir = tk_test_data_path("etrace-ref/dhrystone/itype3_basic");
+    vector v;
+    vector_open(&v, dir, "dhrystone");
+    /* the first format 3 start at least one piece (decode_parallel's 2048 bytes) in */
+    size_t at = 0;
+    for (size_t pos = 0; pos + 1 < v.len && !at; pos += 1 + (v.raw[pos] & 0x1fu))
+        if (pos >= 2048 && (v.raw[pos] & 0x1fu) && (v.raw[pos] >> 5) == TK_ENCAP_FLOW_TE_INST &&
+            (v.raw[pos + 1] & 0x0fu) == 0x03u)
+            at = pos;
+    assert_true(at > 0);
+    v.raw[at] = (uint8_t)((v.raw[at] & 0xe0u) | 31u);
+    size_t *cut = malloc((v.len / 2048 + 2) * sizeof(*cut));
+    assert_non_null(cut);
+    const size_t ncut = expected_cuts(v.raw, v.len, 2048, cut);
+    bool cut_there = false;
+    for (size_t i = 0; i < ncut; i++)
+        cut_there |= cut[i] == at;
+    assert_true(cut_there);
+    free(cut);
+
+    flow want = {0}, got = {0};
+    decode_serial_bad(&v, TK_TE_DEC_BLOCK_EVENTS, &want, TK_ERR_BAD_PACKET);
+    tk_te_par_stats pst;
+    decode_parallel_bad(&v, TK_TE_DEC_BLOCK_EVENTS, 2, &got, &pst, TK_ERR_BAD_PACKET);
+    assert_true(pst.redecoded >= 1);
+    assert_int_equal(got.count.errors, want.count.errors);
+    assert_true(want.count.errors >= 1);
+    tk_image *img = open_image(&v);
+    size_t n1, n2;
+    uint64_t *a = pcs_of(&want, img, &n1), *b = pcs_of(&got, img, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a, b, n1 * sizeof(*a));
+    free(a);
+    free(b);
+    tk_image_free(img);
+    flow_free(&want);
+    flow_free(&got);
+    free(v.raw);
+    free(v.elf);
+    free(dir);
+}
+
 int main(void)
 {
     if (!tk_test_data_present())
@@ -615,6 +676,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_vectors),
         cmocka_unit_test(test_stop_on_batch),
+        cmocka_unit_test(test_damaged_sync_at_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
