@@ -988,7 +988,15 @@ static TK_NOINLINE int follow_tight(tk_te_decoder *d, const tk_dec_walk *w, cons
     }
     if (r != TK_OK)
         return r;
-    return follow_general(d, w, b, last, &cyc, idle, previous_address);
+    /* The general path finishes it: where the address is inside a block (a walk to the
+     * instruction before a format 3 sync's address), or what the tight loop leaves alone.
+     * Kept as well if nothing but whole blocks went out: with the modes the memo excludes, the
+     * general path too depends on nothing but the walk's inputs. */
+    r = follow_general(d, w, b, last, &cyc, idle, previous_address);
+    if (r == TK_OK && slot && d->flushes == flushes &&
+        tk_walk_memo_all_batched(d, first, d->stats.instructions - insns))
+        tk_walk_memo_store(d, slot, &key, first, d->stats.instructions - insns);
+    return r;
 }
 
 int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)

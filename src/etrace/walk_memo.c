@@ -9,11 +9,8 @@ void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_me
                         uint32_t first, uint64_t insns)
 {
     const uint32_t n = d->nblk - first;
-    /* The state a replay sets from the entries: a walk that stopped otherwise is not kept
-     * (an older walk in the slot stays valid). */
-    if (n == 0 || n > TK_WALK_MEMO_MAX || !d->last_valid ||
-        d->last_pc != d->blk[d->nblk - 1].block->last || d->pc != d->blk[d->nblk - 1].next ||
-        d->range_first != d->pc || d->range_ninsn != 1)
+    /* not kept (an older walk in the slot stays valid) */
+    if (n > TK_WALK_MEMO_MAX || !d->last_valid)
         return;
     d->memo_used = true;
     s->k = *k;
@@ -24,6 +21,11 @@ void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_me
     s->used = k->branches - d->branches;
     s->insns = insns;
     s->stop = d->stop_block;
+    s->pc = d->pc;
+    s->range_first = d->range_first;
+    s->range_ninsn = d->range_ninsn;
+    s->last_pc = d->last_pc;
+    s->last_insn = d->last_insn;
     memcpy(s->e, d->blk + first, n * sizeof(*s->e));
 }
 
@@ -34,6 +36,11 @@ static uint64_t entry_insns(const tk_block_exec *e, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         sum += e[i].block->ninsn;
     return sum;
+}
+
+bool tk_walk_memo_all_batched(const tk_te_decoder *d, uint32_t first, uint64_t insns)
+{
+    return entry_insns(d->blk + first, d->nblk - first) == insns;
 }
 
 int tk_walk_memo_replay_filling(tk_te_decoder *d, const tk_walk_memo_slot *s)

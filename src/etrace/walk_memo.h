@@ -8,9 +8,8 @@
  * spend their time in loops, so the same four come back again and again, and the walk that
  * followed them (each block, its successor, its branch outcome) can be handed to the sink
  * again as the same batch entries, without walking: the sink sees exactly the events the
- * walk would have sent, and the decoder is left as the walk left it. Only walks that the
- * tight loop did from start to end are kept (it leaves nothing but what a slot records);
- * walks that needed the general path, or longer than TK_WALK_MEMO_MAX blocks, run every
+ * walk would have sent, and the decoder is left as the walk left it. Walks that sent
+ * anything but whole blocks (a range event), or longer than TK_WALK_MEMO_MAX blocks, run every
  * time. */
 #ifndef TK_ETRACE_WALK_MEMO_H
 #define TK_ETRACE_WALK_MEMO_H
@@ -37,10 +36,9 @@ typedef struct tk_walk_memo_key {
 
 typedef struct tk_walk_memo_slot {
     tk_walk_memo_key k; /* NULL start for an empty slot */
-    /* What the walk left: the batch entries (the last one's block is the instruction
-     * executed last, its next the pc it stopped at), the branch map (bits used, and whether
-     * the last bit of a map without address is still to come), the flags arrive() sets, the
-     * block at pc, and the instructions. */
+    /* What the walk left: the batch entries, the branch map (bits used, and whether the last
+     * bit of a map without address is still to come), the flags arrive() sets, the block at
+     * pc, and the instructions. */
     bool stop_at_last_branch_after;
     bool walk_uninf;
     bool inferred_address;
@@ -48,6 +46,12 @@ typedef struct tk_walk_memo_slot {
     uint32_t used;
     uint64_t insns;
     const tk_bblock *stop;
+    /* Where it stopped: pc, the reached instructions not yet emitted (range_first..pc,
+     * range_ninsn) and the one executed before pc. Kept, not derived from the last entry:
+     * a walk may stop inside a block (the instruction before a format 3 sync's address is
+     * often the last of one), with its range still open. */
+    uint64_t pc, range_first, range_ninsn, last_pc;
+    tk_rv_insn last_insn;
     tk_block_exec e[TK_WALK_MEMO_MAX];
 } tk_walk_memo_slot;
 
@@ -76,18 +80,17 @@ static inline bool tk_walk_memo_hit(const tk_te_decoder *d, const tk_walk_memo_s
 /* What the remembered walk left in the decoder (its entries are in the batch). */
 static inline void tk_walk_memo_restore(tk_te_decoder *d, const tk_walk_memo_slot *s)
 {
-    const tk_block_exec *x = &s->e[s->n - 1];
-    const tk_bblock *done = x->block;
     d->branch_map >>= s->used;
     d->branches -= s->used;
     d->stop_at_last_branch = s->stop_at_last_branch_after;
     d->walk_uninf = s->walk_uninf;
     d->inferred_address = s->inferred_address;
-    d->last_insn = done->term;
-    d->last_pc = done->last;
+    d->last_insn = s->last_insn;
+    d->last_pc = s->last_pc;
     d->last_valid = true;
-    d->pc = d->range_first = x->next;
-    d->range_ninsn = 1;
+    d->pc = s->pc;
+    d->range_first = s->range_first;
+    d->range_ninsn = s->range_ninsn;
     d->stop_block = s->stop;
     d->stats.walks_replayed++;
 }
@@ -112,9 +115,14 @@ static inline int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot 
 
 /* Remember the walk that just ended in slot s: its inputs were k, its batch entries are
  * d->blk[first..d->nblk) (the batch was not flushed during it), insns instructions. Walks
- * that retired no block or more than TK_WALK_MEMO_MAX are not kept. */
+ * that retired more than TK_WALK_MEMO_MAX blocks are not kept. */
 void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_memo_key *k,
                         uint32_t first, uint64_t insns);
+
+/* Whether the insns instructions a walk reported are all in its batch entries
+ * d->blk[first..d->nblk): the general path sends a range that is not a whole block as a
+ * TK_EV_RANGE of its own, which a replay would not send. */
+bool tk_walk_memo_all_batched(const tk_te_decoder *d, uint32_t first, uint64_t insns);
 
 /* Chunks: within a walk, the blocks that 8 branch-map bits lead through. A walk that the
  * whole-walk memo does not have (a loop whose branches depend on data, a map that differs in a
