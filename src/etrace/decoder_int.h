@@ -37,7 +37,8 @@ typedef struct tk_dec_walk {
      * discontinuity, then stop (process_support). */
     bool until_discon;
     /* A branch-map packet's walk with none of the flags above: the walk memo may replay it
-     * (walk_memo.h). Set by the packets that may; false (the default) otherwise. */
+     * without looking at them (walk_memo.h: others it keeps under marks, or not at all). Set
+     * by the packets that may; false (the default) otherwise. */
     bool plain;
 } tk_dec_walk;
 

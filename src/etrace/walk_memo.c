@@ -18,7 +18,7 @@ void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_me
     s->walk_uninf = d->walk_uninf;
     s->inferred_address = d->inferred_address;
     s->n = n;
-    s->used = k->branches - d->branches;
+    s->used = (k->branches & ~TK_WALK_MEMO_MARKS) - d->branches;
     s->insns = insns;
     s->stop = d->stop_block;
     s->pc = d->pc;
