@@ -379,6 +379,7 @@ static inline int emit_range(tk_te_decoder *d, tk_event *ev, const tk_bblock *b,
     ev->last = b->last;
     ev->ninsn = n;
     ev->next = next;
+    d->ranges++;
     const tk_status st = d->fn(d->ctx, ev);
     if (st != TK_OK) {
         d->stop = st;
@@ -979,7 +980,7 @@ static TK_NOINLINE int follow_tight(tk_te_decoder *d, const tk_dec_walk *w, cons
     d->walk_uninf = false;
     cycle_reset(&cyc, d->pc);
     const uint32_t first = d->nblk;
-    const uint64_t flushes = d->flushes, insns = d->stats.instructions;
+    const uint64_t flushes = d->flushes, ranges = d->ranges, insns = d->stats.instructions;
     int r = tight_blocks(d, w, &b, &last, &cyc, &idle);
     if (r == ARRIVE_STOP) {
         /* Kept if its entries are still together in the batch. */
@@ -994,8 +995,7 @@ static TK_NOINLINE int follow_tight(tk_te_decoder *d, const tk_dec_walk *w, cons
      * Kept as well if nothing but whole blocks went out: with the modes the memo excludes, the
      * general path too depends on nothing but the walk's inputs. */
     r = follow_general(d, w, b, last, &cyc, idle, previous_address);
-    if (r == TK_OK && slot && d->flushes == flushes &&
-        tk_walk_memo_all_batched(d, first, d->stats.instructions - insns))
+    if (r == TK_OK && slot && d->flushes == flushes && d->ranges == ranges)
         tk_walk_memo_store(d, slot, &key, first, d->stats.instructions - insns);
     return r;
 }
@@ -1051,10 +1051,9 @@ static TK_NOINLINE int follow_inside(tk_te_decoder *d, const tk_dec_walk *w)
     if (tk_walk_memo_hit_inside(d, slot, &key))
         return tk_walk_memo_replay(d, slot);
     const uint32_t first = d->nblk;
-    const uint64_t flushes = d->flushes, insns = d->stats.instructions;
+    const uint64_t flushes = d->flushes, ranges = d->ranges, insns = d->stats.instructions;
     const int r = follow_any(d, w);
-    if (r == TK_OK && d->flushes == flushes &&
-        tk_walk_memo_all_batched(d, first, d->stats.instructions - insns))
+    if (r == TK_OK && d->flushes == flushes && d->ranges == ranges)
         tk_walk_memo_store(d, slot, &key, first, d->stats.instructions - insns);
     return r;
 }

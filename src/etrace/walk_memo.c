@@ -38,11 +38,6 @@ static uint64_t entry_insns(const tk_block_exec *e, uint32_t n)
     return sum;
 }
 
-bool tk_walk_memo_all_batched(const tk_te_decoder *d, uint32_t first, uint64_t insns)
-{
-    return entry_insns(d->blk + first, d->nblk - first) == insns;
-}
-
 int tk_walk_memo_replay_filling(tk_te_decoder *d, const tk_walk_memo_slot *s)
 {
     const tk_block_exec *e = s->e;

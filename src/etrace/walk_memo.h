@@ -149,11 +149,6 @@ static inline int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot 
 void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_memo_key *k,
                         uint32_t first, uint64_t insns);
 
-/* Whether the insns instructions a walk reported are all in its batch entries
- * d->blk[first..d->nblk): the general path sends a range that is not a whole block as a
- * TK_EV_RANGE of its own, which a replay would not send. */
-bool tk_walk_memo_all_batched(const tk_te_decoder *d, uint32_t first, uint64_t insns);
-
 /* Chunks: within a walk, the blocks that 8 branch-map bits lead through. A walk that the
  * whole-walk memo does not have (a loop whose branches depend on data, a map that differs in a
  * few bits) still goes through the same short stretches again and again: from a block, the
