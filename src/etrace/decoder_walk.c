@@ -1027,9 +1027,10 @@ static inline bool fast_state(const tk_te_decoder *d)
 }
 
 /* A walk that starts inside a block, where the last one stopped: at the instruction before a
- * format 3 sync's address (often a block's last), or at the sync's address. The general path
- * (follow_any), remembered under the block at range_first and pc's place in it, and replayed
- * the next time it starts there with the same inputs. */
+ * format 3 sync's address (often a block's last), at the last branch of a full map without
+ * address, or at a sync's address. The general path (follow_any), remembered under the block
+ * at range_first and pc's place in it, and replayed the next time it starts there with the
+ * same inputs. */
 static TK_NOINLINE int follow_inside(tk_te_decoder *d, const tk_dec_walk *w)
 {
     /* The block at range_first, from the front of the cache: the range was emitted from it

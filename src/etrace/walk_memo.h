@@ -5,8 +5,8 @@
  * the packet (implicit return, sequentially inferable jumps, branch prediction), the walk
  * that tk_dec_follow() does for a branch-map packet is a function of four things: the block
  * it starts at, the unresolved branch map, its length and the reported address (and where
- * in the block it starts, when an earlier walk stopped inside it, and the packet's flags
- * but irreport). So is the walk of a format 3 sync that leaves the privilege as it is. Programs
+ * in the block it starts, when an earlier walk stopped inside it, and the packet's flags but
+ * irreport). So is the walk of a format 3 sync that leaves the privilege as it is. Programs
  * spend their time in loops, so the same four come back again and again, and the walk that
  * followed them (each block, its successor, its branch outcome) can be handed to the sink
  * again as the same batch entries, without walking: the sink sees exactly the events the
@@ -33,8 +33,9 @@
 #define TK_WALK_MEMO_UPDISCON (1u << 28)
 #define TK_WALK_MEMO_NOTIFY (1u << 29)
 #define TK_WALK_MEMO_FMT3 (1u << 30)
-/* A walk that starts inside its start block, after an earlier one stopped there (the
- * instruction before a sync's address, or the sync's address): from says where. */
+/* A walk that starts inside its start block, after an earlier one stopped there (at the
+ * instruction before a sync's address, at a full map's last branch, at a sync's address):
+ * from says where. */
 #define TK_WALK_MEMO_INSIDE (1u << 31)
 #define TK_WALK_MEMO_MARKS                                                                         \
     (TK_WALK_MEMO_UPDISCON | TK_WALK_MEMO_NOTIFY | TK_WALK_MEMO_FMT3 | TK_WALK_MEMO_INSIDE)
@@ -43,8 +44,8 @@
 
 /* The inputs of a walk: the block it starts at, the branch map, its length with the marks
  * above, whether it is a map without address, the reported address, and for a walk starting
- * inside its block, pc's offset in it (high half) and the instructions reached there (range_ninsn,
- * low half): 0 for the others. */
+ * inside its block, pc's offset in it (high half) and the instructions reached there
+ * (range_ninsn, low half): 0 for the others. */
 typedef struct tk_walk_memo_key {
     const tk_bblock *start;
     uint64_t map;
