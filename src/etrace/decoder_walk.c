@@ -1054,7 +1054,8 @@ static TK_NOINLINE int follow_inside(tk_te_decoder *d, const tk_dec_walk *w)
     const uint32_t first = d->nblk;
     const uint64_t flushes = d->flushes, ranges = d->ranges, insns = d->stats.instructions;
     const int r = follow_any(d, w);
-    if (r == TK_OK && d->flushes == flushes && d->ranges == ranges)
+    if (r == TK_OK && d->flushes == flushes && d->ranges == ranges &&
+        tk_walk_memo_second_sight(slot, &key))
         tk_walk_memo_store(d, slot, &key, first, d->stats.instructions - insns);
     return r;
 }

@@ -65,6 +65,7 @@ typedef struct tk_walk_memo_slot {
     bool inferred_address;
     uint32_t n;
     uint32_t used;
+    uint32_t seen; /* tk_walk_memo_second_sight's tag (in what was padding) */
     uint64_t insns;
     const tk_bblock *stop;
     /* Where it stopped: pc, the reached instructions not yet emitted (range_first..pc,
@@ -106,6 +107,23 @@ static inline bool tk_walk_memo_hit_inside(const tk_te_decoder *d, const tk_walk
 {
     return tk_walk_memo_hit(d, s, k->start, k->address, k->branches & TK_WALK_MEMO_MARKS) &&
            s->k.from == k->from;
+}
+
+/* Whether a walk that starts inside its block, and that slot s does not hold, is to be kept
+ * there: the second time its key comes to the slot in a row. Many such walks never come again
+ * (after a full map without address, in loops whose branches depend on data), and writing
+ * one out costs more in cache misses than walking it; the first time, only a tag of its key
+ * is left in the slot. (What is kept changes how fast, never what the decoder sends.) */
+static inline bool tk_walk_memo_second_sight(tk_walk_memo_slot *s, const tk_walk_memo_key *k)
+{
+    uint64_t h = (k->map ^ k->from) * 0x9e3779b97f4a7c15ull ^ k->address ^ k->branches ^
+                 (uint64_t)(uintptr_t)k->start;
+    h *= 0xc2b2ae3d27d4eb4full;
+    const uint32_t tag = (uint32_t)(h >> 32) | 1u;
+    if (s->seen == tag)
+        return true;
+    s->seen = tag;
+    return false;
 }
 
 /* What the remembered walk left in the decoder (its entries are in the batch). */

@@ -558,14 +558,19 @@ static void decode_hand(bool memo, log *l, tk_te_decoder_stats *st)
     assert_int_equal(tk_te_decoder_new(&p, img, on_event, l, &h.d), TK_OK);
     tk_te_decoder_set_flags(h.d, TK_TE_DEC_BLOCK_EVENTS);
     assert_int_equal(tk_dec_set_walk_memo(h.d, memo), TK_OK);
-    /* from 0x08 round the loop to 0x04, then from the block's start to 0x04 */
-    hand_restart(&h, 0x08);
-    hand_packet(&h, 2, 0x04, false);
+    /* from 0x08 round the loop to 0x04 (twice: a walk that starts inside a block is kept the
+     * second time, tk_walk_memo_second_sight), then from the block's start to 0x04 */
+    for (int i = 0; i < 2; i++) {
+        hand_restart(&h, 0x08);
+        hand_packet(&h, 2, 0x04, false);
+    }
     hand_restart(&h, 0);
     hand_packet(&h, 2, 0x04, false);
-    /* from 0x04 to 0x08, then from 0x08 round the loop to 0x08 */
-    hand_restart(&h, 0x04);
-    hand_packet(&h, 2, 0x08, false);
+    /* from 0x04 to 0x08 (twice), then from 0x08 round the loop to 0x08 */
+    for (int i = 0; i < 2; i++) {
+        hand_restart(&h, 0x04);
+        hand_packet(&h, 2, 0x08, false);
+    }
     hand_restart(&h, 0x08);
     hand_packet(&h, 2, 0x08, false);
     assert_int_equal(tk_te_decoder_finish(h.d), TK_OK);
