@@ -37,7 +37,8 @@ typedef struct tk_dec_walk {
      * discontinuity, then stop (process_support). */
     bool until_discon;
     /* A branch-map packet's walk with none of the flags above: the walk memo may replay it
-     * (walk_memo.h). Set by the packets that may; false (the default) otherwise. */
+     * without looking at them (walk_memo.h: others it keeps under marks, or not at all). Set
+     * by the packets that may; false (the default) otherwise. */
     bool plain;
 } tk_dec_walk;
 
@@ -110,6 +111,8 @@ struct tk_te_decoder {
     tk_event blk_ev;    /* kind, priv, context and offsets of the batch's first block */
     uint64_t flushes;   /* batches handed over so far (tells whether a walk's entries are
                          * still together in blk) */
+    uint64_t ranges;    /* TK_EV_RANGE events of walks (emit_range) so far: a walk that sent
+                         * one (a range that is not a whole block) is not for the walk memo */
     /* Walks remembered by their inputs (walk_memo.h), 2^TK_WALK_MEMO_BITS slots; made when
      * the flags ask for block events; NULL before, or if they could not be allocated. */
     tk_walk_memo_slot *memo;

@@ -379,6 +379,7 @@ static inline int emit_range(tk_te_decoder *d, tk_event *ev, const tk_bblock *b,
     ev->last = b->last;
     ev->ninsn = n;
     ev->next = next;
+    d->ranges++;
     const tk_status st = d->fn(d->ctx, ev);
     if (st != TK_OK) {
         d->stop = st;
@@ -962,14 +963,15 @@ static TK_NOINLINE int follow_any(tk_te_decoder *d, const tk_dec_walk *w)
 }
 
 /* tk_dec_follow()'s common walk when the memo does not have it: the tight loop from block b,
- * remembered in slot (if not NULL) when it ends there, else the general path. */
+ * then the general path if it does not end there; remembered in slot (if not NULL) under
+ * the marks (walk_memo.h). */
 static TK_NOINLINE int follow_tight(tk_te_decoder *d, const tk_dec_walk *w, const tk_bblock *b,
-                                    tk_walk_memo_slot *slot)
+                                    tk_walk_memo_slot *slot, uint32_t marks)
 {
     const tk_walk_memo_key key = {.start = b,
                                   .map = d->branch_map,
                                   .address = w->address,
-                                  .branches = d->branches,
+                                  .branches = d->branches | marks,
                                   .stop_at_last_branch = d->stop_at_last_branch};
     const uint64_t previous_address = d->pc;
     const tk_rv_insn *last = d->last_valid ? &d->last_insn : NULL;
@@ -978,7 +980,7 @@ static TK_NOINLINE int follow_tight(tk_te_decoder *d, const tk_dec_walk *w, cons
     d->walk_uninf = false;
     cycle_reset(&cyc, d->pc);
     const uint32_t first = d->nblk;
-    const uint64_t flushes = d->flushes, insns = d->stats.instructions;
+    const uint64_t flushes = d->flushes, ranges = d->ranges, insns = d->stats.instructions;
     int r = tight_blocks(d, w, &b, &last, &cyc, &idle);
     if (r == ARRIVE_STOP) {
         /* Kept if its entries are still together in the batch. */
@@ -988,7 +990,74 @@ static TK_NOINLINE int follow_tight(tk_te_decoder *d, const tk_dec_walk *w, cons
     }
     if (r != TK_OK)
         return r;
-    return follow_general(d, w, b, last, &cyc, idle, previous_address);
+    /* The general path finishes it: where the address is inside a block (a walk to the
+     * instruction before a format 3 sync's address), or what the tight loop leaves alone.
+     * Kept as well if nothing but whole blocks went out: with the modes the memo excludes, the
+     * general path too depends on nothing but the walk's inputs. */
+    r = follow_general(d, w, b, last, &cyc, idle, previous_address);
+    if (r == TK_OK && slot && d->flushes == flushes && d->ranges == ranges)
+        tk_walk_memo_store(d, slot, &key, first, d->stats.instructions - insns);
+    return r;
+}
+
+/* The marks of walk w in the memo's keys (walk_memo.h), or TK_WALK_MEMO_NONE if the memo may
+ * not keep it: with the modes that make the path depend on more than the walk's inputs, for
+ * an irreport (the implicit-return stack decides) or a support packet's walk, and for a
+ * format 3 sync's that changes the privilege (arrive() looks at the instruction before). */
+static inline uint32_t memo_marks(const tk_te_decoder *d, const tk_dec_walk *w)
+{
+    if (d->p.o.implicit_return || d->p.o.sijump)
+        return TK_WALK_MEMO_NONE;
+    if (w->plain)
+        return 0;
+    if (w->irreport || w->until_discon || (w->fmt3 && w->privilege != d->privilege))
+        return TK_WALK_MEMO_NONE;
+    return (w->fmt3 ? TK_WALK_MEMO_FMT3 : 0u) | (w->notify ? TK_WALK_MEMO_NOTIFY : 0u) |
+           (w->updiscon ? TK_WALK_MEMO_UPDISCON : 0u);
+}
+
+/* What the fast paths (the tight loop from the start, the memo) need: block events, nothing
+ * but the map to resolve, and the batch open for this privilege and context (follow_any
+ * flushes it first otherwise). */
+static inline bool fast_state(const tk_te_decoder *d)
+{
+    return d->blocks && !d->inferred_address && !d->p.o.branch_prediction && !d->pred_pending &&
+           !d->fail_pending &&
+           (!d->nblk || (d->blk_ev.priv == d->privilege && d->blk_ev.context == d->context));
+}
+
+/* A walk that starts inside a block, where the last one stopped: at the instruction before a
+ * format 3 sync's address (often a block's last), at the last branch of a full map without
+ * address, or at a sync's address. The general path (follow_any), remembered under the block
+ * at range_first and pc's place in it, and replayed the next time it starts there with the
+ * same inputs. */
+static TK_NOINLINE int follow_inside(tk_te_decoder *d, const tk_dec_walk *w)
+{
+    /* The block at range_first, from the front of the cache: the range was emitted from it
+     * the last time (whole_block), so it is there unless another block took its entry. */
+    const tk_bblock *b = d->near[(d->range_first >> 1) & (TK_DEC_NEAR_BLOCKS - 1)];
+    uint32_t marks;
+    if (!(d->memo && b && b->start == d->range_first && d->pc > b->start && d->pc <= b->last &&
+          d->pc - b->start <= UINT32_MAX && d->range_ninsn <= UINT32_MAX && fast_state(d) &&
+          (marks = memo_marks(d, w)) != TK_WALK_MEMO_NONE))
+        return follow_any(d, w);
+    marks |= TK_WALK_MEMO_INSIDE;
+    const tk_walk_memo_key key = {.start = b,
+                                  .map = d->branch_map,
+                                  .address = w->address,
+                                  .branches = d->branches | marks,
+                                  .stop_at_last_branch = d->stop_at_last_branch,
+                                  .from = (d->pc - b->start) << 32 | d->range_ninsn};
+    tk_walk_memo_slot *slot = tk_walk_memo_slot_for(d, b, w->address, marks);
+    if (tk_walk_memo_hit_inside(d, slot, &key))
+        return tk_walk_memo_replay(d, slot);
+    const uint32_t first = d->nblk;
+    const uint64_t flushes = d->flushes, ranges = d->ranges, insns = d->stats.instructions;
+    const int r = follow_any(d, w);
+    if (r == TK_OK && d->flushes == flushes && d->ranges == ranges &&
+        tk_walk_memo_second_sight(slot, &key))
+        tk_walk_memo_store(d, slot, &key, first, d->stats.instructions - insns);
+    return r;
 }
 
 int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
@@ -998,18 +1067,16 @@ int tk_dec_follow(tk_te_decoder *d, const tk_dec_walk *w)
      * (what follow_any checks first, in the order it does). Straight into the tight loop,
      * without the general path's frame. */
     const tk_bblock *b = d->stop_block;
-    if (!(d->blocks && b && b->start == d->pc && d->range_first == d->pc && !d->inferred_address &&
-          !d->p.o.branch_prediction && !d->pred_pending && !d->fail_pending &&
-          (!d->nblk || (d->blk_ev.priv == d->privilege && d->blk_ev.context == d->context))))
-        return follow_any(d, w);
+    if (!(b && b->start == d->pc && d->range_first == d->pc && fast_state(d)))
+        return d->blocks && d->pc != d->range_first ? follow_inside(d, w) : follow_any(d, w);
     /* The walk may have been done before with the same inputs (walk_memo.h): then its
-     * batch entries are handed over again. Only walks without the modes and flags that make
-     * the path depend on more than those inputs. */
+     * batch entries are handed over again. */
     tk_walk_memo_slot *slot = NULL;
-    if (w->plain && !d->p.o.implicit_return && !d->p.o.sijump) {
-        slot = tk_walk_memo_slot_for(d, b, w->address);
-        if (slot && tk_walk_memo_hit(d, slot, b, w->address))
+    const uint32_t marks = memo_marks(d, w);
+    if (marks != TK_WALK_MEMO_NONE) {
+        slot = tk_walk_memo_slot_for(d, b, w->address, marks);
+        if (slot && tk_walk_memo_hit(d, slot, b, w->address, marks))
             return tk_walk_memo_replay(d, slot);
     }
-    return follow_tight(d, w, b, slot);
+    return follow_tight(d, w, b, slot, marks);
 }

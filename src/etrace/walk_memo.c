@@ -9,11 +9,8 @@ void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_me
                         uint32_t first, uint64_t insns)
 {
     const uint32_t n = d->nblk - first;
-    /* The state a replay sets from the entries: a walk that stopped otherwise is not kept
-     * (an older walk in the slot stays valid). */
-    if (n == 0 || n > TK_WALK_MEMO_MAX || !d->last_valid ||
-        d->last_pc != d->blk[d->nblk - 1].block->last || d->pc != d->blk[d->nblk - 1].next ||
-        d->range_first != d->pc || d->range_ninsn != 1)
+    /* not kept (an older walk in the slot stays valid) */
+    if (n > TK_WALK_MEMO_MAX || !d->last_valid)
         return;
     d->memo_used = true;
     s->k = *k;
@@ -21,9 +18,14 @@ void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_me
     s->walk_uninf = d->walk_uninf;
     s->inferred_address = d->inferred_address;
     s->n = n;
-    s->used = k->branches - d->branches;
+    s->used = (k->branches & ~TK_WALK_MEMO_MARKS) - d->branches;
     s->insns = insns;
     s->stop = d->stop_block;
+    s->pc = d->pc;
+    s->range_first = d->range_first;
+    s->range_ninsn = d->range_ninsn;
+    s->last_pc = d->last_pc;
+    s->last_insn = d->last_insn;
     memcpy(s->e, d->blk + first, n * sizeof(*s->e));
 }
 

@@ -4,13 +4,14 @@
  * With block events and none of the optional modes that make the path depend on more than
  * the packet (implicit return, sequentially inferable jumps, branch prediction), the walk
  * that tk_dec_follow() does for a branch-map packet is a function of four things: the block
- * it starts at, the unresolved branch map, its length and the reported address. Programs
+ * it starts at, the unresolved branch map, its length and the reported address (and where
+ * in the block it starts, when an earlier walk stopped inside it, and the packet's flags but
+ * irreport). So is the walk of a format 3 sync that leaves the privilege as it is. Programs
  * spend their time in loops, so the same four come back again and again, and the walk that
  * followed them (each block, its successor, its branch outcome) can be handed to the sink
  * again as the same batch entries, without walking: the sink sees exactly the events the
- * walk would have sent, and the decoder is left as the walk left it. Only walks that the
- * tight loop did from start to end are kept (it leaves nothing but what a slot records);
- * walks that needed the general path, or longer than TK_WALK_MEMO_MAX blocks, run every
+ * walk would have sent, and the decoder is left as the walk left it. Walks that sent
+ * anything but whole blocks (a range event), or longer than TK_WALK_MEMO_MAX blocks, run every
  * time. */
 #ifndef TK_ETRACE_WALK_MEMO_H
 #define TK_ETRACE_WALK_MEMO_H
@@ -25,69 +26,120 @@
  * between them fits: loops with calls in them repeat such walks whole). */
 #define TK_WALK_MEMO_MAX 48u
 
-/* The inputs of a walk: the block it starts at, the branch map, its length, whether it is a
- * map without address, and the reported address. */
+/* Marks of a walk in its key's branches word, above the count of branches (at most 63). The
+ * flags of the packet that change where arrive() stops: notify, updiscon, and a format 3 sync
+ * at which the privilege stays (it stops on reaching the address with the branches the sync
+ * leaves, whatever the other conditions). */
+#define TK_WALK_MEMO_UPDISCON (1u << 28)
+#define TK_WALK_MEMO_NOTIFY (1u << 29)
+#define TK_WALK_MEMO_FMT3 (1u << 30)
+/* A walk that starts inside its start block, after an earlier one stopped there (at the
+ * instruction before a sync's address, at a full map's last branch, at a sync's address):
+ * from says where. */
+#define TK_WALK_MEMO_INSIDE (1u << 31)
+#define TK_WALK_MEMO_MARKS                                                                         \
+    (TK_WALK_MEMO_UPDISCON | TK_WALK_MEMO_NOTIFY | TK_WALK_MEMO_FMT3 | TK_WALK_MEMO_INSIDE)
+/* Not a mark: a walk the memo does not keep. */
+#define TK_WALK_MEMO_NONE UINT32_MAX
+
+/* The inputs of a walk: the block it starts at, the branch map, its length with the marks
+ * above, whether it is a map without address, the reported address, and for a walk starting
+ * inside its block, pc's offset in it (high half) and the instructions reached there
+ * (range_ninsn, low half): 0 for the others. */
 typedef struct tk_walk_memo_key {
     const tk_bblock *start;
     uint64_t map;
     uint64_t address;
     uint32_t branches;
     bool stop_at_last_branch;
+    uint64_t from;
 } tk_walk_memo_key;
 
 typedef struct tk_walk_memo_slot {
     tk_walk_memo_key k; /* NULL start for an empty slot */
-    /* What the walk left: the batch entries (the last one's block is the instruction
-     * executed last, its next the pc it stopped at), the branch map (bits used, and whether
-     * the last bit of a map without address is still to come), the flags arrive() sets, the
-     * block at pc, and the instructions. */
+    /* What the walk left: the batch entries, the branch map (bits used, and whether the last
+     * bit of a map without address is still to come), the flags arrive() sets, the block at
+     * pc, and the instructions. */
     bool stop_at_last_branch_after;
     bool walk_uninf;
     bool inferred_address;
     uint32_t n;
     uint32_t used;
+    uint32_t seen; /* tk_walk_memo_second_sight's tag (in what was padding) */
     uint64_t insns;
     const tk_bblock *stop;
+    /* Where it stopped: pc, the reached instructions not yet emitted (range_first..pc,
+     * range_ninsn) and the one executed before pc. Kept, not derived from the last entry:
+     * a walk may stop inside a block (the instruction before a format 3 sync's address is
+     * often the last of one), with its range still open. */
+    uint64_t pc, range_first, range_ninsn, last_pc;
+    tk_rv_insn last_insn;
     tk_block_exec e[TK_WALK_MEMO_MAX];
 } tk_walk_memo_slot;
 
-/* The slot a walk from start to address with the decoder's branch map is remembered in, or
- * would be; NULL when the memo could not be allocated (the walk then runs every time). */
+/* The slot a walk from start to address with the decoder's branch map and the marks is
+ * remembered in, or would be; NULL when the memo could not be allocated (the walk then runs
+ * every time). */
 static inline tk_walk_memo_slot *tk_walk_memo_slot_for(tk_te_decoder *d, const tk_bblock *start,
-                                                       uint64_t address)
+                                                       uint64_t address, uint32_t marks)
 {
     if (!d->memo)
         return NULL;
     uint64_t k = ((uint64_t)start->id << 32) ^ d->branch_map * 0x9e3779b97f4a7c15ull ^
-                 address * 0xc2b2ae3d27d4eb4full ^ d->branches;
+                 address * 0xc2b2ae3d27d4eb4full ^ (d->branches | marks);
     k *= 0xd6e8feb86659fd93ull;
     return &d->memo[k >> (64 - TK_WALK_MEMO_BITS)];
 }
 
 /* Whether slot s holds the walk from start to address with the decoder's branch map (and
- * whether it is a map without address). */
+ * whether it is a map without address) and the marks. A walk that starts inside its block
+ * (TK_WALK_MEMO_INSIDE) has its from compared as well (tk_walk_memo_hit_inside). */
 static inline bool tk_walk_memo_hit(const tk_te_decoder *d, const tk_walk_memo_slot *s,
-                                    const tk_bblock *start, uint64_t address)
+                                    const tk_bblock *start, uint64_t address, uint32_t marks)
 {
     return s->k.start == start && s->k.address == address && s->k.map == d->branch_map &&
-           s->k.branches == d->branches && s->k.stop_at_last_branch == d->stop_at_last_branch;
+           s->k.branches == (d->branches | marks) &&
+           s->k.stop_at_last_branch == d->stop_at_last_branch;
+}
+
+static inline bool tk_walk_memo_hit_inside(const tk_te_decoder *d, const tk_walk_memo_slot *s,
+                                           const tk_walk_memo_key *k)
+{
+    return tk_walk_memo_hit(d, s, k->start, k->address, k->branches & TK_WALK_MEMO_MARKS) &&
+           s->k.from == k->from;
+}
+
+/* Whether a walk that starts inside its block, and that slot s does not hold, is to be kept
+ * there: the second time its key comes to the slot in a row. Many such walks never come again
+ * (after a full map without address, in loops whose branches depend on data), and writing
+ * one out costs more in cache misses than walking it; the first time, only a tag of its key
+ * is left in the slot. (What is kept changes how fast, never what the decoder sends.) */
+static inline bool tk_walk_memo_second_sight(tk_walk_memo_slot *s, const tk_walk_memo_key *k)
+{
+    uint64_t h = (k->map ^ k->from) * 0x9e3779b97f4a7c15ull ^ k->address ^ k->branches ^
+                 (uint64_t)(uintptr_t)k->start;
+    h *= 0xc2b2ae3d27d4eb4full;
+    const uint32_t tag = (uint32_t)(h >> 32) | 1u;
+    if (s->seen == tag)
+        return true;
+    s->seen = tag;
+    return false;
 }
 
 /* What the remembered walk left in the decoder (its entries are in the batch). */
 static inline void tk_walk_memo_restore(tk_te_decoder *d, const tk_walk_memo_slot *s)
 {
-    const tk_block_exec *x = &s->e[s->n - 1];
-    const tk_bblock *done = x->block;
     d->branch_map >>= s->used;
     d->branches -= s->used;
     d->stop_at_last_branch = s->stop_at_last_branch_after;
     d->walk_uninf = s->walk_uninf;
     d->inferred_address = s->inferred_address;
-    d->last_insn = done->term;
-    d->last_pc = done->last;
+    d->last_insn = s->last_insn;
+    d->last_pc = s->last_pc;
     d->last_valid = true;
-    d->pc = d->range_first = x->next;
-    d->range_ninsn = 1;
+    d->pc = s->pc;
+    d->range_first = s->range_first;
+    d->range_ninsn = s->range_ninsn;
     d->stop_block = s->stop;
     d->stats.walks_replayed++;
 }
@@ -112,7 +164,7 @@ static inline int tk_walk_memo_replay(tk_te_decoder *d, const tk_walk_memo_slot 
 
 /* Remember the walk that just ended in slot s: its inputs were k, its batch entries are
  * d->blk[first..d->nblk) (the batch was not flushed during it), insns instructions. Walks
- * that retired no block or more than TK_WALK_MEMO_MAX are not kept. */
+ * that retired more than TK_WALK_MEMO_MAX blocks are not kept. */
 void tk_walk_memo_store(tk_te_decoder *d, tk_walk_memo_slot *s, const tk_walk_memo_key *k,
                         uint32_t first, uint64_t insns);
 
