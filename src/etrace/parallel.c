@@ -146,9 +146,15 @@ static bool add_piece(cuts *c, size_t start, uint64_t index)
         c->v = nv;
         c->cap = cap;
     }
-    piece *pc = calloc(1, sizeof(*pc));
+    /* Cache lines of their own: a worker writes its piece's packet count as it goes while
+     * another reads the next piece's sink for every event it forwards; pieces are made one
+     * after the other, and the end of one and the start of the next shared a line. */
+    enum { LINE = 64 };
+    const size_t size = (sizeof(piece) + LINE - 1) / LINE * LINE;
+    piece *pc = aligned_alloc(LINE, size);
     if (!pc)
         return false;
+    memset(pc, 0, size);
     pc->start = start;
     pc->first_index = index;
     if (c->n)
