@@ -89,6 +89,17 @@ else
     echo "  trc_pkt_lister (libopencsd-bin) or /usr/bin/time not installed: no comparison"
 fi
 
+# The bound the packet parser's serial step chain sets (bench/etm4_walk.c): the boundary walk
+# alone, one walk and two interleaved walks, in MB/s of the source's deformatted bytes.
+if [ -f "$BUILD/src/libtracekit.a" ] && command -v cc >/dev/null; then
+    WALK=$BUILD/etm4_walk
+    if cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -I"$HERE/include" -I"$HERE/src" \
+        "$HERE/bench/etm4_walk.c" "$BUILD/src/libtracekit.a" $(pkg-config --libs libdw libelf) \
+        -lz -lpthread -lm -o "$WALK"; then
+        "$WALK" "$SS" 12 100 | sed 's/^/  /'
+    fi
+fi
+
 # profile --jobs 2 (the second decode pass on one thread, the profile collector on another)
 # against -j 1: wall time of the whole command (callgrind file), median of 5 alternated runs;
 # the two files must be identical.
