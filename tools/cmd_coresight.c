@@ -264,7 +264,7 @@ static ssize_t membuf_write(void *cookie, const char *buf, size_t n)
 typedef struct piece_out {
     cli c; /* first: the sink is &c */
     membuf out, err;
-    tk_obuf ranges;
+    tk_obuf ranges;         /* --format ranges: the lines, formatted in place (memory mode) */
     struct piece_out *next; /* in the pool */
 } piece_out;
 
@@ -282,6 +282,7 @@ static void piece_free(piece_out *p)
         fclose(p->c.err);
     free(p->out.p);
     free(p->err.p);
+    tk_obuf_free_mem(&p->ranges);
     free(p);
 }
 
@@ -290,7 +291,7 @@ static void piece_drop(void *ctx, void *sink)
 {
     jobs_ctx *j = ctx;
     piece_out *p = sink;
-    tk_obuf_init(&p->ranges, p->c.out); /* its lines are dropped too */
+    tk_obuf_clear_mem(&p->ranges); /* its lines are dropped too */
     fflush(p->c.out);
     fflush(p->c.err);
     p->out.len = p->err.len = 0;
@@ -312,6 +313,7 @@ static tk_status piece_new(void *ctx, tk_event_fn *fn, void **sink)
         const cookie_io_functions_t io = {.write = membuf_write};
         if (!(p = calloc(1, sizeof(*p))))
             return TK_ERR_NOMEM;
+        tk_obuf_init_mem(&p->ranges);
         p->c.out = fopencookie(&p->out, "w", io);
         p->c.err = fopencookie(&p->err, "w", io);
         if (!p->c.out || !p->c.err) {
@@ -320,7 +322,6 @@ static tk_status piece_new(void *ctx, tk_event_fn *fn, void **sink)
         }
     }
     p->c.format_ranges = j->c->format_ranges;
-    tk_obuf_init(&p->ranges, p->c.out);
     p->c.range_lines = &p->ranges;
     p->c.errors = p->c.mismatches = 0;
     p->c.first_error = 0;
@@ -335,8 +336,7 @@ static tk_status piece_done(void *ctx, void *sink, uint64_t packet_base)
     cli *c = j->c;
     (void)packet_base; /* the listing has byte offsets, not packet indexes */
     piece_out *p = sink;
-    tk_obuf_flush(&p->ranges);
-    if (fflush(p->c.out) || fflush(p->c.err))
+    if (p->ranges.failed || fflush(p->c.out) || fflush(p->c.err))
         return TK_ERR_NOMEM;
     if (p->c.errors && (!c->errors || p->c.first_error < c->first_error))
         c->first_error = p->c.first_error;
@@ -344,7 +344,12 @@ static tk_status piece_done(void *ctx, void *sink, uint64_t packet_base)
     c->mismatches += p->c.mismatches;
     if (p->err.len)
         fwrite(p->err.p, 1, p->err.len, c->err);
-    const bool ok = !p->out.len || fwrite(p->out.p, 1, p->out.len, c->out) == p->out.len;
+    /* (with --format ranges, the piece's only output is its lines) */
+    bool ok = !p->out.len || fwrite(p->out.p, 1, p->out.len, c->out) == p->out.len;
+    if (ok && p->ranges.n) {
+        tk_obuf_flush(c->range_lines); /* (empty: the serial part before the pieces) */
+        ok = fwrite(p->ranges.p, 1, p->ranges.n, c->out) == p->ranges.n;
+    }
     piece_drop(ctx, p);
     return ok ? TK_OK : TK_ERR_IO;
 }
