@@ -19,6 +19,9 @@ typedef struct cli {
     FILE *err; /* error lines of events (stderr; in memory for a piece of --jobs) */
     int format_ranges;
     tk_obuf *range_lines; /* --format ranges: the lines go to out through this buffer */
+    int64_t prefix_id;    /* the trace ID prefix_text is for (-1: none yet) */
+    char prefix_text[16]; /* "0x<id> 0x": how a range line starts (prefix_len bytes) */
+    unsigned prefix_len;
     unsigned long errors;
     unsigned long mismatches; /* decode errors saying trace and memory images disagree */
     /* --stats: count instead of printing */
@@ -79,34 +82,60 @@ static tk_status print_packet(void *ctx, const tk_etm4_packet *p)
     return TK_OK;
 }
 
+/* An error event: counted, and a line on err. */
+static void print_error(cli *c, const tk_event *ev)
+{
+    note_error(c, ev->byte_offset);
+    c->mismatches += ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_BAD_INSN;
+    fprintf(c->err, "[%llu, 0x%llx: %s: %s]\n", (unsigned long long)ev->byte_offset,
+            (unsigned long long)ev->first, tk_strerror(ev->status), ev->message ? ev->message : "");
+}
+
+/* A range line of --format ranges, "0x%x 0x%llx 0x%llx %llu\n", formatted by hand and
+ * written in large blocks: millions of lines (an fwrite each was 60% of a run; the fields by
+ * tk_put_hex/tk_put_dec most of the rest). The "0x<id> 0x" start is made once per trace ID. */
+static inline void put_range_line(cli *c, const tk_event *ev)
+{
+    if (TK_UNLIKELY(c->prefix_id != (int64_t)ev->trace_id)) {
+        char t[32]; /* (tk_put_hex stores 8 bytes at a time) */
+        memcpy(t, "0x", 2);
+        char *q = tk_put_hex(t + 2, ev->trace_id);
+        memcpy(q, " 0x", 3);
+        c->prefix_len = (unsigned)(q + 3 - t); /* at most 13 */
+        memcpy(c->prefix_text, t, sizeof(c->prefix_text));
+        c->prefix_id = (int64_t)ev->trace_id;
+    }
+    char *p = tk_obuf_line(c->range_lines);
+    memcpy(p, c->prefix_text, sizeof(c->prefix_text));
+    p = tk_put_hex(p + c->prefix_len, ev->first);
+    memcpy(p, " 0x", 3);
+    p = tk_put_hex(p + 3, ev->last);
+    *p = ' ';
+    p = tk_put_dec(p + 1, ev->ninsn);
+    *p++ = '\n';
+    tk_obuf_done(c->range_lines, p);
+}
+
+/* --format ranges: range lines, and errors to err. */
+static tk_status print_range(void *ctx, const tk_event *ev)
+{
+    cli *c = ctx;
+    if (TK_LIKELY(ev->kind == TK_EV_RANGE)) {
+        put_range_line(c, ev);
+        return TK_OK;
+    }
+    if (ev->kind == TK_EV_ERROR)
+        print_error(c, ev);
+    return TK_OK;
+}
+
 static tk_status print_event(void *ctx, const tk_event *ev)
 {
     cli *c = ctx;
-    if (ev->kind == TK_EV_ERROR) {
-        note_error(c, ev->byte_offset);
-        c->mismatches += ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_BAD_INSN;
-        fprintf(c->err, "[%llu, 0x%llx: %s: %s]\n", (unsigned long long)ev->byte_offset,
-                (unsigned long long)ev->first, tk_strerror(ev->status),
-                ev->message ? ev->message : "");
-    }
-    if (c->format_ranges) {
-        if (ev->kind == TK_EV_RANGE) {
-            /* "0x%x 0x%llx 0x%llx %llu\n", formatted by hand and written in large blocks:
-             * millions of lines (an fwrite each was 60% of a run) */
-            char *p = tk_obuf_line(c->range_lines);
-            memcpy(p, "0x", 2);
-            p = tk_put_hex(p + 2, ev->trace_id);
-            memcpy(p, " 0x", 3);
-            p = tk_put_hex(p + 3, ev->first);
-            memcpy(p, " 0x", 3);
-            p = tk_put_hex(p + 3, ev->last);
-            *p++ = ' ';
-            p = tk_put_dec(p, ev->ninsn);
-            *p++ = '\n';
-            tk_obuf_done(c->range_lines, p);
-        }
-        return TK_OK;
-    }
+    if (c->format_ranges)
+        return print_range(ctx, ev);
+    if (ev->kind == TK_EV_ERROR)
+        print_error(c, ev);
     switch (ev->kind) {
     case TK_EV_RANGE:
         fprintf(c->out, "%llu\t0x%02x\trange 0x%llx 0x%llx %llu%s\n",
@@ -325,7 +354,8 @@ static tk_status piece_new(void *ctx, tk_event_fn *fn, void **sink)
     p->c.range_lines = &p->ranges;
     p->c.errors = p->c.mismatches = 0;
     p->c.first_error = 0;
-    *fn = print_event;
+    p->c.prefix_id = -1;
+    *fn = p->c.format_ranges ? print_range : print_event;
     *sink = &p->c;
     return TK_OK;
 }
@@ -455,6 +485,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     cli c = {.out = stdout,
              .err = stderr,
              .format_ranges = !strcmp(format, "ranges"),
+             .prefix_id = -1,
              .range_lines = ranges};
     tk_etm4_run_opts o;
     memset(&o, 0, sizeof(o));
@@ -463,7 +494,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
     o.id = (int)in.id;
     o.decode = decode;
     o.on_packet = decode ? NULL : print_packet;
-    o.on_event = print_event;
+    o.on_event = c.format_ranges ? print_range : print_event;
     o.on_frame_error = frame_error;
     o.ctx = &c;
     if (repeat) {

@@ -52,6 +52,11 @@ static inline char *tk_put_dec(char *p, uint64_t v)
         *p = (char)('0' + v);
         return p + 1;
     }
+    if (v < 100) { /* most of the rest (instructions per range) */
+        p[0] = (char)('0' + v / 10);
+        p[1] = (char)('0' + v % 10);
+        return p + 2;
+    }
     char tmp[20];
     unsigned n = 0;
     do
