@@ -40,8 +40,12 @@ static tk_status on_packet(void *c, const tk_etm4_packet *pkt)
     TK_FUZZ_CHECK(x->packets == 0 || pkt->index >= x->last_index);
     x->last_index = pkt->index;
     x->packets++;
-    char text[256];
-    TK_FUZZ_CHECK(tk_etm4_pkt_format(pkt, text, sizeof(text)) >= 0);
+    char text[256], general[95];
+    const int n = tk_etm4_pkt_format(pkt, text, sizeof(text));
+    TK_FUZZ_CHECK(n >= 0);
+    /* with less room: the same text, cut as snprintf would cut it */
+    const int ng = tk_etm4_pkt_format(pkt, general, sizeof(general));
+    TK_FUZZ_CHECK(ng >= (int)sizeof(general) || (ng == n && !strcmp(text, general)));
     return x->dec ? tk_etm4_decoder_packet(x->dec, pkt) : TK_OK;
 }
 

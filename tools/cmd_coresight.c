@@ -15,10 +15,10 @@
 #include "util/hex.h"
 
 typedef struct cli {
-    FILE *out;
+    FILE *out; /* where the listing goes (stdout; a piece of --jobs: unused, see lines) */
     FILE *err; /* error lines of events (stderr; in memory for a piece of --jobs) */
     int format_ranges;
-    tk_obuf *range_lines; /* --format ranges: the lines go to out through this buffer */
+    tk_obuf *lines;       /* the listing: its lines go to out through this buffer */
     int64_t prefix_id;    /* the trace ID prefix_text is for (-1: none yet) */
     char prefix_text[16]; /* "0x<id> 0x": how a range line starts (prefix_len bytes) */
     unsigned prefix_len;
@@ -71,14 +71,45 @@ static void usage(FILE *f, const char *cmd)
             cmd);
 }
 
+/* "<byte offset>\t0x<id, two digits at least>\t" at the start of a line of the listing. */
+static char *line_start(cli *c, uint64_t offset, uint32_t id)
+{
+    char *q = tk_put_dec(tk_obuf_line(c->lines), offset);
+    memcpy(q, "\t0x", 3);
+    q += 3;
+    if (id < 0x10)
+        *q++ = '0';
+    q = tk_put_hex(q, id);
+    *q++ = '\t';
+    return q;
+}
+
+/* The rest of a line whose start line_start wrote: text, which may be long (an error's
+ * message), and the newline. */
+static void line_end(cli *c, char *q, const char *text, size_t len)
+{
+    if (len <= 64) {
+        memcpy(q, text, len);
+        q[len] = '\n';
+        tk_obuf_done(c->lines, q + len + 1);
+        return;
+    }
+    tk_obuf_done(c->lines, q);
+    tk_obuf_mem(c->lines, text, len);
+    tk_obuf_mem(c->lines, "\n", 1);
+}
+
 static tk_status print_packet(void *ctx, const tk_etm4_packet *p)
 {
     cli *c = ctx;
     char text[256];
     if (tk_etm4_pkt_is_error(p))
         note_error(c, p->index); /* listed as the parser gives it; the exit status says it */
-    tk_etm4_pkt_format(p, text, sizeof(text));
-    fprintf(c->out, "%llu\t0x%02x\t%s\n", (unsigned long long)p->index, p->trace_id, text);
+    const int n = tk_etm4_pkt_format(p, text, sizeof(text));
+    line_end(c, line_start(c, p->index, p->trace_id), text,
+             n < 0                      ? 0
+             : (size_t)n < sizeof(text) ? (size_t)n
+                                        : sizeof(text) - 1);
     return TK_OK;
 }
 
@@ -105,7 +136,7 @@ static inline void put_range_line(cli *c, const tk_event *ev)
         memcpy(c->prefix_text, t, sizeof(c->prefix_text));
         c->prefix_id = (int64_t)ev->trace_id;
     }
-    char *p = tk_obuf_line(c->range_lines);
+    char *p = tk_obuf_line(c->lines);
     memcpy(p, c->prefix_text, sizeof(c->prefix_text));
     p = tk_put_hex(p + c->prefix_len, ev->first);
     memcpy(p, " 0x", 3);
@@ -113,7 +144,7 @@ static inline void put_range_line(cli *c, const tk_event *ev)
     *p = ' ';
     p = tk_put_dec(p + 1, ev->ninsn);
     *p++ = '\n';
-    tk_obuf_done(c->range_lines, p);
+    tk_obuf_done(c->lines, p);
 }
 
 /* --format ranges: range lines, and errors to err. */
@@ -136,42 +167,54 @@ static tk_status print_event(void *ctx, const tk_event *ev)
         return print_range(ctx, ev);
     if (ev->kind == TK_EV_ERROR)
         print_error(c, ev);
+    char text[512];
+    int n;
     switch (ev->kind) {
-    case TK_EV_RANGE:
-        fprintf(c->out, "%llu\t0x%02x\trange 0x%llx 0x%llx %llu%s\n",
-                (unsigned long long)ev->byte_offset, ev->trace_id, (unsigned long long)ev->first,
-                (unsigned long long)ev->last, (unsigned long long)ev->ninsn,
-                ev->taken ? " taken" : "");
-        break;
+    case TK_EV_RANGE: {
+        /* most lines: formatted in place */
+        char *q = line_start(c, ev->byte_offset, ev->trace_id);
+        memcpy(q, "range 0x", 8);
+        q = tk_put_hex(q + 8, ev->first);
+        memcpy(q, " 0x", 3);
+        q = tk_put_hex(q + 3, ev->last);
+        *q = ' ';
+        q = tk_put_dec(q + 1, ev->ninsn);
+        if (ev->taken) {
+            memcpy(q, " taken", 6);
+            q += 6;
+        }
+        *q++ = '\n';
+        tk_obuf_done(c->lines, q);
+        return TK_OK;
+    }
     case TK_EV_TRAP:
-        fprintf(c->out, "%llu\t0x%02x\texception %u ret 0x%llx\n",
-                (unsigned long long)ev->byte_offset, ev->trace_id, ev->cause,
-                (unsigned long long)ev->first);
+        n = snprintf(text, sizeof(text), "exception %u ret 0x%llx", ev->cause,
+                     (unsigned long long)ev->first);
         break;
     case TK_EV_CONTEXT:
-        fprintf(c->out, "%llu\t0x%02x\tcontext el=%u cid=0x%llx\n",
-                (unsigned long long)ev->byte_offset, ev->trace_id, ev->priv,
-                (unsigned long long)ev->context);
+        n = snprintf(text, sizeof(text), "context el=%u cid=0x%llx", ev->priv,
+                     (unsigned long long)ev->context);
         break;
     case TK_EV_TRACE_ON:
-        fprintf(c->out, "%llu\t0x%02x\ttrace-on\n", (unsigned long long)ev->byte_offset,
-                ev->trace_id);
+        n = snprintf(text, sizeof(text), "trace-on");
         break;
     case TK_EV_TIMESTAMP:
-        fprintf(c->out, "%llu\t0x%02x\ttimestamp 0x%llx\n", (unsigned long long)ev->byte_offset,
-                ev->trace_id, (unsigned long long)ev->time);
+        n = snprintf(text, sizeof(text), "timestamp 0x%llx", (unsigned long long)ev->time);
         break;
     case TK_EV_LOST:
-        fprintf(c->out, "%llu\t0x%02x\toverflow\n", (unsigned long long)ev->byte_offset,
-                ev->trace_id);
+        n = snprintf(text, sizeof(text), "overflow");
         break;
     case TK_EV_ERROR:
-        fprintf(c->out, "%llu\t0x%02x\terror %s\n", (unsigned long long)ev->byte_offset,
-                ev->trace_id, ev->message ? ev->message : tk_strerror(ev->status));
+        n = snprintf(text, sizeof(text), "error %s",
+                     ev->message ? ev->message : tk_strerror(ev->status));
         break;
     default:
-        break;
+        return TK_OK;
     }
+    line_end(c, line_start(c, ev->byte_offset, ev->trace_id), text,
+             n < 0                      ? 0
+             : (size_t)n < sizeof(text) ? (size_t)n
+                                        : sizeof(text) - 1);
     return TK_OK;
 }
 
@@ -292,8 +335,8 @@ static ssize_t membuf_write(void *cookie, const char *buf, size_t n)
 
 typedef struct piece_out {
     cli c; /* first: the sink is &c */
-    membuf out, err;
-    tk_obuf ranges;         /* --format ranges: the lines, formatted in place (memory mode) */
+    membuf err;
+    tk_obuf lines;          /* its listing, formatted in place (memory mode) */
     struct piece_out *next; /* in the pool */
 } piece_out;
 
@@ -305,13 +348,10 @@ typedef struct jobs_ctx {
 
 static void piece_free(piece_out *p)
 {
-    if (p->c.out)
-        fclose(p->c.out);
     if (p->c.err)
         fclose(p->c.err);
-    free(p->out.p);
     free(p->err.p);
-    tk_obuf_free_mem(&p->ranges);
+    tk_obuf_free_mem(&p->lines);
     free(p);
 }
 
@@ -320,10 +360,9 @@ static void piece_drop(void *ctx, void *sink)
 {
     jobs_ctx *j = ctx;
     piece_out *p = sink;
-    tk_obuf_clear_mem(&p->ranges); /* its lines are dropped too */
-    fflush(p->c.out);
+    tk_obuf_clear_mem(&p->lines); /* its lines are dropped too */
     fflush(p->c.err);
-    p->out.len = p->err.len = 0;
+    p->err.len = 0;
     pthread_mutex_lock(&j->mu);
     p->next = j->pool;
     j->pool = p;
@@ -342,16 +381,15 @@ static tk_status piece_new(void *ctx, tk_event_fn *fn, void **sink)
         const cookie_io_functions_t io = {.write = membuf_write};
         if (!(p = calloc(1, sizeof(*p))))
             return TK_ERR_NOMEM;
-        tk_obuf_init_mem(&p->ranges);
-        p->c.out = fopencookie(&p->out, "w", io);
+        tk_obuf_init_mem(&p->lines);
         p->c.err = fopencookie(&p->err, "w", io);
-        if (!p->c.out || !p->c.err) {
+        if (!p->c.err) {
             piece_free(p);
             return TK_ERR_NOMEM;
         }
     }
     p->c.format_ranges = j->c->format_ranges;
-    p->c.range_lines = &p->ranges;
+    p->c.lines = &p->lines;
     p->c.errors = p->c.mismatches = 0;
     p->c.first_error = 0;
     p->c.prefix_id = -1;
@@ -366,7 +404,7 @@ static tk_status piece_done(void *ctx, void *sink, uint64_t packet_base)
     cli *c = j->c;
     (void)packet_base; /* the listing has byte offsets, not packet indexes */
     piece_out *p = sink;
-    if (p->ranges.failed || fflush(p->c.out) || fflush(p->c.err))
+    if (p->lines.failed || fflush(p->c.err))
         return TK_ERR_NOMEM;
     if (p->c.errors && (!c->errors || p->c.first_error < c->first_error))
         c->first_error = p->c.first_error;
@@ -374,11 +412,10 @@ static tk_status piece_done(void *ctx, void *sink, uint64_t packet_base)
     c->mismatches += p->c.mismatches;
     if (p->err.len)
         fwrite(p->err.p, 1, p->err.len, c->err);
-    /* (with --format ranges, the piece's only output is its lines) */
-    bool ok = !p->out.len || fwrite(p->out.p, 1, p->out.len, c->out) == p->out.len;
-    if (ok && p->ranges.n) {
-        tk_obuf_flush(c->range_lines); /* (empty: the serial part before the pieces) */
-        ok = fwrite(p->ranges.p, 1, p->ranges.n, c->out) == p->ranges.n;
+    bool ok = true;
+    if (p->lines.n) {
+        tk_obuf_flush(c->lines); /* (empty: the serial part before the pieces) */
+        ok = fwrite(p->lines.p, 1, p->lines.n, c->out) == p->lines.n;
     }
     piece_drop(ctx, p);
     return ok ? TK_OK : TK_ERR_IO;
@@ -486,7 +523,7 @@ static int run(int argc, char **argv, const char *cmd, int decode)
              .err = stderr,
              .format_ranges = !strcmp(format, "ranges"),
              .prefix_id = -1,
-             .range_lines = ranges};
+             .lines = ranges};
     tk_etm4_run_opts o;
     memset(&o, 0, sizeof(o));
     o.size = sizeof(o);

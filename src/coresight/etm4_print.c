@@ -2,8 +2,10 @@
 /* Names and one-line text of ETMv4 packets (for `tracekit dump`). The field names are
  * tracekit's own; the packet names follow the I_* names used across ETMv4 tools. */
 #include <stdio.h>
+#include <string.h>
 
 #include "tracekit/etm4.h"
+#include "util/hex.h"
 
 static const char *const names[TK_ETM4_PKT_TYPE_COUNT] = {
     [TK_ETM4_NOT_SYNC] = "I_NOT_SYNC",
@@ -103,7 +105,77 @@ static size_t put_ctx(char *buf, size_t size, size_t pos, const tk_etm4_packet *
     return pos;
 }
 
+static int format_general(const tk_etm4_packet *p, char *buf, size_t size);
+
+/* The packets that make up nearly all of a listing, written without snprintf (whose format
+ * parsing was most of `tracekit dump`'s time): the same text as the general path below. buf
+ * has room for the longest of them (96 bytes: tk_put_hex stores 8 bytes at a time). Returns
+ * the length, or -1 for a packet this does not write. */
+static int format_common(const tk_etm4_packet *p, char *buf)
+{
+    const char *name = tk_etm4_pkt_name((tk_etm4_pkt_type)p->type);
+    const size_t nlen = strlen(name);
+    char *q = buf;
+    switch (p->type) {
+    case TK_ETM4_ATOM_F1:
+    case TK_ETM4_ATOM_F2:
+    case TK_ETM4_ATOM_F3:
+    case TK_ETM4_ATOM_F4:
+    case TK_ETM4_ATOM_F5:
+    case TK_ETM4_ATOM_F6:
+        if (p->atom_num > 32)
+            return -1; /* (not a packet the parser makes: the general path) */
+        memcpy(q, name, nlen);
+        memcpy(q + nlen, " atoms=", 7);
+        q += nlen + 7;
+        for (unsigned i = 0; i < p->atom_num; i++)
+            *q++ = (p->atoms >> i) & 1 ? 'E' : 'N';
+        break;
+    case TK_ETM4_ADDR_S_IS0:
+    case TK_ETM4_ADDR_S_IS1:
+    case TK_ETM4_ADDR_L_32IS0:
+    case TK_ETM4_ADDR_L_32IS1:
+    case TK_ETM4_ADDR_L_64IS0:
+    case TK_ETM4_ADDR_L_64IS1:
+        memcpy(q, name, nlen);
+        memcpy(q + nlen, " addr=0x", 8);
+        q = tk_put_hex(q + nlen + 8, p->addr);
+        memcpy(q, " bits=", 6);
+        q = tk_put_dec(q + 6, p->addr_bits);
+        break;
+    case TK_ETM4_ADDR_MATCH:
+        memcpy(q, name, nlen);
+        memcpy(q + nlen, " match=", 7);
+        q = tk_put_dec(q + nlen + 7, p->match_idx);
+        memcpy(q, " addr=0x", 8);
+        q = tk_put_hex(q + 8, p->addr);
+        break;
+    default:
+        return -1;
+    }
+    *q = 0;
+    return (int)(q - buf);
+}
+
 int tk_etm4_pkt_format(const tk_etm4_packet *p, char *buf, size_t size)
+{
+    if (size >= 96) {
+        const int n = format_common(p, buf);
+        return n >= 0 ? n : format_general(p, buf, size);
+    }
+    char tmp[96];
+    const int n = format_common(p, tmp);
+    if (n < 0)
+        return format_general(p, buf, size);
+    if (size) { /* as snprintf: as much as fits, and the whole length */
+        const size_t k = (size_t)n < size ? (size_t)n : size - 1;
+        memcpy(buf, tmp, k);
+        buf[k] = 0;
+    }
+    return n;
+}
+
+static int format_general(const tk_etm4_packet *p, char *buf, size_t size)
 {
     size_t pos = 0;
     if (size)
@@ -154,7 +226,7 @@ int tk_etm4_pkt_format(const tk_etm4_packet *p, char *buf, size_t size)
             PUT(" cancel=%u", p->cancel);
         if (p->atom_num) {
             PUT(" atoms=");
-            for (unsigned i = 0; i < p->atom_num; i++)
+            for (unsigned i = 0; i < p->atom_num && i < 32; i++)
                 PUT("%c", (p->atoms >> i) & 1 ? 'E' : 'N');
         }
         break;
@@ -163,9 +235,9 @@ int tk_etm4_pkt_format(const tk_etm4_packet *p, char *buf, size_t size)
     case TK_ETM4_ATOM_F3:
     case TK_ETM4_ATOM_F4:
     case TK_ETM4_ATOM_F5:
-    case TK_ETM4_ATOM_F6:
+    case TK_ETM4_ATOM_F6: /* (more than 32 atoms: not a packet the parser makes) */
         PUT(" atoms=");
-        for (unsigned i = 0; i < p->atom_num; i++)
+        for (unsigned i = 0; i < p->atom_num && i < 32; i++) /* (atoms holds 32) */
             PUT("%c", (p->atoms >> i) & 1 ? 'E' : 'N');
         break;
     case TK_ETM4_CTXT:
@@ -178,7 +250,6 @@ int tk_etm4_pkt_format(const tk_etm4_packet *p, char *buf, size_t size)
         PUT(" addr=0x%llx", (unsigned long long)p->addr);
         pos = put_ctx(buf, size, pos, p);
         break;
-    case TK_ETM4_ADDR_MATCH:
     case TK_ETM4_SRC_ADDR_MATCH:
         PUT(" match=%u addr=0x%llx", p->match_idx, (unsigned long long)p->addr);
         break;
@@ -196,14 +267,6 @@ int tk_etm4_pkt_format(const tk_etm4_packet *p, char *buf, size_t size)
         break;
     case TK_ETM4_ITE:
         PUT(" el=%u value=0x%llx", p->value, (unsigned long long)p->ite_value);
-        break;
-    case TK_ETM4_ADDR_S_IS0:
-    case TK_ETM4_ADDR_S_IS1:
-    case TK_ETM4_ADDR_L_32IS0:
-    case TK_ETM4_ADDR_L_32IS1:
-    case TK_ETM4_ADDR_L_64IS0:
-    case TK_ETM4_ADDR_L_64IS1:
-        PUT(" addr=0x%llx bits=%u", (unsigned long long)p->addr, p->addr_bits);
         break;
     case TK_ETM4_Q:
         PUT(" qtype=0x%x", p->q_type);

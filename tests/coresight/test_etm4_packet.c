@@ -3,6 +3,7 @@
  * worked out from the field definitions), byte-at-a-time feeding, errors and resynchronisation. */
 #include "testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,12 +291,59 @@ static void test_ete_headers(void **state)
     assert_int_equal(l.p[1].index, 12);
 }
 
+/* The text of atoms and addresses (written without snprintf), against snprintf; with less
+ * room, as snprintf: what fits, and the whole length. */
+static void test_format_text(void **state)
+{
+    (void)state;
+    static const uint8_t types[] = {
+        TK_ETM4_ATOM_F1,      TK_ETM4_ATOM_F2,      TK_ETM4_ATOM_F3,      TK_ETM4_ATOM_F4,
+        TK_ETM4_ATOM_F5,      TK_ETM4_ATOM_F6,      TK_ETM4_ADDR_S_IS0,   TK_ETM4_ADDR_S_IS1,
+        TK_ETM4_ADDR_L_32IS0, TK_ETM4_ADDR_L_32IS1, TK_ETM4_ADDR_L_64IS0, TK_ETM4_ADDR_L_64IS1,
+        TK_ETM4_ADDR_MATCH};
+    uint64_t x = 12345;
+    for (unsigned k = 0; k < 20000; k++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        tk_etm4_packet p;
+        memset(&p, 0, sizeof(p));
+        p.type = types[k % sizeof(types)];
+        p.addr = k % 7 == 0 ? 0 : x >> (x & 63);
+        p.addr_bits = (uint8_t)(x >> 8);
+        p.match_idx = (uint8_t)(x >> 16) % 3;
+        p.atom_num = (uint8_t)(1 + (x >> 24) % 40); /* (F6 has up to 24; over 32: cut) */
+        p.atoms = (uint32_t)(x >> 32);
+        char want[256];
+        int nw = snprintf(want, sizeof(want), "%s", tk_etm4_pkt_name((tk_etm4_pkt_type)p.type));
+        if (p.type == TK_ETM4_ADDR_MATCH) {
+            nw += snprintf(want + nw, sizeof(want) - (size_t)nw, " match=%u addr=0x%llx",
+                           p.match_idx, (unsigned long long)p.addr);
+        } else if (p.type >= TK_ETM4_ADDR_S_IS0 && p.type <= TK_ETM4_ADDR_L_64IS1) {
+            nw += snprintf(want + nw, sizeof(want) - (size_t)nw, " addr=0x%llx bits=%u",
+                           (unsigned long long)p.addr, p.addr_bits);
+        } else {
+            nw += snprintf(want + nw, sizeof(want) - (size_t)nw, " atoms=");
+            for (unsigned i = 0; i < p.atom_num && i < 32; i++)
+                want[nw++] = (p.atoms >> i) & 1 ? 'E' : 'N';
+            want[nw] = 0;
+        }
+        char got[256];
+        assert_int_equal(tk_etm4_pkt_format(&p, got, sizeof(got)), nw);
+        assert_string_equal(got, want);
+        const size_t room = 1 + (size_t)(x >> 40) % 100;
+        memset(got, 'x', sizeof(got));
+        assert_int_equal(tk_etm4_pkt_format(&p, got, room), nw);
+        assert_int_equal(strlen(got), (size_t)nw < room ? (size_t)nw : room - 1);
+        assert_memory_equal(got, want, strlen(got));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_packets),
         cmocka_unit_test(test_config_headers),
         cmocka_unit_test(test_ete_headers),
+        cmocka_unit_test(test_format_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
