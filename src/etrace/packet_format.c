@@ -7,8 +7,10 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "etrace/packet_layout.h"
+#include "util/hex.h"
 
 typedef struct out {
     char *buf;
@@ -69,15 +71,93 @@ static void tail(out *o, const tk_te_params *p, const tk_te_widths *w, const tk_
 
 static const char *const qual_names[4] = {"no_change", "ended_rep", "trace_lost", "ended_ntr"};
 
+/* tail() by hand. */
+static char *put_tail(char *q, const tk_te_params *p, const tk_te_widths *w,
+                      const tk_te_packet *pkt)
+{
+    if (p->o.full_address || w->aw == 0 || w->aw >= 64) {
+        memcpy(q, " addr=0x", 8);
+        q = tk_put_hex(q + 8, pkt->address << p->s.iaddress_lsb);
+    } else {
+        int64_t v = (int64_t)(pkt->address << (64 - w->aw)) >> (64 - w->aw);
+        v *= (int64_t)1 << p->s.iaddress_lsb;
+        memcpy(q, v < 0 ? " daddr=-0x" : " daddr=+0x", 10);
+        q = tk_put_hex(q + 10, v < 0 ? -(uint64_t)v : (uint64_t)v);
+    }
+    if (pkt->notify) {
+        memcpy(q, " notify", 7);
+        q += 7;
+    }
+    if (pkt->updiscon) {
+        memcpy(q, " updiscon", 9);
+        q += 9;
+    }
+    if (pkt->irreport) {
+        memcpy(q, " irreport irdepth=", 18);
+        q = tk_put_dec(q + 18, pkt->irdepth);
+    }
+    return q;
+}
+
+/* The packets that make up nearly all of a listing (format 1 with a branch map and an
+ * address, format 2), written without vsnprintf, whose format parsing was most of `tracekit
+ * dump`'s time: the same text as the general path below. buf has room for the longest (160
+ * bytes). Returns the length, or -1 for a packet this does not write. */
+static int format_common(const tk_te_params *p, const tk_te_widths *w, const tk_te_packet *pkt,
+                         char *buf)
+{
+    char *q = buf;
+    if (pkt->format == TK_TE_F2) {
+        memcpy(q, "F2 addr-only", 12);
+        q = put_tail(q + 12, p, w, pkt);
+    } else if (pkt->format == TK_TE_F1 && pkt->branches != 0 && pkt->has_address &&
+               p->spec != TK_TE_SPEC_0_26) {
+        memcpy(q, "F1 branches=", 12);
+        q = tk_put_dec(q + 12, pkt->branches);
+        memcpy(q, " map=", 5);
+        q += 5;
+        for (unsigned i = 0; i < pkt->branches && i < 32; i++)
+            *q++ = (pkt->branch_map >> i) & 1u ? 'N' : 'T';
+        q = put_tail(q, p, w, pkt);
+    } else {
+        return -1;
+    }
+    *q = '\0';
+    return (int)(q - buf);
+}
+
+static int format_general(const tk_te_params *p, const tk_te_widths *w, const tk_te_packet *pkt,
+                          char *buf, size_t cap);
+
 int tk_te_packet_format(const tk_te_params *p, const tk_te_packet *pkt, char *buf, size_t cap)
 {
-    out o = {buf, cap, 0};
     if (cap)
         buf[0] = '\0';
     if (!p || !pkt)
         return -1;
     tk_te_widths w;
     tk_te_widths_init(&w, p);
+    if (cap >= 160) {
+        const int n = format_common(p, &w, pkt, buf);
+        return n >= 0 ? n : format_general(p, &w, pkt, buf, cap);
+    }
+    char tmp[160];
+    const int n = format_common(p, &w, pkt, tmp);
+    if (n < 0)
+        return format_general(p, &w, pkt, buf, cap);
+    if (cap) { /* as snprintf: as much as fits, and the whole length */
+        const size_t k = (size_t)n < cap ? (size_t)n : cap - 1;
+        memcpy(buf, tmp, k);
+        buf[k] = '\0';
+    }
+    return n;
+}
+
+static int format_general(const tk_te_params *p, const tk_te_widths *wp, const tk_te_packet *pkt,
+                          char *buf, size_t cap)
+{
+    out o = {buf, cap, 0};
+    const tk_te_widths w = *wp;
     switch (pkt->format) {
     case TK_TE_F3: {
         static const char *const names[4] = {"start", "trap", "context", "support"};
