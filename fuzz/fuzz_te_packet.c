@@ -22,8 +22,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         TK_FUZZ_CHECK(diag.message[0] != '\0');
         return 0;
     }
-    char text[512];
-    TK_FUZZ_CHECK(tk_te_packet_format(&p, &pkt, text, sizeof(text)) > 0);
+    char text[512], cut[100];
+    const int n = tk_te_packet_format(&p, &pkt, text, sizeof(text));
+    TK_FUZZ_CHECK(n > 0);
+    /* with less room: the same text, cut as snprintf would cut it */
+    const size_t room = 1 + in.n % sizeof(cut);
+    TK_FUZZ_CHECK(tk_te_packet_format(&p, &pkt, cut, room) == n);
+    TK_FUZZ_CHECK(strlen(cut) == ((size_t)n < room ? (size_t)n : room - 1));
+    TK_FUZZ_CHECK(!memcmp(cut, text, strlen(cut)));
 
     uint8_t enc[TK_TE_MAX_PAYLOAD];
     size_t len = 0;
