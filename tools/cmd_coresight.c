@@ -113,9 +113,20 @@ static tk_status print_packet(void *ctx, const tk_etm4_packet *p)
     return TK_OK;
 }
 
+/* Before a message on stderr: the listing so far out, so that on a terminal the message
+ * comes after the lines before it, as it did when each line was printed at once. */
+static void before_stderr(cli *c)
+{
+    if (c->err == stderr) {
+        tk_obuf_flush(c->lines);
+        fflush(c->out);
+    }
+}
+
 /* An error event: counted, and a line on err. */
 static void print_error(cli *c, const tk_event *ev)
 {
+    before_stderr(c);
     note_error(c, ev->byte_offset);
     c->mismatches += ev->status == TK_ERR_MISMATCH || ev->status == TK_ERR_BAD_INSN;
     fprintf(c->err, "[%llu, 0x%llx: %s: %s]\n", (unsigned long long)ev->byte_offset,
@@ -312,6 +323,7 @@ static tk_status frame_error(void *ctx, tk_status st, uint64_t offset, const cha
 {
     cli *c = ctx;
     note_error(c, offset);
+    before_stderr(c);
     fprintf(stderr, "[%llu: %s: %s]\n", (unsigned long long)offset, tk_strerror(st), msg);
     return TK_OK;
 }
