@@ -14,6 +14,7 @@
 #include "tracekit/blocks.h"
 #include "tracekit/sink.h"
 #include "tracekit/te_ingress.h"
+#include "util/hex.h"
 
 enum { FMT_ETRACE, FMT_NIBBLE, FMT_RLE };
 
@@ -942,24 +943,50 @@ typedef struct dump_ctx {
     uint64_t ring;
 } dump_ctx;
 
+/* v in hex with at least width digits (zeros in front: "%0*" PRIx64); q needs width + 24
+ * bytes of room. */
+static char *put_hex_width(char *q, uint64_t v, unsigned width)
+{
+    const unsigned n = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
+    if (n < width) {
+        memset(q, '0', width - n);
+        q += width - n;
+    }
+    return tk_put_hex(q, v);
+}
+
 static tk_status dump_seq(void *ctx, const tk_nibble_seq *s)
 {
     dump_ctx *d = ctx;
     if (s->header == TK_NIB_H_NOP && !d->nops)
         return TK_OK;
     const uint64_t at = d->ring ? (d->base + s->offset) % d->ring : s->offset;
-    int r = fprintf(d->out, "%08" PRIx64 "%s %s", at, s->sync_point ? "*" : " ",
-                    HEADER_NAMES[s->header & 15]);
-    if (r >= 0 && (s->header == TK_NIB_H_TRACE_ON || s->header == TK_NIB_H_PRIV))
-        r = s->header == TK_NIB_H_PRIV
-                ? fprintf(d->out, " interrupt=%u prv=%u ie=%u", (unsigned)s->arg >> 3,
-                          ((unsigned)s->arg >> 1) & 3u, s->arg & 1u)
-                : fprintf(d->out, " version=%u", (unsigned)s->arg);
-    else if (r >= 0 && s->nnibbles)
-        r = fprintf(d->out, " %0*" PRIx64 " (%u nibbles)", s->nnibbles, s->raw, s->nnibbles);
-    if (r >= 0)
-        r = fprintf(d->out, "\n");
-    return r < 0 ? TK_ERR_IO : TK_OK;
+    /* a line of a few fields, made by hand and written at once (fprintf's parsing of its
+     * format was most of a listing's time) */
+    char line[384]; /* (nnibbles < 256) */
+    char *q = put_hex_width(line, at, 8);
+    *q++ = s->sync_point ? '*' : ' ';
+    *q++ = ' ';
+    const char *name = HEADER_NAMES[s->header & 15];
+    const size_t nlen = strlen(name);
+    memcpy(q, name, nlen);
+    q += nlen;
+    if (s->header == TK_NIB_H_PRIV) {
+        q += snprintf(q, 64, " interrupt=%u prv=%u ie=%u", (unsigned)s->arg >> 3,
+                      ((unsigned)s->arg >> 1) & 3u, s->arg & 1u);
+    } else if (s->header == TK_NIB_H_TRACE_ON) {
+        q += snprintf(q, 64, " version=%u", (unsigned)s->arg);
+    } else if (s->nnibbles) {
+        *q++ = ' ';
+        q = put_hex_width(q, s->raw, s->nnibbles);
+        memcpy(q, " (", 2);
+        q = tk_put_dec(q + 2, s->nnibbles);
+        memcpy(q, " nibbles)", 9);
+        q += 9;
+    }
+    *q++ = '\n';
+    const size_t len = (size_t)(q - line);
+    return fwrite_unlocked(line, 1, len, d->out) == len ? TK_OK : TK_ERR_IO;
 }
 
 int tk_legacy_cmd_dump(int argc, char **argv)
@@ -1012,8 +1039,17 @@ int tk_legacy_cmd_dump(int argc, char **argv)
             }
         }
         printf("# %zu pairs, TRACEADDR %u bits, TRACERUN %u bits\n", n, rp.xlen - 1, rp.run_bits);
-        for (size_t i = 0; i < n; i++)
-            printf("%zu addr %" PRIx64 " run %u\n", i, pairs[i].addr, pairs[i].run);
+        for (size_t i = 0; i < n; i++) {
+            /* "%zu addr %" PRIx64 " run %u\n", by hand (as dump_seq) */
+            char line[96];
+            char *q = tk_put_dec(line, i);
+            memcpy(q, " addr ", 6);
+            q = tk_put_hex(q + 6, pairs[i].addr);
+            memcpy(q, " run ", 5);
+            q = tk_put_dec(q + 5, pairs[i].run);
+            *q++ = '\n';
+            fwrite_unlocked(line, 1, (size_t)(q - line), stdout);
+        }
         free(pairs);
         return st == TK_OK ? 0 : 1;
     }
