@@ -107,10 +107,11 @@ static size_t put_ctx(char *buf, size_t size, size_t pos, const tk_etm4_packet *
 
 static int format_general(const tk_etm4_packet *p, char *buf, size_t size);
 
-/* The packets that make up nearly all of a listing, written without snprintf (whose format
- * parsing was most of `tracekit dump`'s time): the same text as the general path below. buf
- * has room for the longest of them (96 bytes: tk_put_hex stores 8 bytes at a time). Returns
- * the length, or -1 for a packet this does not write. */
+/* The packets that make up nearly all of a listing (atoms, exact-match, short and long
+ * addresses), written without snprintf, whose format parsing was most of `tracekit dump`'s
+ * time; format_general below writes the others. buf has room for the longest of them (96
+ * bytes: tk_put_hex stores 8 bytes at a time). Returns the length, or -1 for a packet this
+ * does not write. */
 static int format_common(const tk_etm4_packet *p, char *buf)
 {
     const char *name = tk_etm4_pkt_name((tk_etm4_pkt_type)p->type);
