@@ -124,12 +124,11 @@ static int format_common(const tk_etm4_packet *p, char *buf)
     case TK_ETM4_ATOM_F4:
     case TK_ETM4_ATOM_F5:
     case TK_ETM4_ATOM_F6:
-        if (p->atom_num > 32)
-            return -1; /* (not a packet the parser makes: the general path) */
         memcpy(q, name, nlen);
         memcpy(q + nlen, " atoms=", 7);
         q += nlen + 7;
-        for (unsigned i = 0; i < p->atom_num; i++)
+        /* (atoms holds 32: a made-up packet with more, none the parser makes, shows 32) */
+        for (unsigned i = 0; i < p->atom_num && i < 32; i++)
             *q++ = (p->atoms >> i) & 1 ? 'E' : 'N';
         break;
     case TK_ETM4_ADDR_S_IS0:
@@ -230,16 +229,6 @@ static int format_general(const tk_etm4_packet *p, char *buf, size_t size)
             for (unsigned i = 0; i < p->atom_num && i < 32; i++)
                 PUT("%c", (p->atoms >> i) & 1 ? 'E' : 'N');
         }
-        break;
-    case TK_ETM4_ATOM_F1:
-    case TK_ETM4_ATOM_F2:
-    case TK_ETM4_ATOM_F3:
-    case TK_ETM4_ATOM_F4:
-    case TK_ETM4_ATOM_F5:
-    case TK_ETM4_ATOM_F6: /* (more than 32 atoms: not a packet the parser makes) */
-        PUT(" atoms=");
-        for (unsigned i = 0; i < p->atom_num && i < 32; i++) /* (atoms holds 32) */
-            PUT("%c", (p->atoms >> i) & 1 ? 'E' : 'N');
         break;
     case TK_ETM4_CTXT:
         pos = put_ctx(buf, size, pos, p);
