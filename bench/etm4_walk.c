@@ -24,10 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
+#include "coresight/etm4_atom_run.h"
 #include "tracekit/coresight.h"
 #include "tracekit/etm4.h"
 
@@ -62,21 +59,6 @@ static tk_status on_stream(void *ctx, tk_etm4_stream_op op, uint8_t id, const ui
     return TK_OK;
 }
 
-static inline unsigned atom_run(const uint8_t *b)
-{
-#if defined(__SSE2__)
-    const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)b);
-    const __m128i top = _mm_set1_epi8((char)0xc0);
-    const unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(x, top), top));
-    return (unsigned)__builtin_ctz(~m);
-#else
-    unsigned k = 0;
-    while (k < 16 && b[k] >= 0xc0)
-        k++;
-    return k;
-#endif
-}
-
 static inline size_t len_branchy(const uint8_t *b)
 {
     const unsigned h = b[0];
@@ -106,7 +88,7 @@ static __attribute__((noinline)) size_t walk_one(const walker *w, const uint8_t 
 {
     size_t steps = 0;
     while (j < end) {
-        const unsigned r = atom_run(b + j);
+        const unsigned r = tk_etm4_atom_run(b + j);
         j += r;
         if (r == 16 || j >= end)
             continue;
@@ -122,7 +104,7 @@ static __attribute__((noinline)) size_t walk_two(const walker *w, const uint8_t 
 {
     size_t j = 0, k = mid, steps = 0;
     while (j < mid && k < n) {
-        const unsigned r = atom_run(b + j), s = atom_run(b + k);
+        const unsigned r = tk_etm4_atom_run(b + j), s = tk_etm4_atom_run(b + k);
         j += r;
         k += s;
         if (r != 16 && j < mid) {

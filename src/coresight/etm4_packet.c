@@ -10,10 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
+#include "coresight/etm4_atom_run.h"
 #include "coresight/etm4_state.h"
 #include "tracekit/etm4.h"
 #include "util/compiler.h"
@@ -110,7 +107,7 @@ static void build_atom_table(tk_etm4_parser *p)
             pkt.type = TK_ETM4_ATOM_F3;
         pkt_atom(&b, &pkt);
         /* num 0 would leave a header to the general path; pkt_atom() defines all 64 (F5's
-         * four encodings included), which the batch path's atom_run() relies on. */
+         * four encodings included), which the batch path's tk_etm4_atom_run() relies on. */
         p->atom[h - 0xc0].type = pkt.type;
         p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
         p->atom[h - 0xc0].bits = pkt.atoms;
@@ -1176,26 +1173,6 @@ static tk_status complete_part(tk_etm4_parser *p, const uint8_t *d, size_t n, si
     return deliver(p, pkt, p->part_index, r);
 }
 
-/* Number of atom headers (0xc0-0xff: top two bits set) at the start of b[0..16), 0 to 16.
- * Atoms are three quarters of the packets and come in short runs between address packets:
- * testing one byte at a time mispredicts at nearly every switch between the two kinds. Every
- * header in 0xc0-0xff is a defined atom (F5's four encodings, 0xd5-0xd7 and 0xf5, are all
- * used; pkt_atom() reports none of them bad), so a run needs no further test. */
-static inline unsigned atom_run(const uint8_t *b)
-{
-#if defined(__SSE2__)
-    const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)b);
-    const __m128i top = _mm_set1_epi8((char)0xc0);
-    const unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(x, top), top));
-    return (unsigned)__builtin_ctz(~m); /* m < 1 << 16: ~m has a zero bit at 16 at the latest */
-#else
-    unsigned k = 0;
-    while (k < 16 && b[k] >= 0xc0)
-        k++;
-    return k;
-#endif
-}
-
 /* The bytes of a compact packet from type to match_idx as a little-endian word (atom_num 0,
  * addr_is and addr_64 to be put in). */
 #define LITE_WORD(type, header, size, bits, match_idx)                                             \
@@ -1310,7 +1287,7 @@ static TK_ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_
             /* A run of atoms: the first four records are written whatever the run's length
              * (those past it are overwritten later), so short runs take no branch. A record
              * is its template from atoms on (addr is not used by atoms) and its index. */
-            const unsigned run = atom_run(b + j);
+            const unsigned run = tk_etm4_atom_run(b + j);
             for (unsigned k = 0; k < 4; k++) {
                 memcpy(&o[k].atoms, &atom_lite[b[j + k] - 0xc0].atoms, LITE_TAIL);
                 o[k].index = INDEX(j + k);
