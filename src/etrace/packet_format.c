@@ -37,18 +37,6 @@ static void full_address(out *o, const tk_te_params *p, uint64_t field)
     say(o, " addr=0x%" PRIx64, field << p->s.iaddress_lsb);
 }
 
-/* F0SF0/F1/F2 addresses are differential unless full address mode is on. */
-static void maybe_diff_address(out *o, const tk_te_params *p, const tk_te_widths *w, uint64_t field)
-{
-    if (p->o.full_address || w->aw == 0 || w->aw >= 64) {
-        full_address(o, p, field);
-        return;
-    }
-    int64_t v = (int64_t)(field << (64 - w->aw)) >> (64 - w->aw);
-    v *= (int64_t)1 << p->s.iaddress_lsb;
-    say(o, " daddr=%s0x%" PRIx64, v < 0 ? "-" : "+", v < 0 ? -(uint64_t)v : (uint64_t)v);
-}
-
 static void map(out *o, unsigned n, uint32_t m)
 {
     char s[33];
@@ -58,20 +46,8 @@ static void map(out *o, unsigned n, uint32_t m)
     say(o, " map=%s", s);
 }
 
-static void tail(out *o, const tk_te_params *p, const tk_te_widths *w, const tk_te_packet *pkt)
-{
-    maybe_diff_address(o, p, w, pkt->address);
-    if (pkt->notify)
-        say(o, " notify");
-    if (pkt->updiscon)
-        say(o, " updiscon");
-    if (pkt->irreport)
-        say(o, " irreport irdepth=%" PRIu64, pkt->irdepth);
-}
-
-static const char *const qual_names[4] = {"no_change", "ended_rep", "trace_lost", "ended_ntr"};
-
-/* tail() by hand. */
+/* What follows the map in F0SF0/F1/F2 (and F1's branch count): the address, differential
+ * unless full address mode is on, and the flags. q needs 128 bytes of room. */
 static char *put_tail(char *q, const tk_te_params *p, const tk_te_widths *w,
                       const tk_te_packet *pkt)
 {
@@ -98,6 +74,15 @@ static char *put_tail(char *q, const tk_te_params *p, const tk_te_widths *w,
     }
     return q;
 }
+
+static void tail(out *o, const tk_te_params *p, const tk_te_widths *w, const tk_te_packet *pkt)
+{
+    char t[128];
+    *put_tail(t, p, w, pkt) = '\0';
+    say(o, "%s", t);
+}
+
+static const char *const qual_names[4] = {"no_change", "ended_rep", "trace_lost", "ended_ntr"};
 
 /* The packets that make up nearly all of a listing (format 1 with a branch map and an
  * address, format 2), written without vsnprintf, whose format parsing was most of `tracekit
