@@ -133,6 +133,16 @@ static void print_error(cli *c, const tk_event *ev)
             (unsigned long long)ev->first, tk_strerror(ev->status), ev->message ? ev->message : "");
 }
 
+/* "<first> 0x<last> <ninsn>" of a range, both listings' (after their "0x"). */
+static inline char *put_range_fields(char *p, const tk_event *ev)
+{
+    p = tk_put_hex(p, ev->first);
+    memcpy(p, " 0x", 3);
+    p = tk_put_hex(p + 3, ev->last);
+    *p = ' ';
+    return tk_put_dec(p + 1, ev->ninsn);
+}
+
 /* A range line of --format ranges, "0x%x 0x%llx 0x%llx %llu\n", formatted by hand and
  * written in large blocks: millions of lines (an fwrite each was 60% of a run; the fields by
  * tk_put_hex/tk_put_dec most of the rest). The "0x<id> 0x" start is made once per trace ID. */
@@ -149,11 +159,7 @@ static inline void put_range_line(cli *c, const tk_event *ev)
     }
     char *p = tk_obuf_line(c->lines);
     memcpy(p, c->prefix_text, sizeof(c->prefix_text));
-    p = tk_put_hex(p + c->prefix_len, ev->first);
-    memcpy(p, " 0x", 3);
-    p = tk_put_hex(p + 3, ev->last);
-    *p = ' ';
-    p = tk_put_dec(p + 1, ev->ninsn);
+    p = put_range_fields(p + c->prefix_len, ev);
     *p++ = '\n';
     tk_obuf_done(c->lines, p);
 }
@@ -185,11 +191,7 @@ static tk_status print_event(void *ctx, const tk_event *ev)
         /* most lines: formatted in place */
         char *q = line_start(c, ev->byte_offset, ev->trace_id);
         memcpy(q, "range 0x", 8);
-        q = tk_put_hex(q + 8, ev->first);
-        memcpy(q, " 0x", 3);
-        q = tk_put_hex(q + 3, ev->last);
-        *q = ' ';
-        q = tk_put_dec(q + 1, ev->ninsn);
+        q = put_range_fields(q + 8, ev);
         if (ev->taken) {
             memcpy(q, " taken", 6);
             q += 6;
