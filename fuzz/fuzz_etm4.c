@@ -3,11 +3,11 @@
  * from the input. Input: register values (CONFIGR, IDR0/1/2/8), trace ID, M-profile flag,
  * code region address and length, code bytes, then the trace. Properties: packets come in
  * index order with sizes that fit the input; decoding never faults; events are well formed;
- * the batch mode's compact packets (tk_etm4_parser_set_batch: atom runs, addresses) are the
- * complete parser's packets, over plain data and over joined formatter frames
- * (tk_etm4_parser_frames against one tk_etm4_parser_data call per 15-byte frame, and
- * tk_etm4_parser_frames_at, in one call and in runs of frames, against one call per frame of 15
- * or 14 bytes, the sizes from the register values). */
+ * the batch modes' compact packets (tk_etm4_parser_set_batch: atoms, addresses; and
+ * tk_etm4_parser_set_batch_runs: atom runs, addresses) are the complete parser's packets, over
+ * plain data and over joined formatter frames (tk_etm4_parser_frames against one
+ * tk_etm4_parser_data call per 15-byte frame, and tk_etm4_parser_frames_at, in one call and in runs
+ * of frames, against one call per frame of 15 or 14 bytes, the sizes from the register values). */
 #include "fuzz_common.h"
 
 #include "tracekit/etm4.h"
@@ -93,9 +93,13 @@ static tk_status trail_lite(void *c, const tk_etm4_pkt_lite *v, size_t n)
     lite_ctx *x = c;
     TK_FUZZ_CHECK(n >= 1);
     for (size_t i = 0; i < n; i++) {
-        tk_etm4_packet pkt;
-        tk_etm4_pkt_from_lite(&v[i], x->trace_id, &pkt);
-        trail_put(x->t, &pkt);
+        const unsigned np = tk_etm4_lite_packets(&v[i]);
+        TK_FUZZ_CHECK(np >= 1 && np <= 8);
+        for (unsigned k = 0; k < np; k++) {
+            tk_etm4_packet pkt;
+            tk_etm4_pkt_from_lite_at(&v[i], k, x->trace_id, &pkt);
+            trail_put(x->t, &pkt);
+        }
     }
     return TK_OK;
 }
@@ -146,15 +150,17 @@ static tk_status parse_frames_at(tk_etm4_parser *p, const uint8_t *d, size_t n, 
  * frames 1: as joined frames, one tk_etm4_parser_frames call (batch) or one
  * tk_etm4_parser_data call per 15 bytes at index 16 * frame (complete); frames 2: as frames of
  * 15 or 14 bytes (parse_frames_at). */
-static void parse_trail(const tk_etm4_config *cfg, const uint8_t *d, size_t n, bool batch,
+static void parse_trail(const tk_etm4_config *cfg, const uint8_t *d, size_t n, int batch,
                         int frames, trail *t)
 {
     tk_etm4_parser *p = NULL;
     lite_ctx lc = {t, cfg->trace_id};
     if (tk_etm4_parser_new(cfg, trail_packet, t, &p) != TK_OK)
         return;
-    if (batch)
+    if (batch == 1)
         tk_etm4_parser_set_batch(p, trail_lite, &lc);
+    else if (batch == 2)
+        tk_etm4_parser_set_batch_runs(p, trail_lite, &lc);
     tk_status st = TK_OK;
     if (!frames) {
         size_t half = n / 2;
@@ -178,14 +184,16 @@ static void parse_trail(const tk_etm4_config *cfg, const uint8_t *d, size_t n, b
 
 static void same_batch_packets(const tk_etm4_config *cfg, const uint8_t *d, size_t n, int frames)
 {
-    trail full = {0}, lite = {0};
-    parse_trail(cfg, d, n, false, frames, &full);
-    parse_trail(cfg, d, n, true, frames, &lite);
-    TK_FUZZ_CHECK(full.n == lite.n);
+    trail full = {0}, lite = {0}, runs = {0};
+    parse_trail(cfg, d, n, 0, frames, &full);
+    parse_trail(cfg, d, n, 1, frames, &lite);
+    parse_trail(cfg, d, n, 2, frames, &runs);
+    TK_FUZZ_CHECK(full.n == lite.n && full.n == runs.n);
     for (size_t i = 0; i < full.n; i++)
-        TK_FUZZ_CHECK(full.h[i] == lite.h[i]);
+        TK_FUZZ_CHECK(full.h[i] == lite.h[i] && full.h[i] == runs.h[i]);
     free(full.h);
     free(lite.h);
+    free(runs.h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -197,18 +197,70 @@ typedef tk_status (*tk_etm4_packet_fn)(void *ctx, const tk_etm4_packet *pkt);
  * by the parser's fast path (tk_etm4_parser_set_batch) instead of one call per packet.
  * tk_etm4_pkt_from_lite gives the tk_etm4_packet the complete parser reports for it. */
 typedef struct tk_etm4_pkt_lite {
-    uint64_t index; /* position of the first byte */
-    uint64_t addr;  /* address packets: the full address after the packet (as pkt->addr) */
-    uint32_t atoms; /* atoms: bit i = atom i (oldest first), 1 = E */
-    uint8_t type;   /* tk_etm4_pkt_type */
+    uint64_t index; /* position of the first byte (an atom run: of its first atom) */
+    union {
+        uint64_t addr; /* address packets: the full address after the packet (as pkt->addr) */
+        /* TK_ETM4_LITE_ATOMS: the headers of the run's atom packets, oldest first (size
+         * of them; tk_etm4_atom_header decodes one) */
+        uint8_t atom_headers[8];
+    };
+    /* atoms: bit i = atom i (oldest first), 1 = E; an atom run: byte k (bits 8k..8k+7) is
+     * packet k's offset from index, for k < 4 (tk_etm4_lite_atom_index) */
+    uint32_t atoms;
+    uint8_t type; /* tk_etm4_pkt_type, or TK_ETM4_LITE_ATOMS */
     uint8_t header;
     uint8_t atom_num;
-    uint8_t size;
+    uint8_t size;      /* bytes; an atom run: its atom packets (one byte each) */
     uint8_t addr_bits; /* address packets: bits carried (as pkt->addr_bits) */
     uint8_t addr_is;
     uint8_t addr_64;
     uint8_t match_idx; /* ADDR_MATCH */
+    /* (an atom run: addr_bits, addr_is, addr_64, match_idx are the offsets of packets 4-7) */
 } tk_etm4_pkt_lite;
+
+/* type of a compact record that holds a run of 1 to 8 atom packets (batch mode with atom runs,
+ * tk_etm4_parser_set_batch_runs): packet k of the run (k < size) has header atom_headers[k]
+ * and is at tk_etm4_lite_atom_index(l, k), which is index + k unless the run spans a gap in
+ * the byte positions, such as a formatter frame boundary. */
+#define TK_ETM4_LITE_ATOMS 0xffu
+
+/* Where packet k (< 8) of an atom run starts. */
+static inline uint64_t tk_etm4_lite_atom_index(const tk_etm4_pkt_lite *l, unsigned k)
+{
+    unsigned off;
+    switch (k) {
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+        off = (l->atoms >> (8 * k)) & 0xff;
+        break;
+    case 4:
+        off = l->addr_bits;
+        break;
+    case 5:
+        off = l->addr_is;
+        break;
+    case 6:
+        off = l->addr_64;
+        break;
+    default:
+        off = l->match_idx;
+        break;
+    }
+    return l->index + off;
+}
+
+/* Packets a compact record stands for: size for an atom run, else 1. */
+static inline unsigned tk_etm4_lite_packets(const tk_etm4_pkt_lite *l)
+{
+    return l->type == TK_ETM4_LITE_ATOMS ? l->size : 1u;
+}
+
+/* An atom header (0xc0-0xff; anything else gives TK_ETM4_BAD_SEQUENCE with *num 0): its
+ * packet type, number of atoms and their bits (bit i = atom i, 1 = E), as the parser reports
+ * the packet. */
+tk_etm4_pkt_type tk_etm4_atom_header(uint8_t header, uint8_t *num, uint32_t *bits);
 
 /* Called with n >= 1 compact packets, in trace order. */
 typedef tk_status (*tk_etm4_batch_fn)(void *ctx, const tk_etm4_pkt_lite *pkts, size_t n);
@@ -216,6 +268,10 @@ typedef tk_status (*tk_etm4_batch_fn)(void *ctx, const tk_etm4_pkt_lite *pkts, s
 /* The complete packet for a compact one (every field the complete parser sets for its type;
  * the others zero). */
 void tk_etm4_pkt_from_lite(const tk_etm4_pkt_lite *l, uint8_t trace_id, tk_etm4_packet *pkt);
+/* The same for packet k (< tk_etm4_lite_packets(l)) of a compact record: of an atom run, its
+ * k-th atom packet. */
+void tk_etm4_pkt_from_lite_at(const tk_etm4_pkt_lite *l, unsigned k, uint8_t trace_id,
+                              tk_etm4_packet *pkt);
 
 typedef struct tk_etm4_parser tk_etm4_parser;
 
@@ -244,6 +300,11 @@ tk_status tk_etm4_parser_end(tk_etm4_parser *p);
  * tk_etm4_parser_data calls: tk_etm4_parser_end or tk_etm4_parser_flush hands it over.
  * fn NULL: every packet goes to the tk_etm4_packet_fn (the default). */
 void tk_etm4_parser_set_batch(tk_etm4_parser *p, tk_etm4_batch_fn fn, void *ctx);
+/* The same with the atoms in runs (TK_ETM4_LITE_ATOMS records, up to 8 atom packets each)
+ * instead of a record per atom packet: what a consumer that reads packets needs, at about
+ * half the parser's cost per packet. The flow decoder takes the records of
+ * tk_etm4_parser_set_batch. fn NULL: batch mode off. */
+void tk_etm4_parser_set_batch_runs(tk_etm4_parser *p, tk_etm4_batch_fn fn, void *ctx);
 /* Hand over the compact packets held back (batch mode). */
 tk_status tk_etm4_parser_flush(tk_etm4_parser *p);
 /* Forget all state (as at the start of trace); held-back compact packets are dropped. */
@@ -305,6 +366,8 @@ typedef struct tk_etm4_run_opts {
     /* Deformat only: the parsers are given nothing (on_stream still sees what they would be
      * given), so no packet comes and no bad packet starts a frame alignment search. */
     bool no_parse;
+    /* on_packets gets the atoms in runs (tk_etm4_parser_set_batch_runs) */
+    bool atom_runs;
 } tk_etm4_run_opts;
 
 /* Deformat one buffer of a snapshot and parse (and decode) every ETMv4 source in it. Sources

@@ -17,6 +17,11 @@
 
 #define MAX_PKT 64   /* longer than any well-formed packet */
 #define LITE_MAX 256 /* compact packets held back in batch mode */
+/* Positions of the data the batch mode with atom runs precomputes at a time (run_window). */
+#define RUN_WIN 2048
+/* The last bytes of the data, from where the walk is to the end (at most RUN_PAD - 48), are
+ * walked from a zero-padded copy in one window. */
+#define RUN_PAD 512
 /* The bytes of a compact packet from atoms on. */
 #define LITE_TAIL (sizeof(tk_etm4_pkt_lite) - offsetof(tk_etm4_pkt_lite, atoms))
 
@@ -44,6 +49,19 @@ typedef struct addr_entry {
     uint64_t val;
     uint8_t is, valid_bits, is64;
 } addr_entry;
+
+/* An address packet in the batch mode with atom runs, by header [3:0] and bit 7 of the next
+ * byte (the continuation of a short address), with no branch on its kind: its value is
+ * (history entry idx & keep) | payload bits, where payload byte 0 [6:0] is multiplied into
+ * place by mul0, byte 1 (masked by m1) by mul1, and bytes 2 on stand in place (mhi). Its meta
+ * data (as the walk keeps it: IS [0], 64-bit [8], valid bits code [14:9]) is the entry's
+ * masked by mkeep, or-ed with mset. word: the record's bytes from type to match_idx. */
+typedef struct addr_rule {
+    uint64_t keep, mhi, word;
+    uint32_t mul0, mul1, m1, idx;
+    uint16_t mkeep, mset;
+    uint8_t pad_[20]; /* 64 bytes: a rule's address is a shift of its number */
+} addr_rule;
 
 struct tk_etm4_parser {
     tk_etm4_config cfg;
@@ -83,42 +101,71 @@ struct tk_etm4_parser {
     size_t nlite;
     tk_etm4_pkt_lite lite[LITE_MAX];
     tk_etm4_pkt_lite atom_lite[64];
+    /* Batch mode with atom runs (tk_etm4_parser_set_batch_runs), and its address packets
+     * by rule number (outside AArch64 state [0], in it [1]). */
+    bool runs;
+    addr_rule rule[2][32];
+    /* the window the run-mode walk is on (run_window): valid within one call for data d of
+     * n bytes (win_d NULL: none), positions c0 + [0, win_w) */
+    const uint8_t *win_d;
+    size_t win_n, win_c0, win_w;
+    uint16_t win_first[RUN_WIN + 32];
+    uint8_t win_len[RUN_WIN + 32];
+    uint8_t win_rid[RUN_WIN + 32];
 };
 
 static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
+static void build_rules(tk_etm4_parser *p);
+
+tk_etm4_pkt_type tk_etm4_atom_header(uint8_t header, uint8_t *num, uint32_t *bits)
+{
+    const unsigned h = header;
+    tk_etm4_packet pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    *num = 0;
+    *bits = 0;
+    if (h < 0xc0)
+        return TK_ETM4_BAD_SEQUENCE;
+    if (h <= 0xd4 || (h >= 0xe0 && h <= 0xf4))
+        pkt.type = TK_ETM4_ATOM_F6;
+    else if (h <= 0xd7 || h == 0xf5)
+        pkt.type = TK_ETM4_ATOM_F5;
+    else if (h <= 0xdb)
+        pkt.type = TK_ETM4_ATOM_F2;
+    else if (h <= 0xdf)
+        pkt.type = TK_ETM4_ATOM_F4;
+    else if (h <= 0xf7)
+        pkt.type = TK_ETM4_ATOM_F1;
+    else
+        pkt.type = TK_ETM4_ATOM_F3;
+    pkt_atom(&header, &pkt);
+    if (pkt.type != TK_ETM4_BAD_SEQUENCE) {
+        *num = pkt.atom_num;
+        *bits = pkt.atoms;
+    }
+    return (tk_etm4_pkt_type)pkt.type;
+}
 
 static void build_atom_table(tk_etm4_parser *p)
 {
     for (int h = 0xc0; h <= 0xff; h++) {
-        tk_etm4_packet pkt;
-        uint8_t b = (uint8_t)h;
-        memset(&pkt, 0, sizeof(pkt));
-        if (h <= 0xd4 || (h >= 0xe0 && h <= 0xf4))
-            pkt.type = TK_ETM4_ATOM_F6;
-        else if (h <= 0xd7 || h == 0xf5)
-            pkt.type = TK_ETM4_ATOM_F5;
-        else if (h <= 0xdb)
-            pkt.type = TK_ETM4_ATOM_F2;
-        else if (h <= 0xdf)
-            pkt.type = TK_ETM4_ATOM_F4;
-        else if (h <= 0xf7)
-            pkt.type = TK_ETM4_ATOM_F1;
-        else
-            pkt.type = TK_ETM4_ATOM_F3;
-        pkt_atom(&b, &pkt);
+        uint8_t num;
+        uint32_t bits;
+        const tk_etm4_pkt_type type = tk_etm4_atom_header((uint8_t)h, &num, &bits);
         /* num 0 would leave a header to the general path; pkt_atom() defines all 64 (F5's
          * four encodings included), which the batch path's tk_etm4_atom_run() relies on. */
-        p->atom[h - 0xc0].type = pkt.type;
-        p->atom[h - 0xc0].num = pkt.type == TK_ETM4_BAD_SEQUENCE ? 0 : pkt.atom_num;
-        p->atom[h - 0xc0].bits = pkt.atoms;
+        p->atom[h - 0xc0].type = (uint8_t)type;
+        p->atom[h - 0xc0].num = num;
+        p->atom[h - 0xc0].bits = bits;
         tk_etm4_pkt_lite *l = &p->atom_lite[h - 0xc0];
         memset(l, 0, sizeof(*l));
-        l->type = pkt.type;
-        l->header = b;
+        l->type = (uint8_t)type;
+        l->header = (uint8_t)h;
         l->size = 1;
-        l->atom_num = p->atom[h - 0xc0].num;
-        l->atoms = pkt.atoms;
+        l->atom_num = num;
+        l->atoms = bits;
     }
+    build_rules(p);
 }
 
 tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, void *ctx,
@@ -149,12 +196,14 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     void *ctx = p->ctx;
     tk_etm4_batch_fn batch_fn = p->batch_fn;
     void *batch_ctx = p->batch_ctx;
+    const bool runs = p->runs;
     memset(p, 0, sizeof(*p));
     p->cfg = cfg;
     p->fn = fn;
     p->ctx = ctx;
     p->batch_fn = batch_fn;
     p->batch_ctx = batch_ctx;
+    p->runs = runs;
     build_atom_table(p);
 }
 
@@ -163,6 +212,13 @@ void tk_etm4_parser_set_batch(tk_etm4_parser *p, tk_etm4_batch_fn fn, void *ctx)
     p->batch_fn = fn;
     p->batch_ctx = ctx;
     p->nlite = 0;
+    p->runs = false;
+}
+
+void tk_etm4_parser_set_batch_runs(tk_etm4_parser *p, tk_etm4_batch_fn fn, void *ctx)
+{
+    tk_etm4_parser_set_batch(p, fn, ctx);
+    p->runs = fn != NULL;
 }
 
 tk_status tk_etm4_parser_flush(tk_etm4_parser *p)
@@ -202,6 +258,22 @@ void tk_etm4_pkt_from_lite(const tk_etm4_pkt_lite *l, uint8_t trace_id, tk_etm4_
     pkt->addr_64 = l->addr_64;
     pkt->addr_bits = l->addr_bits;
     pkt->match_idx = l->match_idx;
+}
+
+void tk_etm4_pkt_from_lite_at(const tk_etm4_pkt_lite *l, unsigned k, uint8_t trace_id,
+                              tk_etm4_packet *pkt)
+{
+    if (l->type != TK_ETM4_LITE_ATOMS) {
+        tk_etm4_pkt_from_lite(l, trace_id, pkt);
+        return;
+    }
+    memset(pkt, 0, sizeof(*pkt));
+    const uint8_t h = l->atom_headers[k < 8 ? k : 7];
+    pkt->type = (uint8_t)tk_etm4_atom_header(h, &pkt->atom_num, &pkt->atoms);
+    pkt->header = h;
+    pkt->size = 1;
+    pkt->trace_id = trace_id;
+    pkt->index = tk_etm4_lite_atom_index(l, k);
 }
 
 void tk_etm4_parser_resync(tk_etm4_parser *p)
@@ -1081,6 +1153,13 @@ static tk_status push_lite(tk_etm4_parser *p, const tk_etm4_packet *pkt)
     tk_etm4_pkt_lite *l = &p->lite[p->nlite++];
     memset(l, 0, sizeof(*l));
     l->index = pkt->index;
+    if (p->runs && pkt->type >= TK_ETM4_ATOM_F1) {
+        /* an atom reached through the complete parser: a run of one */
+        l->type = TK_ETM4_LITE_ATOMS;
+        l->size = 1;
+        l->atom_headers[0] = pkt->header;
+        return TK_OK;
+    }
     l->type = pkt->type;
     l->header = pkt->header;
     l->size = pkt->size;
@@ -1215,6 +1294,13 @@ static unsigned vb_value(unsigned code)
         k++;
     return vb_levels[k];
 }
+
+/* The same both ways by table (the run mode converts the history at every call). */
+static const uint8_t vb_code_of[65] = {
+    [0] = VB_CODE(0),   [8] = VB_CODE(8),   [9] = VB_CODE(9),  [16] = VB_CODE(16),
+    [17] = VB_CODE(17), [32] = VB_CODE(32), [64] = VB_CODE(64)};
+static const uint8_t vb_value_of[64] = {
+    [0x00] = 0, [0x01] = 8, [0x03] = 9, [0x07] = 16, [0x0f] = 17, [0x1f] = 32, [0x3f] = 64};
 
 static TK_ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d,
                                                  const uint16_t *at, size_t n, uint64_t index,
@@ -1387,6 +1473,322 @@ out:
     return st;
 }
 
+/* A little-endian 64-bit word as loaded by memcpy, as a value. */
+static inline uint64_t le64(uint64_t w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(w);
+#else
+    return w;
+#endif
+}
+
+/* ---- batch mode with atom runs ----------------------------------------------------------- */
+
+/* The address rules (addr_rule) for both states of the context (AArch64 [1] or not [0]). */
+static void build_rules(tk_etm4_parser *p)
+{
+    memset(p->rule, 0, sizeof(p->rule));
+    for (unsigned a64 = 0; a64 < 2; a64++)
+        for (unsigned h = 0x90; h <= 0x9f; h++)
+            for (unsigned c = 0; c < 2; c++) {
+                addr_rule *e = &p->rule[a64][(h & 15) * 2 + c];
+                if (h <= 0x92) { /* exact match: history entry h & 3, as it is */
+                    e->idx = h & 3;
+                    e->keep = ~0ull;
+                    e->mkeep = 0xffff;
+                    e->word = LITE_WORD(TK_ETM4_ADDR_MATCH, h, 1u, 0u, h & 3);
+                } else if (h == 0x95 || h == 0x96) { /* short: 7 or 15 bits above alignment */
+                    const unsigned is = h == 0x96, lo = 9 - is, bits = lo + (c ? 8 : 0);
+                    e->mul0 = 1u << (2 - is);
+                    e->m1 = c ? 0xff : 0;
+                    e->mul1 = 1u << lo;
+                    e->keep = ~((1ull << bits) - 1);
+                    e->mkeep = 0x7f00;
+                    e->mset = (uint16_t)(is | VB_CODE(bits) << 9);
+                    e->word = LITE_WORD(TK_ETM4_ADDR_S_IS0 + is, h, 2u + c, bits, 0);
+                } else if (h == 0x9a || h == 0x9b || h == 0x9d || h == 0x9e) { /* long */
+                    const unsigned l64 = h >= 0x9d, is = l64 ? h == 0x9e : h & 1;
+                    e->mul0 = 1u << (2 - is);
+                    e->m1 = is ? 0xff : 0x7f;
+                    e->mul1 = is ? 1u << 8 : 1u << 9;
+                    if (l64) {
+                        e->mhi = ~0xffffull;
+                        e->mset = (uint16_t)(is | 0x100 | VB_CODE(64u) << 9);
+                        e->word = LITE_WORD(TK_ETM4_ADDR_L_64IS0 + is, h, 9u, 64u, 0);
+                    } else {
+                        /* in AArch64 state the high half is kept (as set_addr32) */
+                        e->mhi = 0xffff0000ull;
+                        e->keep = a64 ? ~0xffffffffull : 0;
+                        e->mkeep = 0x7e00;
+                        e->mset = (uint16_t)(is | (a64 ? 0x100 : 0) | VB_CODE(32u) << 9);
+                        e->word = LITE_WORD(TK_ETM4_ADDR_L_32IS0 + is, h, 5u, 32u, 0);
+                    }
+                }
+            }
+}
+
+/* For the 16 nblk positions of b (16 nblk + 17 bytes readable): first[q], the first position
+ * at or after q that is not an atom header (16 nblk if none); len[q], the length of the
+ * address packet that would start at q (0: not one the fast path takes); rid[q], its
+ * addr_rule. With these the walk from one address packet to the next is two loads (a =
+ * first[j], j = a + len[a]), with no branch on the packet kinds: the batch path's branches
+ * were mispredicted at every switch between atoms and addresses, and between address kinds
+ * (docs/performance.md, sessions 15 and 16). */
+static void run_window(const uint8_t *b, unsigned nblk, uint16_t *first, uint8_t *len, uint8_t *rid)
+{
+#if defined(__SSE2__)
+    const __m128i top = _mm_set1_epi8((char)0xc0), ones = _mm_set1_epi8((char)0xff);
+    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    /* 0xff in the lanes a shift by 1, 2, 4, 8 brings in */
+    const __m128i h1 = _mm_slli_si128(ones, 15), h2 = _mm_slli_si128(ones, 14),
+                  h4 = _mm_slli_si128(ones, 12), h8 = _mm_slli_si128(ones, 8);
+    const __m128i ff = _mm_set1_epi16(0xff), zero = _mm_setzero_si128();
+    __m128i carry = _mm_set1_epi16((short)(16 * nblk)); /* first[] of the block after */
+    for (int k = (int)nblk - 1; k >= 0; k--) {
+        const uint8_t *q = b + 16 * k;
+        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
+        const __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(q + 1));
+        /* first[]: each lane's own index if not an atom, else 0xff; the minimum over the
+         * lanes from it on (a suffix minimum in four shifts); 0xff lanes take the carry */
+        __m128i v = _mm_or_si128(lane, _mm_cmpeq_epi8(_mm_and_si128(x, top), top));
+        v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 1), h1));
+        v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 2), h2));
+        v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 4), h4));
+        v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 8), h8));
+        const __m128i base = _mm_set1_epi16((short)(16 * k));
+        __m128i lo = _mm_unpacklo_epi8(v, zero), hi = _mm_unpackhi_epi8(v, zero);
+        const __m128i elo = _mm_cmpeq_epi16(lo, ff), ehi = _mm_cmpeq_epi16(hi, ff);
+        lo =
+            _mm_or_si128(_mm_andnot_si128(elo, _mm_add_epi16(lo, base)), _mm_and_si128(elo, carry));
+        hi =
+            _mm_or_si128(_mm_andnot_si128(ehi, _mm_add_epi16(hi, base)), _mm_and_si128(ehi, carry));
+        _mm_storeu_si128((__m128i *)(void *)(first + 16 * k), lo);
+        _mm_storeu_si128((__m128i *)(void *)(first + 16 * k + 8), hi);
+        carry = _mm_shufflelo_epi16(lo, 0);
+        carry = _mm_unpacklo_epi64(carry, carry);
+        /* len[]: by header - 0x90 (t); a short address has 2 bytes, 3 when bit 7 of the
+         * next byte is set */
+        const __m128i t = _mm_xor_si128(x, _mm_set1_epi8((char)0x90));
+        const __m128i cont = _mm_and_si128(_mm_cmpgt_epi8(zero, y), _mm_set1_epi8(1));
+        const __m128i s =
+            _mm_or_si128(_mm_cmpeq_epi8(t, _mm_set1_epi8(5)), _mm_cmpeq_epi8(t, _mm_set1_epi8(6)));
+        const __m128i m = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(2)), t);
+        const __m128i l32 = _mm_or_si128(_mm_cmpeq_epi8(t, _mm_set1_epi8(10)),
+                                         _mm_cmpeq_epi8(t, _mm_set1_epi8(11)));
+        const __m128i l64 = _mm_or_si128(_mm_cmpeq_epi8(t, _mm_set1_epi8(13)),
+                                         _mm_cmpeq_epi8(t, _mm_set1_epi8(14)));
+        __m128i l = _mm_and_si128(s, _mm_add_epi8(cont, _mm_set1_epi8(2)));
+        l = _mm_or_si128(l, _mm_and_si128(m, _mm_set1_epi8(1)));
+        l = _mm_or_si128(l, _mm_and_si128(l32, _mm_set1_epi8(5)));
+        l = _mm_or_si128(l, _mm_and_si128(l64, _mm_set1_epi8(9)));
+        _mm_storeu_si128((__m128i *)(void *)(len + 16 * k), l);
+        /* rid[]: the packet's addr_rule, header [3:0] * 2 + the continuation bit */
+        const __m128i lo4 = _mm_and_si128(x, _mm_set1_epi8(0x0f));
+        _mm_storeu_si128((__m128i *)(void *)(rid + 16 * k),
+                         _mm_add_epi8(_mm_add_epi8(lo4, lo4), cont));
+    }
+#else
+    unsigned next = 16 * nblk;
+    for (int q = 16 * (int)nblk - 1; q >= 0; q--) {
+        const unsigned h = b[q];
+        if (h < 0xc0)
+            next = (unsigned)q;
+        first[q] = (uint16_t)next;
+        unsigned l = 0;
+        if (h == 0x95 || h == 0x96)
+            l = 2 + (b[q + 1] >> 7);
+        else if (h >= 0x90 && h <= 0x92)
+            l = 1;
+        else if (h == 0x9a || h == 0x9b)
+            l = 5;
+        else if (h == 0x9d || h == 0x9e)
+            l = 9;
+        len[q] = (uint8_t)l;
+        rid[q] = (uint8_t)((h & 15) * 2 + (b[q + 1] >> 7));
+    }
+#endif
+}
+
+/* The offsets of the 8 positions from at[0] on from at[0], one per byte (byte k of the
+ * value = at[k] - at[0], 255 at most): where the packets of an atom run are. */
+static inline uint64_t run_offsets(const uint16_t *at)
+{
+#if defined(__SSE2__)
+    const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)at);
+    const __m128i off = _mm_sub_epi16(v, _mm_set1_epi16((short)at[0]));
+    uint64_t w;
+    _mm_storel_epi64((__m128i *)(void *)&w, _mm_packus_epi16(off, off));
+    return le64(w);
+#else
+    uint64_t w = 0;
+    for (unsigned k = 0; k < 8; k++) {
+        const unsigned o = (uint16_t)(at[k] - at[0]);
+        w |= (uint64_t)(o < 255 ? o : 255) << (8 * k);
+    }
+    return w;
+#endif
+}
+
+/* Batch mode with atom runs: as batch_run_body, with the atoms in TK_ETM4_LITE_ATOMS records
+ * and the walk over precomputed windows (run_window). The address history is a ring of four
+ * entries in memory (slot top is the newest): a packet reads entry idx from slot top - idx
+ * with no branch on idx. */
+static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d, const uint16_t *at,
+                                            size_t n, uint64_t index, size_t *pi, const bool frames)
+{
+    tk_status st = TK_OK;
+    /* the last bytes' window: a padded copy and its arrays (the parser's window stays) */
+    uint8_t pad[RUN_PAD], pad_len[RUN_PAD], pad_rid[RUN_PAD];
+    uint16_t pad_at[RUN_PAD], pad_first[RUN_PAD];
+#define META(e)                                                                                    \
+    (uint16_t)((e).is | (e).is64 << 8 | vb_code_of[(e).valid_bits <= 64 ? (e).valid_bits : 64] << 9)
+    uint64_t hv[4] = {p->stack[0].val, 0, p->stack[2].val, p->stack[1].val};
+    uint16_t hm[4] = {META(p->stack[0]), 0, META(p->stack[2]), META(p->stack[1])};
+#undef META
+    unsigned top = 0;
+    const addr_rule *const rules = p->rule[p->ctx_valid && p->ctxs.sf];
+    tk_etm4_pkt_lite *o = p->lite + p->nlite;
+    tk_etm4_pkt_lite *const o_lim = p->lite + LITE_MAX - 2; /* a step writes two records */
+    size_t c0 = *pi & ~(size_t)15, r = *pi - c0;            /* at c0 + r */
+#define FLUSH_IF_FULL()                                                                            \
+    do {                                                                                           \
+        if (TK_UNLIKELY(o > o_lim)) {                                                              \
+            p->nlite = (size_t)(o - p->lite);                                                      \
+            if ((st = tk_etm4_parser_flush(p)))                                                    \
+                goto out;                                                                          \
+            o = p->lite;                                                                           \
+        }                                                                                          \
+    } while (0)
+    while (c0 + r < n) {
+        const size_t start = c0 + r;
+        const uint8_t *bw;
+        const uint16_t *aw;
+        size_t lim, brk; /* walk while r < lim; an address packet at or past brk: next window */
+        const uint16_t *first;
+        const uint8_t *len, *rid;
+        if (n - (start & ~(size_t)15) > RUN_PAD - 48) {
+            /* The data itself, in blocks whose every read is inside d; the arrays stay
+             * valid for the rest of this call (a packet for the complete parser comes back
+             * here with the same d). */
+            if (!(p->win_d == d && p->win_n == n && start >= p->win_c0 &&
+                  start < p->win_c0 + p->win_w - 32)) {
+                c0 = start & ~(size_t)15;
+                size_t w = (n - c0 - 17) & ~(size_t)15;
+                w = w < RUN_WIN ? w : RUN_WIN;
+                run_window(d + c0, (unsigned)(w / 16), p->win_first, p->win_len, p->win_rid);
+                p->win_d = d;
+                p->win_n = n;
+                p->win_c0 = c0;
+                p->win_w = w;
+            }
+            c0 = p->win_c0;
+            first = p->win_first;
+            len = p->win_len;
+            rid = p->win_rid;
+            bw = d + c0;
+            aw = frames ? at + c0 : NULL;
+            lim = p->win_w - 32;
+            brk = p->win_w - 16;
+        } else {
+            /* The last bytes, from a zero-padded copy (zero is a header the fast path does
+             * not take: the walk stops at the data's end). */
+            c0 = start & ~(size_t)15;
+            const size_t nwin = n - c0;
+            const unsigned nblk = (unsigned)(nwin / 16 + 1);
+            /* reads go up to 16 nblk + 17 <= nwin + 33 (bytes), nwin + 8 (positions) */
+            memcpy(pad, d + c0, nwin);
+            memset(pad + nwin, 0, 48);
+            bw = pad;
+            aw = NULL;
+            if (frames) {
+                memcpy(pad_at, at + c0, nwin * sizeof(*at));
+                memset(pad_at + nwin, 0, 16 * sizeof(*at));
+                aw = pad_at;
+            }
+            run_window(pad, nblk, pad_first, pad_len, pad_rid);
+            /* a packet the data ends inside is for the complete parser (it keeps it) */
+            for (size_t q = nwin > 9 ? nwin - 9 : 0; q < nwin; q++)
+                if (q + pad_len[q] > nwin)
+                    pad_len[q] = 0;
+            first = pad_first;
+            len = pad_len;
+            rid = pad_rid;
+            lim = nwin;
+            brk = (size_t)-1;
+        }
+        const uint64_t ib = index + c0;
+        r = start - c0;
+        while (r < lim) {
+            FLUSH_IF_FULL();
+            const size_t a = first[r];
+            /* The atoms from r to a, in records of up to 8 (one record, written whether or
+             * not there are any, is taken only if there are). */
+            size_t run = a - r;
+            for (;;) {
+                size_t k = run < 8 ? run : 8;
+                /* the packets' offsets from the first: k without frames */
+                uint64_t offs = 0x0706050403020100ull;
+                if (frames) {
+                    offs = run_offsets(aw + r);
+                    /* (an offset over 255: a gap of other data, not seen in formatter
+                     * frames; the run stops before it; looked for only when an offset of
+                     * the 8 is 128 or more) */
+                    if (TK_UNLIKELY(offs & 0x8080808080808080ull))
+                        while (k > 1 && (uint16_t)(aw[r + k - 1] - aw[r]) > 255)
+                            k--;
+                }
+                o->index = frames ? index + aw[r] : ib + r;
+                memcpy(o->atom_headers, bw + r, 8);
+                o->atoms = (uint32_t)offs; /* offsets of packets 0-3, 4-7 in the word */
+                put_lite_word(o, LITE_WORD(TK_ETM4_LITE_ATOMS, 0u, k, 0u, 0u) |
+                                     (offs & 0xffffffff00000000ull));
+                o += k != 0;
+                r += k;
+                run -= k;
+                if (TK_LIKELY(!run))
+                    break;
+                FLUSH_IF_FULL();
+            }
+            if (a >= brk)
+                break; /* past what this window has for the packet: the next window */
+            const unsigned l = len[a];
+            if (TK_UNLIKELY(!l))
+                goto done; /* a packet for the complete parser, or not complete in d: r is at it */
+            const addr_rule *const e = rules + rid[a];
+            uint64_t y;
+            memcpy(&y, bw + a + 1, 8);
+            y = le64(y);
+            const uint64_t bits =
+                (y & 0x7f) * e->mul0 + ((y >> 8) & e->m1) * e->mul1 + (y & e->mhi);
+            const unsigned slot = (top - e->idx) & 3;
+            const uint64_t v = (hv[slot] & e->keep) | bits;
+            const unsigned m = (hm[slot] & e->mkeep) | e->mset;
+            top++;
+            hv[top & 3] = v;
+            hm[top & 3] = (uint16_t)m;
+            o->index = frames ? index + aw[a] : ib + a;
+            o->addr = v;
+            o->atoms = 0;
+            put_lite_word(o, e->word | (uint64_t)(m & 0x101) << 40); /* addr_is, addr_64 */
+            o++;
+            r = a + l;
+        }
+    }
+done:
+    p->nlite = (size_t)(o - p->lite);
+out:
+#define ENTRY(v, m)                                                                                \
+    ((addr_entry){v, (uint8_t)((m)&1), vb_value_of[((m) >> 9) & 0x3f], (uint8_t)(((m) >> 8) & 1)})
+    for (unsigned i = 0; i < 3; i++)
+        p->stack[i] = ENTRY(hv[(top - i) & 3], hm[(top - i) & 3]);
+    p->cur = p->stack[0];
+#undef ENTRY
+#undef FLUSH_IF_FULL
+    *pi = c0 + r;
+    return st;
+}
+
 /* Batch mode fast path: atoms, exact-match, short and long address packets straight into
  * compact records, with exactly the state changes decode() makes for them. Stops at the first
  * other packet (or one not complete in d), which the caller hands to the complete parser.
@@ -1395,11 +1797,22 @@ out:
 static tk_status batch_run(tk_etm4_parser *p, const uint8_t *d, const uint16_t *at, size_t n,
                            uint64_t index, size_t *pi)
 {
+    if (p->runs)
+        return at ? runs_body(p, d, at, n, index, pi, true)
+                  : runs_body(p, d, NULL, n, index, pi, false);
     return at ? batch_run_body(p, d, at, n, index, pi, true)
               : batch_run_body(p, d, NULL, n, index, pi, false);
 }
 
+static tk_status parse_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index);
+
 tk_status tk_etm4_parser_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
+{
+    p->win_d = NULL; /* the caller may reuse its buffer: no window of an earlier call */
+    return parse_data(p, d, n, index);
+}
+
+static tk_status parse_data(tk_etm4_parser *p, const uint8_t *d, size_t n, uint64_t index)
 {
     size_t i = 0;
     tk_status st;
@@ -1518,6 +1931,7 @@ static tk_status parse_frames(tk_etm4_parser *p, const uint8_t *d, const uint16_
 {
     tk_status st;
     size_t i = 0, used;
+    p->win_d = NULL;
 #define AT(k) (at ? at[k] : (k) + (k) / 15)
     while (i < n) {
         /* Synchronised, no partial packet: compact packets straight from the joined frames. */
@@ -1556,7 +1970,7 @@ static tk_status parse_frames(tk_etm4_parser *p, const uint8_t *d, const uint16_
             continue;
         }
         /* Anything else: the rest of this frame's bytes as one run, as without joining. */
-        if ((st = tk_etm4_parser_data(p, d + i, end - i, index + AT(i))))
+        if ((st = parse_data(p, d + i, end - i, index + AT(i))))
             return st;
         i = end;
     }

@@ -353,7 +353,9 @@ tk_status tk_etm4_run_snapshot(const tk_cs_snapshot *ss, const tk_etm4_run_opts 
             st = checked ? tk_etm4_parser_new(&cfg, to_caller_checked, s, &s->parser)
                          : tk_etm4_parser_new(&cfg, o->on_packet ? o->on_packet : drop, o->ctx,
                                               &s->parser);
-            if (!st && o->on_packets)
+            if (!st && o->on_packets && o->atom_runs)
+                tk_etm4_parser_set_batch_runs(s->parser, o->on_packets, o->ctx);
+            else if (!st && o->on_packets)
                 tk_etm4_parser_set_batch(s->parser, o->on_packets, o->ctx);
         }
         nstreams++;

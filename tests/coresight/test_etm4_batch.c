@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The parser's batch mode (compact packets, tk_etm4_parser_set_batch) and the decoder's batch
- * entry (tk_etm4_decoder_packets) against the complete paths, so that the fast paths can never
- * diverge silently: the same packets (type, index, size, printed values) and the same events,
- * on real snapshots and on damaged copies of a real stream (random byte mutations, fed in
- * random pieces). */
+/* The parser's batch modes (compact packets, tk_etm4_parser_set_batch, and with the atoms in
+ * runs, tk_etm4_parser_set_batch_runs) and the decoder's batch entry (tk_etm4_decoder_packets)
+ * against the complete paths, so that the fast paths can never diverge silently: the same
+ * packets (type, index, size, printed values) and the same events, on real snapshots and on
+ * damaged copies of a real stream (random byte mutations, fed in random pieces). Every test
+ * runs in both batch modes (its state: whether with atom runs). */
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -21,8 +22,8 @@ typedef struct rec {
 
 typedef struct recs {
     rec *r;
-    size_t n, cap, nlite;
-    uint8_t trace_id; /* for compact packets fed to the parser directly */
+    size_t n, cap, nlite, nruns; /* nruns: TK_ETM4_LITE_ATOMS records */
+    uint8_t trace_id;            /* for compact packets fed to the parser directly */
 } recs;
 
 static uint64_t fnv(const void *data, size_t n, uint64_t h)
@@ -64,14 +65,36 @@ static tk_status on_lite(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
     assert_true(n >= 1);
     for (size_t i = 0; i < n; i++) {
         tk_etm4_packet p;
-        /* Only atoms and addresses come as compact packets. */
+        /* Only atoms (one by one or in runs of 1 to 8) and addresses come as compact
+         * packets. */
         assert_true((v[i].type >= TK_ETM4_ATOM_F1 && v[i].type <= TK_ETM4_ATOM_F6) ||
-                    (v[i].type >= TK_ETM4_ADDR_MATCH && v[i].type <= TK_ETM4_ADDR_L_64IS1));
-        tk_etm4_pkt_from_lite(&v[i], l->trace_id, &p);
-        push(l, make_rec(&p, 1));
-        l->nlite++;
+                    (v[i].type >= TK_ETM4_ADDR_MATCH && v[i].type <= TK_ETM4_ADDR_L_64IS1) ||
+                    v[i].type == TK_ETM4_LITE_ATOMS);
+        const unsigned np = tk_etm4_lite_packets(&v[i]);
+        assert_true(np >= 1 && np <= 8);
+        l->nruns += v[i].type == TK_ETM4_LITE_ATOMS;
+        for (unsigned k = 0; k < np; k++) {
+            tk_etm4_pkt_from_lite_at(&v[i], k, l->trace_id, &p);
+            push(l, make_rec(&p, 1));
+            l->nlite++;
+        }
     }
     return TK_OK;
+}
+
+/* Batch mode with a record per packet, or with atom runs. */
+static void set_batch(tk_etm4_parser *p, bool runs, tk_etm4_batch_fn fn, void *ctx)
+{
+    if (runs)
+        tk_etm4_parser_set_batch_runs(p, fn, ctx);
+    else
+        tk_etm4_parser_set_batch(p, fn, ctx);
+}
+
+/* A test's state: whether it runs with atom runs. */
+static bool runs_of(void **state)
+{
+    return *state && *(const bool *)*state;
 }
 
 static void same_packets(const recs *a, const recs *b)
@@ -145,7 +168,7 @@ static void run(const tk_cs_snapshot *ss, bool decode, tk_etm4_packet_fn pf, tk_
     assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
 }
 
-static void check_snapshot(const char *rel)
+static void check_snapshot(const char *rel, bool runs)
 {
     char *dir = tk_test_data_path(rel);
     tk_cs_snapshot *ss;
@@ -169,6 +192,7 @@ static void check_snapshot(const char *rel)
         o.id = src->trace_id;
         o.on_packet = on_pkt;
         o.on_packets = on_lite;
+        o.atom_runs = runs;
         recs one = {0};
         o.ctx = &one;
         one.trace_id = src->trace_id;
@@ -178,12 +202,15 @@ static void check_snapshot(const char *rel)
         o.ctx = &ref;
         assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
         same_packets(&ref, &one);
+        assert_true(runs || !one.nruns);
+        batch.nruns += one.nruns;
         batch.nlite += one.nlite;
         batch.n += one.n;
         free(one.r);
         free(ref.r);
     }
     assert_int_equal(batch.n, full.n);
+    assert_true(!runs || batch.nruns > 0 || batch.nlite < 100); /* atom runs were seen */
 
     /* Decoding: packets one by one (a packet callback forces the complete path) vs batches. */
     evs e_full = {0}, e_batch = {0};
@@ -200,7 +227,6 @@ static void check_snapshot(const char *rel)
 
 static void test_snapshots(void **state)
 {
-    (void)state;
     static const char *const list[] = {
         "opencsd/snapshots/bugfix-exact-match",   "opencsd/snapshots/juno_r1_1",
         "opencsd/snapshots/juno-ret-stck",        "opencsd/snapshots/a57_single_step",
@@ -209,7 +235,7 @@ static void test_snapshots(void **state)
         "opencsd/snapshots-ete/002-ack_test_scr",
     };
     for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
-        check_snapshot(list[i]);
+        check_snapshot(list[i], runs_of(state));
 }
 
 /* ---- damaged streams ---------------------------------------------------------------- */
@@ -258,17 +284,33 @@ static tk_status lite_to_both(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
     both *x = ctx;
     x->pk.trace_id = 0x12;
     assert_int_equal(on_lite(&x->pk, v, n), TK_OK);
-    return tk_etm4_decoder_packets(x->dec, v, n);
+    for (size_t i = 0; i < n; i++) {
+        /* the decoder takes a record per packet: atom runs go to it packet by packet */
+        if (v[i].type != TK_ETM4_LITE_ATOMS) {
+            tk_status st = tk_etm4_decoder_packets(x->dec, &v[i], 1);
+            if (st)
+                return st;
+            continue;
+        }
+        for (unsigned k = 0; k < v[i].size; k++) {
+            tk_etm4_packet p;
+            tk_etm4_pkt_from_lite_at(&v[i], k, 0x12, &p);
+            tk_status st = tk_etm4_decoder_packet(x->dec, &p);
+            if (st)
+                return st;
+        }
+    }
+    return TK_OK;
 }
 
 static void parse_pieces(const tk_etm4_config *cfg, const tk_cs_mem *mem, const uint8_t *b,
-                         size_t n, uint64_t seed, bool batch, both *x)
+                         size_t n, uint64_t seed, bool batch, bool runs, both *x)
 {
     tk_etm4_parser *p;
     assert_int_equal(tk_etm4_decoder_new(cfg, mem, on_event, &x->ev, &x->dec), TK_OK);
     assert_int_equal(tk_etm4_parser_new(cfg, full_to_both, x, &p), TK_OK);
     if (batch)
-        tk_etm4_parser_set_batch(p, lite_to_both, x);
+        set_batch(p, runs, lite_to_both, x);
     uint64_t s = seed;
     for (size_t i = 0; i < n;) {
         size_t k = 1 + rng_next(&s) % 97;
@@ -310,7 +352,6 @@ static tk_cs_snapshot *load_stream(bytes *stream, const tk_cs_source **src, tk_e
 
 static void test_mutations(void **state)
 {
-    (void)state;
     bytes stream = {0};
     const tk_cs_source *src;
     tk_etm4_config cfg;
@@ -346,11 +387,12 @@ static void test_mutations(void **state)
         }
         uint64_t seed = rng_next(&s) | 1;
         both a = {0}, b = {0};
-        parse_pieces(&cfg, mem, copy, win, seed, false, &a);
-        parse_pieces(&cfg, mem, copy, win, seed, true, &b);
+        parse_pieces(&cfg, mem, copy, win, seed, false, false, &a);
+        parse_pieces(&cfg, mem, copy, win, seed, true, runs_of(state), &b);
         same_packets(&a.pk, &b.pk);
         same_events(&a.ev, &b.ev);
         assert_true(b.pk.nlite > 0);
+        assert_true(runs_of(state) == (b.pk.nruns > 0));
         lites += b.pk.nlite;
         for (size_t i = 0; i < a.pk.n; i++)
             errors +=
@@ -468,7 +510,6 @@ static void deformat_both(const uint8_t *raw, size_t len, unsigned flags, size_t
  * packets as the complete path, on the real buffer and on damaged copies of it. */
 static void test_joined_frames(void **state)
 {
-    (void)state;
     char *dir = tk_test_data_path("opencsd/snapshots/bugfix-exact-match");
     tk_cs_snapshot *ss;
     tk_diag diag;
@@ -501,10 +542,12 @@ static void test_joined_frames(void **state)
         assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
         batch.trace_id = 0x12; /* the only source in this buffer */
         o.on_packets = on_lite;
+        o.atom_runs = runs_of(state);
         o.ctx = &batch;
         assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
         same_packets(&full, &batch);
         assert_true(batch.nlite > full.n / 2);
+        assert_true(runs_of(state) == (batch.nruns > 0));
         free(full.r);
         free(batch.r);
     }
@@ -547,7 +590,7 @@ typedef struct run_states {
 } run_states;
 
 static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_t n,
-                              const uint8_t *len14, uint64_t seed, int way, recs *out,
+                              const uint8_t *len14, uint64_t seed, int way, bool runs, recs *out,
                               run_states *states)
 {
     size_t nf = 0, pos = 0;
@@ -564,7 +607,7 @@ static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_
     tk_etm4_parser *p;
     assert_int_equal(tk_etm4_parser_new(cfg, on_pkt, out, &p), TK_OK);
     if (way)
-        tk_etm4_parser_set_batch(p, on_lite, out);
+        set_batch(p, runs, on_lite, out);
     uint64_t s = seed;
     for (size_t f = 0; f < nf;) {
         size_t g = way == 0 ? f + 1 : f + 1 + rng_next(&s) % 300; /* frames f..g-1 */
@@ -591,7 +634,6 @@ static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_
 
 static void test_frames_at(void **state)
 {
-    (void)state;
     bytes stream = {0};
     const tk_cs_source *src;
     tk_etm4_config cfg;
@@ -617,7 +659,7 @@ static void test_frames_at(void **state)
         static run_states states[3];
         for (int w = 0; w < 3; w++) { /* complete per frame, complete joined, batch joined */
             states[w].n = 0;
-            frames_at_packets(&cfg, copy, win, len14, seed, w, &way[w], &states[w]);
+            frames_at_packets(&cfg, copy, win, len14, seed, w, runs_of(state), &way[w], &states[w]);
         }
         for (int w = 1; w < 3; w++)
             same_packets(&way[0], &way[w]);
@@ -626,6 +668,7 @@ static void test_frames_at(void **state)
             assert_true(tk_etm4_parser_state_equal(&states[1].s[i], &states[2].s[i]));
         runs += states[1].n;
         assert_true(way[2].nlite > way[0].n / 2);
+        assert_true(runs_of(state) == (way[2].nruns > 0));
         lites += way[2].nlite;
         for (size_t i = 0; i < way[0].n; i++)
             errors += way[0].r[i].type >= TK_ETM4_INCOMPLETE_EOT &&
@@ -648,7 +691,6 @@ static void test_frames_at(void **state)
  * batch path must leave the parser in the complete parser's state after every call. */
 static void test_address_history_state(void **state)
 {
-    (void)state;
     enum { N = 6000 };
     static uint8_t b[N + 64];
     uint64_t s = 0x5eed5eedull;
@@ -690,7 +732,7 @@ static void test_address_history_state(void **state)
         tk_etm4_parser *p[2];
         assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &full, &p[0]), TK_OK);
         assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &lite, &p[1]), TK_OK);
-        tk_etm4_parser_set_batch(p[1], on_lite, &lite);
+        set_batch(p[1], runs_of(state), on_lite, &lite);
         uint64_t cut = seed;
         for (size_t i = 0; i < n;) {
             size_t k = 1 + rng_next(&cut) % (seed * 40);
@@ -712,6 +754,7 @@ static void test_address_history_state(void **state)
         }
         same_packets(&full, &lite);
         assert_true(lite.nlite > full.n / 2);
+        assert_true(runs_of(state) == (lite.nruns > 0));
         free(full.r);
         free(lite.r);
     }
@@ -726,7 +769,6 @@ static void test_address_history_state(void **state)
  * in runs of every length from 1 to 64 between address packets, cut anywhere. */
 static void test_every_atom_header(void **state)
 {
-    (void)state;
     uint8_t b[4096];
     size_t n = 0;
     for (int k = 0; k < 11; k++)
@@ -750,7 +792,7 @@ static void test_every_atom_header(void **state)
             tk_etm4_parser *p;
             assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, l, &p), TK_OK);
             if (batch)
-                tk_etm4_parser_set_batch(p, on_lite, l);
+                set_batch(p, runs_of(state), on_lite, l);
             uint64_t s = seed;
             for (size_t i = 0; i < n;) {
                 size_t k = seed == 1 ? n : 1 + rng_next(&s) % 40;
@@ -771,8 +813,71 @@ static void test_every_atom_header(void **state)
         assert_int_equal(atoms, 64 * 65 / 2);
         same_packets(&full, &lite);
         assert_true(lite.nlite >= atoms);
+        assert_true(runs_of(state) == (lite.nruns > 0));
         free(full.r);
         free(lite.r);
+    }
+}
+
+/* Atom runs over frames with wide gaps between them (at[] jumping by hundreds: a record holds
+ * its packets' offsets in a byte each, so a run must end before a gap over 255) and frames of
+ * a few bytes (several gaps in one run of 8): packet indices as one tk_etm4_parser_data call
+ * per frame gives them. */
+static void test_runs_wide_gaps(void **state)
+{
+    (void)state;
+    enum { N = 700 }; /* 700 bytes in frames at most 306 apart: positions below 65536 */
+    static uint8_t b[N];
+    static uint16_t at[N];
+    uint64_t s = 0xfeedull;
+    size_t n = 0;
+    for (int k = 0; k < 11; k++)
+        b[n++] = 0x00;
+    b[n++] = 0x80; /* A-Sync */
+    while (n < N - 3) {
+        if (rng_next(&s) % 8) { /* mostly atoms */
+            b[n++] = (uint8_t)(0xc0 + rng_next(&s) % 64);
+        } else { /* a short address */
+            b[n++] = 0x95;
+            b[n++] = (uint8_t)(rng_next(&s) & 0x7f);
+        }
+    }
+    tk_etm4_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.trace_id = 0x12;
+    tk_etm4_config_init(&cfg);
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        /* frames of 1 to 6 bytes, the next one up to 300 positions on (or 2) */
+        size_t starts[N + 1], nf = 0;
+        uint32_t pos = 0;
+        uint64_t r = seed;
+        for (size_t i = 0; i < n;) {
+            const size_t len = 1 + rng_next(&r) % 6;
+            starts[nf++] = i;
+            for (size_t k = 0; k < len && i < n; k++)
+                at[i++] = (uint16_t)pos++;
+            pos += (uint32_t)(rng_next(&r) % (seed < 4 ? 300 : 3));
+        }
+        starts[nf] = n;
+        assert_true(pos < 65536); /* (no wrap of the 16-bit positions) */
+        recs full = {0}, runs = {.trace_id = 0x12};
+        tk_etm4_parser *p[2];
+        assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &full, &p[0]), TK_OK);
+        assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &runs, &p[1]), TK_OK);
+        tk_etm4_parser_set_batch_runs(p[1], on_lite, &runs);
+        for (size_t f = 0; f < nf; f++)
+            assert_int_equal(tk_etm4_parser_data(p[0], b + starts[f], starts[f + 1] - starts[f],
+                                                 1000 + at[starts[f]]),
+                             TK_OK);
+        assert_int_equal(tk_etm4_parser_frames_at(p[1], b, at, n, 1000), TK_OK);
+        for (int w = 0; w < 2; w++) {
+            assert_int_equal(tk_etm4_parser_end(p[w]), TK_OK);
+            tk_etm4_parser_free(p[w]);
+        }
+        same_packets(&full, &runs);
+        assert_true(runs.nruns > 0);
+        free(full.r);
+        free(runs.r);
     }
 }
 
@@ -780,6 +885,7 @@ int main(void)
 {
     if (!tk_test_data_present())
         return TK_TEST_SKIP;
+    static bool runs = true;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_snapshots),
         cmocka_unit_test(test_mutations),
@@ -787,6 +893,13 @@ int main(void)
         cmocka_unit_test(test_frames_at),
         cmocka_unit_test(test_address_history_state),
         cmocka_unit_test(test_every_atom_header),
+        cmocka_unit_test(test_runs_wide_gaps),
+        cmocka_unit_test_prestate(test_snapshots, &runs),
+        cmocka_unit_test_prestate(test_mutations, &runs),
+        cmocka_unit_test_prestate(test_joined_frames, &runs),
+        cmocka_unit_test_prestate(test_frames_at, &runs),
+        cmocka_unit_test_prestate(test_address_history_state, &runs),
+        cmocka_unit_test_prestate(test_every_atom_header, &runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
