@@ -109,7 +109,7 @@ struct tk_etm4_parser {
      * n bytes (win_d NULL: none), positions c0 + [0, win_w) */
     const uint8_t *win_d;
     size_t win_n, win_c0, win_w;
-    uint16_t win_first[RUN_WIN + 32];
+    uint8_t win_dist[RUN_WIN + 32];
     uint8_t win_len[RUN_WIN + 32];
     uint8_t win_rid[RUN_WIN + 32];
 };
@@ -1528,14 +1528,15 @@ static void build_rules(tk_etm4_parser *p)
             }
 }
 
-/* For the 16 nblk positions of b (16 nblk + 17 bytes readable): first[q], the first position
- * at or after q that is not an atom header (16 nblk if none); len[q], the length of the
- * address packet that would start at q (0: not one the fast path takes); rid[q], its
- * addr_rule. With these the walk from one address packet to the next is two loads (a =
- * first[j], j = a + len[a]), with no branch on the packet kinds: the batch path's branches
- * were mispredicted at every switch between atoms and addresses, and between address kinds
- * (docs/performance.md, sessions 15 and 16). */
-static void run_window(const uint8_t *b, unsigned nblk, uint16_t *first, uint8_t *len, uint8_t *rid)
+/* For the 16 nblk positions of b (16 nblk + 17 bytes readable): dist[q], how far the first
+ * position at or after q that is not an atom header is (to 16 nblk if none; 255 at most, and
+ * the walk takes the atom there to the complete parser); len[q], the length of the address
+ * packet that would start at q (0: not one the fast path takes); rid[q], its addr_rule. With
+ * these the walk from one address packet to the next is two loads (a = j + dist[j], j = a +
+ * len[a]), with no branch on the packet kinds: the batch path's branches were mispredicted at
+ * every switch between atoms and addresses, and between address kinds (docs/performance.md,
+ * sessions 15 and 16). */
+static void run_window(const uint8_t *b, unsigned nblk, uint8_t *dist, uint8_t *len, uint8_t *rid)
 {
 #if defined(__SSE2__)
     const __m128i top = _mm_set1_epi8((char)0xc0), ones = _mm_set1_epi8((char)0xff);
@@ -1543,30 +1544,27 @@ static void run_window(const uint8_t *b, unsigned nblk, uint16_t *first, uint8_t
     /* 0xff in the lanes a shift by 1, 2, 4, 8 brings in */
     const __m128i h1 = _mm_slli_si128(ones, 15), h2 = _mm_slli_si128(ones, 14),
                   h4 = _mm_slli_si128(ones, 12), h8 = _mm_slli_si128(ones, 8);
-    const __m128i ff = _mm_set1_epi16(0xff), zero = _mm_setzero_si128();
-    __m128i carry = _mm_set1_epi16((short)(16 * nblk)); /* first[] of the block after */
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i to_end = _mm_sub_epi8(_mm_set1_epi8(16), lane); /* 16 - lane */
+    __m128i carry = zero; /* dist[] of the block after, lane 0, in every lane */
     for (int k = (int)nblk - 1; k >= 0; k--) {
         const uint8_t *q = b + 16 * k;
         const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
         const __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(q + 1));
-        /* first[]: each lane's own index if not an atom, else 0xff; the minimum over the
-         * lanes from it on (a suffix minimum in four shifts); 0xff lanes take the carry */
+        /* dist[]: each lane's own index if not an atom, else 0xff; the minimum over the
+         * lanes from it on (a suffix minimum in four shifts), less the lane; 0xff lanes
+         * (atoms to the block's end) go on by the carry, at most 255 */
         __m128i v = _mm_or_si128(lane, _mm_cmpeq_epi8(_mm_and_si128(x, top), top));
         v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 1), h1));
         v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 2), h2));
         v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 4), h4));
         v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 8), h8));
-        const __m128i base = _mm_set1_epi16((short)(16 * k));
-        __m128i lo = _mm_unpacklo_epi8(v, zero), hi = _mm_unpackhi_epi8(v, zero);
-        const __m128i elo = _mm_cmpeq_epi16(lo, ff), ehi = _mm_cmpeq_epi16(hi, ff);
-        lo =
-            _mm_or_si128(_mm_andnot_si128(elo, _mm_add_epi16(lo, base)), _mm_and_si128(elo, carry));
-        hi =
-            _mm_or_si128(_mm_andnot_si128(ehi, _mm_add_epi16(hi, base)), _mm_and_si128(ehi, carry));
-        _mm_storeu_si128((__m128i *)(void *)(first + 16 * k), lo);
-        _mm_storeu_si128((__m128i *)(void *)(first + 16 * k + 8), hi);
-        carry = _mm_shufflelo_epi16(lo, 0);
-        carry = _mm_unpacklo_epi64(carry, carry);
+        const __m128i none = _mm_cmpeq_epi8(v, ones);
+        const __m128i dv = _mm_or_si128(_mm_andnot_si128(none, _mm_sub_epi8(v, lane)),
+                                        _mm_and_si128(none, _mm_adds_epu8(carry, to_end)));
+        _mm_storeu_si128((__m128i *)(void *)(dist + 16 * k), dv);
+        carry = _mm_unpacklo_epi8(dv, dv);
+        carry = _mm_shuffle_epi32(_mm_shufflelo_epi16(carry, 0), 0);
         /* len[]: by header - 0x90 (t); a short address has 2 bytes, 3 when bit 7 of the
          * next byte is set */
         const __m128i t = _mm_xor_si128(x, _mm_set1_epi8((char)0x90));
@@ -1594,7 +1592,7 @@ static void run_window(const uint8_t *b, unsigned nblk, uint16_t *first, uint8_t
         const unsigned h = b[q];
         if (h < 0xc0)
             next = (unsigned)q;
-        first[q] = (uint16_t)next;
+        dist[q] = (uint8_t)(next - (unsigned)q < 255 ? next - (unsigned)q : 255);
         unsigned l = 0;
         if (h == 0x95 || h == 0x96)
             l = 2 + (b[q + 1] >> 7);
@@ -1640,7 +1638,8 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
     tk_status st = TK_OK;
     /* the last bytes' window: a padded copy and its arrays (the parser's window stays) */
     uint8_t pad[RUN_PAD], pad_len[RUN_PAD], pad_rid[RUN_PAD];
-    uint16_t pad_at[RUN_PAD], pad_first[RUN_PAD];
+    uint16_t pad_at[RUN_PAD];
+    uint8_t pad_dist[RUN_PAD];
 #define META(e)                                                                                    \
     (uint16_t)((e).is | (e).is64 << 8 | vb_code_of[(e).valid_bits <= 64 ? (e).valid_bits : 64] << 9)
     uint64_t hv[4] = {p->stack[0].val, 0, p->stack[2].val, p->stack[1].val};
@@ -1665,8 +1664,7 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
         const uint8_t *bw;
         const uint16_t *aw;
         size_t lim, brk; /* walk while r < lim; an address packet at or past brk: next window */
-        const uint16_t *first;
-        const uint8_t *len, *rid;
+        const uint8_t *dist, *len, *rid;
         if (n - (start & ~(size_t)15) > RUN_PAD - 48) {
             /* The data itself, in blocks whose every read is inside d; the arrays stay
              * valid for the rest of this call (a packet for the complete parser comes back
@@ -1676,14 +1674,14 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
                 c0 = start & ~(size_t)15;
                 size_t w = (n - c0 - 17) & ~(size_t)15;
                 w = w < RUN_WIN ? w : RUN_WIN;
-                run_window(d + c0, (unsigned)(w / 16), p->win_first, p->win_len, p->win_rid);
+                run_window(d + c0, (unsigned)(w / 16), p->win_dist, p->win_len, p->win_rid);
                 p->win_d = d;
                 p->win_n = n;
                 p->win_c0 = c0;
                 p->win_w = w;
             }
             c0 = p->win_c0;
-            first = p->win_first;
+            dist = p->win_dist;
             len = p->win_len;
             rid = p->win_rid;
             bw = d + c0;
@@ -1706,12 +1704,12 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
                 memset(pad_at + nwin, 0, 16 * sizeof(*at));
                 aw = pad_at;
             }
-            run_window(pad, nblk, pad_first, pad_len, pad_rid);
+            run_window(pad, nblk, pad_dist, pad_len, pad_rid);
             /* a packet the data ends inside is for the complete parser (it keeps it) */
             for (size_t q = nwin > 9 ? nwin - 9 : 0; q < nwin; q++)
                 if (q + pad_len[q] > nwin)
                     pad_len[q] = 0;
-            first = pad_first;
+            dist = pad_dist;
             len = pad_len;
             rid = pad_rid;
             lim = nwin;
@@ -1721,7 +1719,7 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
         r = start - c0;
         while (r < lim) {
             FLUSH_IF_FULL();
-            const size_t a = first[r];
+            const size_t a = r + dist[r];
             /* The atoms from r to a, in records of up to 8 (one record, written whether or
              * not there are any, is taken only if there are). */
             size_t run = a - r;

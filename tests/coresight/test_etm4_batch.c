@@ -766,7 +766,8 @@ static void test_address_history_state(void **state)
 
 /* Every header 0xc0-0xff is an atom packet of the complete parser (the batch path takes a run
  * of them without looking at each one), and the batch path gives the same packets for all 64,
- * in runs of every length from 1 to 64 between address packets, cut anywhere. */
+ * in runs of every length from 1 to 64 between address packets and one of 600, cut
+ * anywhere. */
 static void test_every_atom_header(void **state)
 {
     uint8_t b[4096];
@@ -780,6 +781,11 @@ static void test_every_atom_header(void **state)
         b[n++] = 0x95; /* a short address */
         b[n++] = (uint8_t)(run & 0x7f);
     }
+    /* a run longer than the 255 positions the run mode looks ahead */
+    for (unsigned k = 0; k < 600; k++)
+        b[n++] = (uint8_t)(0xc0 + k % 64);
+    b[n++] = 0x95;
+    b[n++] = 0x01;
     assert_true(n <= sizeof(b));
     tk_etm4_config cfg;
     memset(&cfg, 0, sizeof(cfg));
@@ -810,7 +816,7 @@ static void test_every_atom_header(void **state)
                 assert_true(full.r[i].type >= TK_ETM4_ATOM_F1 && full.r[i].type <= TK_ETM4_ATOM_F6);
                 atoms++;
             }
-        assert_int_equal(atoms, 64 * 65 / 2);
+        assert_int_equal(atoms, 64 * 65 / 2 + 600);
         same_packets(&full, &lite);
         assert_true(lite.nlite >= atoms);
         assert_true(runs_of(state) == (lite.nruns > 0));
