@@ -4,8 +4,9 @@
 # OpenCSD's trc_pkt_lister in the same run.
 #   usage: bench/coresight.sh [BUILD_DIR] [REPEAT]
 # tracekit figures: best of REPEAT runs over the buffer held in memory (`--stats`), CPU time of
-# the pipeline only. packets: deformatter (joined frames) + packet parser in batch mode, every
-# packet handed to the counting consumer (atoms and addresses as tk_etm4_pkt_lite batches, the
+# the pipeline only. packets: deformatter (joined frames) + packet parser in batch mode with
+# atom runs, every packet handed to the counting consumer (tk_etm4_pkt_lite batches: atom
+# runs of up to 8 packets and addresses, which the consumer counts record by record; the
 # others one by one); tests/coresight/test_etm4_batch checks that these are exactly the
 # packets of the complete parser. decode: the same plus the flow decoder, every range event
 # handed to the consumer. trc_pkt_lister figures: user+sys CPU time of the whole process (it has no

@@ -324,8 +324,9 @@ tk_status tk_etm4_decoder_new(const tk_etm4_config *cfg, const tk_cs_mem *mem, t
 void tk_etm4_decoder_free(tk_etm4_decoder *d);
 /* Feed one packet (from a tk_etm4_parser). */
 tk_status tk_etm4_decoder_packet(tk_etm4_decoder *d, const tk_etm4_packet *pkt);
-/* Feed n compact packets (a tk_etm4_batch_fn): the same as feeding each one's
- * tk_etm4_pkt_from_lite to tk_etm4_decoder_packet. */
+/* Feed n compact packets (a tk_etm4_batch_fn of tk_etm4_parser_set_batch: a record per
+ * packet, no TK_ETM4_LITE_ATOMS runs): the same as feeding each one's tk_etm4_pkt_from_lite
+ * to tk_etm4_decoder_packet. */
 tk_status tk_etm4_decoder_packets(tk_etm4_decoder *d, const tk_etm4_pkt_lite *pkts, size_t n);
 /* End of trace: flushes pending elements. */
 tk_status tk_etm4_decoder_end(tk_etm4_decoder *d);
