@@ -1295,10 +1295,8 @@ static unsigned vb_value(unsigned code)
     return vb_levels[k];
 }
 
-/* The same both ways by table (the run mode converts the history at every call). */
-static const uint8_t vb_code_of[65] = {
-    [0] = VB_CODE(0),   [8] = VB_CODE(8),   [9] = VB_CODE(9),  [16] = VB_CODE(16),
-    [17] = VB_CODE(17), [32] = VB_CODE(32), [64] = VB_CODE(64)};
+/* vb_value by table (the run mode converts the history back at every call): the codes are
+ * thermometers, VB_CODE's or an OR of them. */
 static const uint8_t vb_value_of[64] = {
     [0x00] = 0, [0x01] = 8, [0x03] = 9, [0x07] = 16, [0x0f] = 17, [0x1f] = 32, [0x3f] = 64};
 
@@ -1640,8 +1638,7 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
     uint8_t pad[RUN_PAD], pad_len[RUN_PAD], pad_rid[RUN_PAD];
     uint16_t pad_at[RUN_PAD];
     uint8_t pad_dist[RUN_PAD];
-#define META(e)                                                                                    \
-    (uint16_t)((e).is | (e).is64 << 8 | vb_code_of[(e).valid_bits <= 64 ? (e).valid_bits : 64] << 9)
+#define META(e) (uint16_t)((e).is | (e).is64 << 8 | VB_CODE((e).valid_bits) << 9)
     uint64_t hv[4] = {p->stack[0].val, 0, p->stack[2].val, p->stack[1].val};
     uint16_t hm[4] = {META(p->stack[0]), 0, META(p->stack[2]), META(p->stack[1])};
 #undef META
