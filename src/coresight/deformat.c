@@ -24,6 +24,7 @@
 #endif
 
 #include "tracekit/coresight.h"
+#include "util/le.h"
 
 #define FRAME 16
 #define JOIN_FRAMES 256 /* frames joined into one run at most (their bytes at most 15 each) */
@@ -183,31 +184,6 @@ static tk_status emit(tk_cs_deformatter *d, uint8_t id, const uint8_t *data, siz
     return TK_OK;
 }
 
-/* Little-endian 64-bit load/store (one move on little-endian hosts). */
-static uint64_t load64(const uint8_t *p)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-#else
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-#endif
-}
-
-static void store64(uint8_t *p, uint64_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p, &v, 8);
-#else
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-#endif
-}
-
 /* Auxiliary bits k..k+3 spread to bit 0 of bytes 0, 2, 4 and 6 of a little-endian word. */
 static const uint64_t spread_aux[16] = {
     0x0000000000000000ull, 0x0000000000000001ull, 0x0000000000010000ull, 0x0000000000010001ull,
@@ -229,8 +205,8 @@ static inline void join_frame(tk_cs_deformatter *d, uint64_t sof, size_t n)
  * joined run; 16 bytes are stored, the 16th is overwritten by the next frame. */
 static inline void join_append(tk_cs_deformatter *d, uint64_t lo, uint64_t hi, uint64_t sof)
 {
-    store64(d->join + d->njoin, lo);
-    store64(d->join + d->njoin + 8, hi);
+    tk_store_le64(d->join + d->njoin, lo);
+    tk_store_le64(d->join + d->njoin + 8, hi);
     join_frame(d, sof, 15);
 }
 
@@ -240,7 +216,7 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
     /* Fast path, the common case: no ID byte in the frame (bit 0 clear in every even byte), so
      * its 15 data bytes all belong to the current source and are the frame bytes with the
      * auxiliary bits put back into the even bytes. */
-    uint64_t lo = load64(f), hi = load64(f + 8);
+    uint64_t lo = tk_load_le64(f), hi = tk_load_le64(f + 8);
     if (!((lo | hi) & 0x0001000100010001ull)) {
         if (d->cur_id == 0xff || !valid_id(d->cur_id))
             return TK_OK;
@@ -270,8 +246,8 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
                 return st;
         }
         uint8_t out[16];
-        store64(out, lo);
-        store64(out + 8, hi);
+        tk_store_le64(out, lo);
+        tk_store_le64(out + 8, hi);
         return emit(d, d->cur_id, out, 15, sof);
     }
     /* Second most common case: one ID byte that restates the current source (formatters
@@ -288,8 +264,8 @@ static tk_status unpack(tk_cs_deformatter *d, const uint8_t *f, uint64_t sof)
         if (f[j] >> 1 == d->cur_id) {
             uint8_t out[FRAME];
             uint8_t aux = f[15];
-            store64(out, lo | spread_aux[aux & 0xf]);
-            store64(out + 8, hi | spread_aux[aux >> 4]);
+            tk_store_le64(out, lo | spread_aux[aux & 0xf]);
+            tk_store_le64(out + 8, hi | spread_aux[aux >> 4]);
             memmove(out + j, out + j + 1, (size_t)(14 - j));
             if (d->njoin && d->join_id == d->cur_id && d->njoin <= JOIN_FULL &&
                 d->join_next == sof && one_block(d, d->join_index, sof + 13)) {
@@ -404,7 +380,7 @@ static size_t join_run(tk_cs_deformatter *d, const uint8_t *buf, size_t len, siz
     size_t nj = d->njoin;
     for (; len - pos >= FRAME && nj <= JOIN_FULL; pos += FRAME) {
         const uint8_t *f = buf + pos;
-        uint64_t lo = load64(f), hi = load64(f + 8);
+        uint64_t lo = tk_load_le64(f), hi = tk_load_le64(f + 8);
         size_t n = 15;
         if (!((lo | hi) & 0x0001000100010001ull)) {
             lo |= spread_aux[f[15] & 0xf];
@@ -414,8 +390,8 @@ static size_t join_run(tk_cs_deformatter *d, const uint8_t *buf, size_t len, siz
         } else {
             break;
         }
-        store64(join + nj, lo);
-        store64(join + nj + 8, hi);
+        tk_store_le64(join + nj, lo);
+        tk_store_le64(join + nj + 8, hi);
         if (at)
             put_at(at + nj, at0);
         nj += n;

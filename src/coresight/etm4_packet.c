@@ -14,6 +14,7 @@
 #include "coresight/etm4_state.h"
 #include "tracekit/etm4.h"
 #include "util/compiler.h"
+#include "util/le.h"
 
 #define MAX_PKT 64   /* longer than any well-formed packet */
 #define LITE_MAX 256 /* compact packets held back in batch mode */
@@ -1471,16 +1472,6 @@ out:
     return st;
 }
 
-/* A little-endian 64-bit word as loaded by memcpy, as a value. */
-static inline uint64_t le64(uint64_t w)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return __builtin_bswap64(w);
-#else
-    return w;
-#endif
-}
-
 /* ---- batch mode with atom runs ----------------------------------------------------------- */
 
 /* The address rules (addr_rule) for both states of the context (AArch64 [1] or not [0]). */
@@ -1613,9 +1604,9 @@ static inline uint64_t run_offsets(const uint16_t *at)
 #if defined(__SSE2__)
     const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)at);
     const __m128i off = _mm_sub_epi16(v, _mm_set1_epi16((short)at[0]));
-    uint64_t w;
-    _mm_storel_epi64((__m128i *)(void *)&w, _mm_packus_epi16(off, off));
-    return le64(w);
+    uint8_t w[8];
+    _mm_storel_epi64((__m128i *)(void *)w, _mm_packus_epi16(off, off));
+    return tk_load_le64(w);
 #else
     uint64_t w = 0;
     for (unsigned k = 0; k < 8; k++) {
@@ -1751,9 +1742,7 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
             if (TK_UNLIKELY(!l))
                 goto done; /* a packet for the complete parser, or not complete in d: r is at it */
             const addr_rule *const e = rules + rid[a];
-            uint64_t y;
-            memcpy(&y, bw + a + 1, 8);
-            y = le64(y);
+            const uint64_t y = tk_load_le64(bw + a + 1);
             const uint64_t bits =
                 (y & 0x7f) * e->mul0 + ((y >> 8) & e->m1) * e->mul1 + (y & e->mhi);
             const unsigned slot = (top - e->idx) & 3;

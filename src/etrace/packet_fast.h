@@ -19,6 +19,7 @@
 #include "etrace/packet_clear.h"
 #include "etrace/packet_layout.h"
 #include "util/compiler.h"
+#include "util/le.h"
 
 /* Payloads of up to this many bytes take the specialised paths. */
 enum { TK_TE_FAST_MAX_LEN = 16 };
@@ -39,12 +40,7 @@ __extension__ typedef __int128 tk_te_fast_word;
 
 static inline uint64_t tk_te_fast_ld64(const uint8_t *p)
 {
-    uint64_t v;
-    memcpy(&v, p, 8); /* one unaligned load */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
+    return tk_load_le64(p);
 }
 
 /* Sign-extend the low 8 * len (8..128) bits of the two words lo, hi. */
