@@ -118,27 +118,31 @@ struct tk_etm4_parser {
 static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
 static void build_rules(tk_etm4_parser *p);
 
+/* The atom format of a header 0xc0-0xff (§6.4.16-6.4.21). */
+static tk_etm4_pkt_type atom_format(unsigned h)
+{
+    if (h <= 0xd4 || (h >= 0xe0 && h <= 0xf4))
+        return TK_ETM4_ATOM_F6;
+    if (h <= 0xd7 || h == 0xf5)
+        return TK_ETM4_ATOM_F5;
+    if (h <= 0xdb)
+        return TK_ETM4_ATOM_F2;
+    if (h <= 0xdf)
+        return TK_ETM4_ATOM_F4;
+    if (h <= 0xf7)
+        return TK_ETM4_ATOM_F1;
+    return TK_ETM4_ATOM_F3;
+}
+
 tk_etm4_pkt_type tk_etm4_atom_header(uint8_t header, uint8_t *num, uint32_t *bits)
 {
-    const unsigned h = header;
     tk_etm4_packet pkt;
     memset(&pkt, 0, sizeof(pkt));
     *num = 0;
     *bits = 0;
-    if (h < 0xc0)
+    if (header < 0xc0)
         return TK_ETM4_BAD_SEQUENCE;
-    if (h <= 0xd4 || (h >= 0xe0 && h <= 0xf4))
-        pkt.type = TK_ETM4_ATOM_F6;
-    else if (h <= 0xd7 || h == 0xf5)
-        pkt.type = TK_ETM4_ATOM_F5;
-    else if (h <= 0xdb)
-        pkt.type = TK_ETM4_ATOM_F2;
-    else if (h <= 0xdf)
-        pkt.type = TK_ETM4_ATOM_F4;
-    else if (h <= 0xf7)
-        pkt.type = TK_ETM4_ATOM_F1;
-    else
-        pkt.type = TK_ETM4_ATOM_F3;
+    pkt.type = atom_format(header);
     pkt_atom(&header, &pkt);
     if (pkt.type != TK_ETM4_BAD_SEQUENCE) {
         *num = pkt.atom_num;
@@ -834,18 +838,7 @@ static int decode(tk_etm4_parser *p, const uint8_t *b, size_t n, tk_etm4_packet 
     uint8_t h = b[0];
     pkt->header = h;
     if (h >= 0xc0) {
-        if (h <= 0xd4 || (h >= 0xe0 && h <= 0xf4))
-            pkt->type = TK_ETM4_ATOM_F6;
-        else if (h <= 0xd7 || h == 0xf5)
-            pkt->type = TK_ETM4_ATOM_F5;
-        else if (h <= 0xdb)
-            pkt->type = TK_ETM4_ATOM_F2;
-        else if (h <= 0xdf)
-            pkt->type = TK_ETM4_ATOM_F4;
-        else if (h <= 0xf7)
-            pkt->type = TK_ETM4_ATOM_F1;
-        else
-            pkt->type = TK_ETM4_ATOM_F3;
+        pkt->type = atom_format(h);
         return pkt_atom(b, pkt);
     }
     switch (h) {
@@ -1280,24 +1273,14 @@ static inline void put_lite_word(tk_etm4_pkt_lite *o, uint64_t w)
 
 /* The batch path keeps an address-history entry's valid bits as a thermometer code over the
  * values they take (0; 8, 9, 16, 17 from short addresses of IS1 and IS0; 32, 64 from long
- * ones): value k of the list sets bits 0..k-1, so the larger of two values is their OR, one
+ * ones): value k of that list sets bits 0..k-1, so the larger of two values is their OR, one
  * instruction where the comparison took several. */
-static const uint8_t vb_levels[7] = {0, 8, 9, 16, 17, 32, 64};
 #define VB_CODE(bits)                                                                              \
     ((1u << (((bits) >= 8) + ((bits) >= 9) + ((bits) >= 16) + ((bits) >= 17) + ((bits) >= 32) +    \
              ((bits) >= 64))) -                                                                    \
      1)
 
-static unsigned vb_value(unsigned code)
-{
-    unsigned k = 0;
-    while (code & (1u << k))
-        k++;
-    return vb_levels[k];
-}
-
-/* vb_value by table (the run mode converts the history back at every call): the codes are
- * thermometers, VB_CODE's or an OR of them. */
+/* The valid bits of a code (the codes are thermometers: VB_CODE's, or an OR of them). */
 static const uint8_t vb_value_of[64] = {
     [0x00] = 0, [0x01] = 8, [0x03] = 9, [0x07] = 16, [0x0f] = 17, [0x1f] = 32, [0x3f] = 64};
 
@@ -1461,8 +1444,7 @@ out:
 #undef GROW
 #undef SHORT_ADDR
 #define ENTRY(v, m)                                                                                \
-    ((addr_entry){v, (uint8_t)((m)&1), (uint8_t)vb_value(((m) >> 9) & 0x3f),                       \
-                  (uint8_t)(((m) >> 8) & 1)})
+    ((addr_entry){v, (uint8_t)((m)&1), vb_value_of[((m) >> 9) & 0x3f], (uint8_t)(((m) >> 8) & 1)})
     p->stack[0] = ENTRY(v0, ms);
     p->stack[1] = ENTRY(v1, ms >> 16);
     p->stack[2] = ENTRY(v2, ms >> 32);
