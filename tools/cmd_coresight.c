@@ -243,13 +243,7 @@ static tk_status count_packet(void *ctx, const tk_etm4_packet *p)
 static tk_status count_packets(void *ctx, const tk_etm4_pkt_lite *p, size_t n)
 {
     cli *c = ctx;
-    unsigned long long k = 0;
-    for (size_t i = 0; i < n; i++) {
-        /* no branch: runs and single packets alternate (a branch here was mispredicted) */
-        const unsigned run = p[i].type == TK_ETM4_LITE_ATOMS;
-        k += 1u + ((unsigned)p[i].size - 1u) * run;
-    }
-    c->packets += k;
+    c->packets += tk_etm4_lite_count_packets(p, n);
     return TK_OK;
 }
 

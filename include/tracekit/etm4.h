@@ -257,6 +257,10 @@ static inline unsigned tk_etm4_lite_packets(const tk_etm4_pkt_lite *l)
     return l->type == TK_ETM4_LITE_ATOMS ? l->size : 1u;
 }
 
+/* Packets n compact records stand for (the sum of tk_etm4_lite_packets; SIMD where built
+ * for it). */
+uint64_t tk_etm4_lite_count_packets(const tk_etm4_pkt_lite *l, size_t n);
+
 /* An atom header (0xc0-0xff; anything else gives TK_ETM4_BAD_SEQUENCE with *num 0): its
  * packet type, number of atoms and their bits (bit i = atom i, 1 = E), as the parser reports
  * the packet. */

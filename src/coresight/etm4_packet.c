@@ -245,42 +245,6 @@ static tk_status emit_pkt(tk_etm4_parser *p, const tk_etm4_packet *pkt)
     return p->fn(p->ctx, pkt);
 }
 
-void tk_etm4_pkt_from_lite(const tk_etm4_pkt_lite *l, uint8_t trace_id, tk_etm4_packet *pkt)
-{
-    memset(pkt, 0, sizeof(*pkt));
-    pkt->type = l->type;
-    pkt->header = l->header;
-    pkt->size = l->size;
-    pkt->trace_id = trace_id;
-    pkt->index = l->index;
-    if (l->type >= TK_ETM4_ATOM_F1 && l->type <= TK_ETM4_ATOM_F6) {
-        pkt->atom_num = l->atom_num;
-        pkt->atoms = l->atoms;
-        return;
-    }
-    pkt->addr = l->addr;
-    pkt->addr_is = l->addr_is;
-    pkt->addr_64 = l->addr_64;
-    pkt->addr_bits = l->addr_bits;
-    pkt->match_idx = l->match_idx;
-}
-
-void tk_etm4_pkt_from_lite_at(const tk_etm4_pkt_lite *l, unsigned k, uint8_t trace_id,
-                              tk_etm4_packet *pkt)
-{
-    if (l->type != TK_ETM4_LITE_ATOMS) {
-        tk_etm4_pkt_from_lite(l, trace_id, pkt);
-        return;
-    }
-    memset(pkt, 0, sizeof(*pkt));
-    const uint8_t h = l->atom_headers[k < 8 ? k : 7];
-    pkt->type = (uint8_t)tk_etm4_atom_header(h, &pkt->atom_num, &pkt->atoms);
-    pkt->header = h;
-    pkt->size = 1;
-    pkt->trace_id = trace_id;
-    pkt->index = tk_etm4_lite_atom_index(l, k);
-}
-
 void tk_etm4_parser_resync(tk_etm4_parser *p)
 {
     p->npart = 0;

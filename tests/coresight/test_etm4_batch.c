@@ -63,6 +63,10 @@ static tk_status on_lite(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
 {
     recs *l = ctx;
     assert_true(n >= 1);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += tk_etm4_lite_packets(&v[i]);
+    assert_int_equal(tk_etm4_lite_count_packets(v, n), total);
     for (size_t i = 0; i < n; i++) {
         tk_etm4_packet p;
         /* Only atoms (one by one or in runs of 1 to 8) and addresses come as compact
@@ -887,6 +891,38 @@ static void test_runs_wide_gaps(void **state)
     }
 }
 
+/* tk_etm4_lite_count_packets against a record at a time: every count up to 70 records (the
+ * four-at-a-time loop and its tail), from every start in an array of random records with
+ * every type, atom runs of 1 to 8 packets and the other fields random. */
+static void test_count_packets(void **state)
+{
+    (void)state;
+    enum { N = 80 };
+    tk_etm4_pkt_lite v[N];
+    uint64_t s = 0xc0117ull;
+    for (int round = 0; round < 20; round++) {
+        for (size_t i = 0; i < N; i++) {
+            uint8_t raw[sizeof(v[i])];
+            for (size_t k = 0; k < sizeof(raw); k++)
+                raw[k] = (uint8_t)rng_next(&s);
+            memcpy(&v[i], raw, sizeof(raw));
+            if (rng_next(&s) % 2) {
+                v[i].type = TK_ETM4_LITE_ATOMS;
+                v[i].size = (uint8_t)(1 + rng_next(&s) % 8);
+            } else if (v[i].type == TK_ETM4_LITE_ATOMS) {
+                v[i].type = TK_ETM4_ADDR_MATCH;
+            }
+        }
+        for (size_t start = 0; start < 8; start++)
+            for (size_t n = 0; n <= 70 && start + n <= N; n++) {
+                uint64_t want = 0;
+                for (size_t i = start; i < start + n; i++)
+                    want += tk_etm4_lite_packets(&v[i]);
+                assert_int_equal(tk_etm4_lite_count_packets(v + start, n), want);
+            }
+    }
+}
+
 int main(void)
 {
     if (!tk_test_data_present())
@@ -900,6 +936,7 @@ int main(void)
         cmocka_unit_test(test_address_history_state),
         cmocka_unit_test(test_every_atom_header),
         cmocka_unit_test(test_runs_wide_gaps),
+        cmocka_unit_test(test_count_packets),
         cmocka_unit_test_prestate(test_snapshots, &runs),
         cmocka_unit_test_prestate(test_mutations, &runs),
         cmocka_unit_test_prestate(test_joined_frames, &runs),
