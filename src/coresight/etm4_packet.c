@@ -12,13 +12,14 @@
 
 #include "coresight/etm4_atom_run.h"
 #include "coresight/etm4_state.h"
+#include "coresight/etm4_window.h"
 #include "tracekit/etm4.h"
 #include "util/compiler.h"
 #include "util/le.h"
 
 #define MAX_PKT 64   /* longer than any well-formed packet */
 #define LITE_MAX 256 /* compact packets held back in batch mode */
-/* Positions of the data the batch mode with atom runs precomputes at a time (run_window). */
+/* Positions of the data the batch mode with atom runs precomputes at a time (etm4_window.h). */
 #define RUN_WIN 2048
 /* The last bytes of the data, from where the walk is to the end (at most RUN_PAD - 48), are
  * walked from a zero-padded copy in one window. */
@@ -106,8 +107,10 @@ struct tk_etm4_parser {
      * by rule number (outside AArch64 state [0], in it [1]). */
     bool runs;
     addr_rule rule[2][32];
-    /* the window the run-mode walk is on (run_window): valid within one call for data d of
-     * n bytes (win_d NULL: none), positions c0 + [0, win_w) */
+    /* the window the run-mode walk is on (etm4_window.h, computed by window, the CPU's
+     * fastest variant): valid within one call for data d of n bytes (win_d NULL: none),
+     * positions c0 + [0, win_w) */
+    tk_etm4_window_fn window;
     const uint8_t *win_d;
     size_t win_n, win_c0, win_w;
     uint8_t win_dist[RUN_WIN + 32];
@@ -184,6 +187,7 @@ tk_status tk_etm4_parser_new(const tk_etm4_config *cfg, tk_etm4_packet_fn fn, vo
     p->cfg = *cfg;
     p->fn = fn;
     p->ctx = ctx;
+    p->window = tk_etm4_window_best();
     build_atom_table(p);
     *out = p;
     return TK_OK;
@@ -209,6 +213,7 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     p->batch_fn = batch_fn;
     p->batch_ctx = batch_ctx;
     p->runs = runs;
+    p->window = tk_etm4_window_best();
     build_atom_table(p);
 }
 
@@ -1463,86 +1468,6 @@ static void build_rules(tk_etm4_parser *p)
             }
 }
 
-/* For the 16 nblk positions of b (16 nblk + 17 bytes readable): dist[q], how far the first
- * position at or after q that is not an atom header is (to 16 nblk if none; 255 at most, and
- * the walk takes the atom there to the complete parser); len[q], the length of the address
- * packet that would start at q (0: not one the fast path takes); rid[q], its addr_rule. With
- * these the walk from one address packet to the next is two loads (a = j + dist[j], j = a +
- * len[a]), with no branch on the packet kinds: the batch path's branches were mispredicted at
- * every switch between atoms and addresses, and between address kinds (docs/performance.md,
- * sessions 15 and 16). */
-static void run_window(const uint8_t *b, unsigned nblk, uint8_t *dist, uint8_t *len, uint8_t *rid)
-{
-#if defined(__SSE2__)
-    const __m128i top = _mm_set1_epi8((char)0xc0), ones = _mm_set1_epi8((char)0xff);
-    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    /* 0xff in the lanes a shift by 1, 2, 4, 8 brings in */
-    const __m128i h1 = _mm_slli_si128(ones, 15), h2 = _mm_slli_si128(ones, 14),
-                  h4 = _mm_slli_si128(ones, 12), h8 = _mm_slli_si128(ones, 8);
-    const __m128i zero = _mm_setzero_si128();
-    const __m128i to_end = _mm_sub_epi8(_mm_set1_epi8(16), lane); /* 16 - lane */
-    __m128i carry = zero; /* dist[] of the block after, lane 0, in every lane */
-    for (int k = (int)nblk - 1; k >= 0; k--) {
-        const uint8_t *q = b + 16 * k;
-        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
-        const __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(q + 1));
-        /* dist[]: each lane's own index if not an atom, else 0xff; the minimum over the
-         * lanes from it on (a suffix minimum in four shifts), less the lane; 0xff lanes
-         * (atoms to the block's end) go on by the carry, at most 255 */
-        __m128i v = _mm_or_si128(lane, _mm_cmpeq_epi8(_mm_and_si128(x, top), top));
-        v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 1), h1));
-        v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 2), h2));
-        v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 4), h4));
-        v = _mm_min_epu8(v, _mm_or_si128(_mm_srli_si128(v, 8), h8));
-        const __m128i none = _mm_cmpeq_epi8(v, ones);
-        const __m128i dv = _mm_or_si128(_mm_andnot_si128(none, _mm_sub_epi8(v, lane)),
-                                        _mm_and_si128(none, _mm_adds_epu8(carry, to_end)));
-        _mm_storeu_si128((__m128i *)(void *)(dist + 16 * k), dv);
-        carry = _mm_unpacklo_epi8(dv, dv);
-        carry = _mm_shuffle_epi32(_mm_shufflelo_epi16(carry, 0), 0);
-        /* len[]: by header - 0x90 (t); a short address has 2 bytes, 3 when bit 7 of the
-         * next byte is set */
-        const __m128i t = _mm_xor_si128(x, _mm_set1_epi8((char)0x90));
-        const __m128i cont = _mm_and_si128(_mm_cmpgt_epi8(zero, y), _mm_set1_epi8(1));
-        const __m128i s =
-            _mm_or_si128(_mm_cmpeq_epi8(t, _mm_set1_epi8(5)), _mm_cmpeq_epi8(t, _mm_set1_epi8(6)));
-        const __m128i m = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(2)), t);
-        const __m128i l32 = _mm_or_si128(_mm_cmpeq_epi8(t, _mm_set1_epi8(10)),
-                                         _mm_cmpeq_epi8(t, _mm_set1_epi8(11)));
-        const __m128i l64 = _mm_or_si128(_mm_cmpeq_epi8(t, _mm_set1_epi8(13)),
-                                         _mm_cmpeq_epi8(t, _mm_set1_epi8(14)));
-        __m128i l = _mm_and_si128(s, _mm_add_epi8(cont, _mm_set1_epi8(2)));
-        l = _mm_or_si128(l, _mm_and_si128(m, _mm_set1_epi8(1)));
-        l = _mm_or_si128(l, _mm_and_si128(l32, _mm_set1_epi8(5)));
-        l = _mm_or_si128(l, _mm_and_si128(l64, _mm_set1_epi8(9)));
-        _mm_storeu_si128((__m128i *)(void *)(len + 16 * k), l);
-        /* rid[]: the packet's addr_rule, header [3:0] * 2 + the continuation bit */
-        const __m128i lo4 = _mm_and_si128(x, _mm_set1_epi8(0x0f));
-        _mm_storeu_si128((__m128i *)(void *)(rid + 16 * k),
-                         _mm_add_epi8(_mm_add_epi8(lo4, lo4), cont));
-    }
-#else
-    unsigned next = 16 * nblk;
-    for (int q = 16 * (int)nblk - 1; q >= 0; q--) {
-        const unsigned h = b[q];
-        if (h < 0xc0)
-            next = (unsigned)q;
-        dist[q] = (uint8_t)(next - (unsigned)q < 255 ? next - (unsigned)q : 255);
-        unsigned l = 0;
-        if (h == 0x95 || h == 0x96)
-            l = 2 + (b[q + 1] >> 7);
-        else if (h >= 0x90 && h <= 0x92)
-            l = 1;
-        else if (h == 0x9a || h == 0x9b)
-            l = 5;
-        else if (h == 0x9d || h == 0x9e)
-            l = 9;
-        len[q] = (uint8_t)l;
-        rid[q] = (uint8_t)((h & 15) * 2 + (b[q + 1] >> 7));
-    }
-#endif
-}
-
 /* The offsets of the 8 positions from at[0] on from at[0], one per byte (byte k of the
  * value = at[k] - at[0], 255 at most): where the packets of an atom run are. */
 static inline uint64_t run_offsets(const uint16_t *at)
@@ -1564,7 +1489,7 @@ static inline uint64_t run_offsets(const uint16_t *at)
 }
 
 /* Batch mode with atom runs: as batch_run_body, with the atoms in TK_ETM4_LITE_ATOMS records
- * and the walk over precomputed windows (run_window). The address history is a ring of four
+ * and the walk over precomputed windows (etm4_window.h). The address history is a ring of four
  * entries in memory (slot top is the newest): a packet reads entry idx from slot top - idx
  * with no branch on idx. */
 static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d, const uint16_t *at,
@@ -1608,7 +1533,7 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
                 c0 = start & ~(size_t)15;
                 size_t w = (n - c0 - 17) & ~(size_t)15;
                 w = w < RUN_WIN ? w : RUN_WIN;
-                run_window(d + c0, (unsigned)(w / 16), p->win_dist, p->win_len, p->win_rid);
+                p->window(d + c0, (unsigned)(w / 16), p->win_dist, p->win_len, p->win_rid);
                 p->win_d = d;
                 p->win_n = n;
                 p->win_c0 = c0;
@@ -1638,7 +1563,7 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
                 memset(pad_at + nwin, 0, 16 * sizeof(*at));
                 aw = pad_at;
             }
-            run_window(pad, nblk, pad_dist, pad_len, pad_rid);
+            p->window(pad, nblk, pad_dist, pad_len, pad_rid);
             /* a packet the data ends inside is for the complete parser (it keeps it) */
             for (size_t q = nwin > 9 ? nwin - 9 : 0; q < nwin; q++)
                 if (q + pad_len[q] > nwin)
