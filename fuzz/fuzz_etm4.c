@@ -4,12 +4,14 @@
  * code region address and length, code bytes, then the trace. Properties: packets come in
  * index order with sizes that fit the input; decoding never faults; events are well formed;
  * the batch modes' compact packets (tk_etm4_parser_set_batch: atoms, addresses; and
- * tk_etm4_parser_set_batch_runs: atom runs, addresses) are the complete parser's packets, over
+ * tk_etm4_parser_set_batch_runs: atom runs, addresses; its walk with pext where the CPU has it
+ * and without) are the complete parser's packets, over
  * plain data and over joined formatter frames (tk_etm4_parser_frames against one
  * tk_etm4_parser_data call per 15-byte frame, and tk_etm4_parser_frames_at, in one call and in runs
  * of frames, against one call per frame of 15 or 14 bytes, the sizes from the register values). */
 #include "fuzz_common.h"
 
+#include "coresight/etm4_state.h"
 #include "tracekit/etm4.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -159,8 +161,10 @@ static void parse_trail(const tk_etm4_config *cfg, const uint8_t *d, size_t n, i
         return;
     if (batch == 1)
         tk_etm4_parser_set_batch(p, trail_lite, &lc);
-    else if (batch == 2)
+    else if (batch >= 2)
         tk_etm4_parser_set_batch_runs(p, trail_lite, &lc);
+    if (batch == 3)
+        tk_etm4_parser_use_pext(p, false);
     tk_status st = TK_OK;
     if (!frames) {
         size_t half = n / 2;
@@ -184,16 +188,19 @@ static void parse_trail(const tk_etm4_config *cfg, const uint8_t *d, size_t n, i
 
 static void same_batch_packets(const tk_etm4_config *cfg, const uint8_t *d, size_t n, int frames)
 {
-    trail full = {0}, lite = {0}, runs = {0};
+    trail full = {0}, lite = {0}, runs = {0}, portable = {0};
     parse_trail(cfg, d, n, 0, frames, &full);
     parse_trail(cfg, d, n, 1, frames, &lite);
     parse_trail(cfg, d, n, 2, frames, &runs);
-    TK_FUZZ_CHECK(full.n == lite.n && full.n == runs.n);
+    parse_trail(cfg, d, n, 3, frames, &portable);
+    TK_FUZZ_CHECK(full.n == lite.n && full.n == runs.n && full.n == portable.n);
     for (size_t i = 0; i < full.n; i++)
-        TK_FUZZ_CHECK(full.h[i] == lite.h[i] && full.h[i] == runs.h[i]);
+        TK_FUZZ_CHECK(full.h[i] == lite.h[i] && full.h[i] == runs.h[i] &&
+                      full.h[i] == portable.h[i]);
     free(full.h);
     free(lite.h);
     free(runs.h);
+    free(portable.h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

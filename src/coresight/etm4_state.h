@@ -35,6 +35,9 @@ typedef struct tk_etm4_parser_state {
 } tk_etm4_parser_state;
 
 void tk_etm4_parser_get_state(const tk_etm4_parser *p, tk_etm4_parser_state *out);
+/* Whether the walk of atom runs uses pext: on (the default) only where the CPU has a fast one;
+ * off, the portable walk (for tests and the fuzz target, which check both). */
+void tk_etm4_parser_use_pext(tk_etm4_parser *p, bool on);
 bool tk_etm4_parser_state_equal(const tk_etm4_parser_state *a, const tk_etm4_parser_state *b);
 
 /* Nothing pending: the address and context are known, no exception waits for its address,

@@ -4,7 +4,7 @@
  * against the complete paths, so that the fast paths can never diverge silently: the same
  * packets (type, index, size, printed values) and the same events, on real snapshots and on
  * damaged copies of a real stream (random byte mutations, fed in random pieces). Every test
- * runs in both batch modes (its state: whether with atom runs). */
+ * runs in each batch mode (its state), the walk of atom runs also without pext. */
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -86,19 +86,33 @@ static tk_status on_lite(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
     return TK_OK;
 }
 
-/* Batch mode with a record per packet, or with atom runs. */
-static void set_batch(tk_etm4_parser *p, bool runs, tk_etm4_batch_fn fn, void *ctx)
+/* The batch modes a test runs in (its state; NULL: MODE_RECORDS). */
+enum {
+    MODE_RECORDS,     /* a record per packet */
+    MODE_RUNS,        /* atom runs, the walk this CPU takes */
+    MODE_RUNS_NO_PEXT /* atom runs, the walk without pext (the same where pext is not used) */
+};
+
+static void set_batch(tk_etm4_parser *p, int mode, tk_etm4_batch_fn fn, void *ctx)
 {
-    if (runs)
-        tk_etm4_parser_set_batch_runs(p, fn, ctx);
-    else
+    if (mode == MODE_RECORDS) {
         tk_etm4_parser_set_batch(p, fn, ctx);
+        return;
+    }
+    tk_etm4_parser_set_batch_runs(p, fn, ctx);
+    if (mode == MODE_RUNS_NO_PEXT)
+        tk_etm4_parser_use_pext(p, false);
 }
 
-/* A test's state: whether it runs with atom runs. */
+static int mode_of(void **state)
+{
+    return *state ? *(const int *)*state : MODE_RECORDS;
+}
+
+/* Whether the test runs with atom runs. */
 static bool runs_of(void **state)
 {
-    return *state && *(const bool *)*state;
+    return mode_of(state) != MODE_RECORDS;
 }
 
 static void same_packets(const recs *a, const recs *b)
@@ -308,13 +322,13 @@ static tk_status lite_to_both(void *ctx, const tk_etm4_pkt_lite *v, size_t n)
 }
 
 static void parse_pieces(const tk_etm4_config *cfg, const tk_cs_mem *mem, const uint8_t *b,
-                         size_t n, uint64_t seed, bool batch, bool runs, both *x)
+                         size_t n, uint64_t seed, bool batch, int mode, both *x)
 {
     tk_etm4_parser *p;
     assert_int_equal(tk_etm4_decoder_new(cfg, mem, on_event, &x->ev, &x->dec), TK_OK);
     assert_int_equal(tk_etm4_parser_new(cfg, full_to_both, x, &p), TK_OK);
     if (batch)
-        set_batch(p, runs, lite_to_both, x);
+        set_batch(p, mode, lite_to_both, x);
     uint64_t s = seed;
     for (size_t i = 0; i < n;) {
         size_t k = 1 + rng_next(&s) % 97;
@@ -391,8 +405,8 @@ static void test_mutations(void **state)
         }
         uint64_t seed = rng_next(&s) | 1;
         both a = {0}, b = {0};
-        parse_pieces(&cfg, mem, copy, win, seed, false, false, &a);
-        parse_pieces(&cfg, mem, copy, win, seed, true, runs_of(state), &b);
+        parse_pieces(&cfg, mem, copy, win, seed, false, MODE_RECORDS, &a);
+        parse_pieces(&cfg, mem, copy, win, seed, true, mode_of(state), &b);
         same_packets(&a.pk, &b.pk);
         same_events(&a.ev, &b.ev);
         assert_true(b.pk.nlite > 0);
@@ -594,7 +608,7 @@ typedef struct run_states {
 } run_states;
 
 static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_t n,
-                              const uint8_t *len14, uint64_t seed, int way, bool runs, recs *out,
+                              const uint8_t *len14, uint64_t seed, int way, int mode, recs *out,
                               run_states *states)
 {
     size_t nf = 0, pos = 0;
@@ -611,7 +625,7 @@ static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_
     tk_etm4_parser *p;
     assert_int_equal(tk_etm4_parser_new(cfg, on_pkt, out, &p), TK_OK);
     if (way)
-        set_batch(p, runs, on_lite, out);
+        set_batch(p, mode, on_lite, out);
     uint64_t s = seed;
     for (size_t f = 0; f < nf;) {
         size_t g = way == 0 ? f + 1 : f + 1 + rng_next(&s) % 300; /* frames f..g-1 */
@@ -663,7 +677,7 @@ static void test_frames_at(void **state)
         static run_states states[3];
         for (int w = 0; w < 3; w++) { /* complete per frame, complete joined, batch joined */
             states[w].n = 0;
-            frames_at_packets(&cfg, copy, win, len14, seed, w, runs_of(state), &way[w], &states[w]);
+            frames_at_packets(&cfg, copy, win, len14, seed, w, mode_of(state), &way[w], &states[w]);
         }
         for (int w = 1; w < 3; w++)
             same_packets(&way[0], &way[w]);
@@ -736,7 +750,7 @@ static void test_address_history_state(void **state)
         tk_etm4_parser *p[2];
         assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &full, &p[0]), TK_OK);
         assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &lite, &p[1]), TK_OK);
-        set_batch(p[1], runs_of(state), on_lite, &lite);
+        set_batch(p[1], mode_of(state), on_lite, &lite);
         uint64_t cut = seed;
         for (size_t i = 0; i < n;) {
             size_t k = 1 + rng_next(&cut) % (seed * 40);
@@ -802,7 +816,7 @@ static void test_every_atom_header(void **state)
             tk_etm4_parser *p;
             assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, l, &p), TK_OK);
             if (batch)
-                set_batch(p, runs_of(state), on_lite, l);
+                set_batch(p, mode_of(state), on_lite, l);
             uint64_t s = seed;
             for (size_t i = 0; i < n;) {
                 size_t k = seed == 1 ? n : 1 + rng_next(&s) % 40;
@@ -835,7 +849,6 @@ static void test_every_atom_header(void **state)
  * per frame gives them. */
 static void test_runs_wide_gaps(void **state)
 {
-    (void)state;
     enum { N = 700 }; /* 700 bytes in frames at most 306 apart: positions below 65536 */
     static uint8_t b[N];
     static uint16_t at[N];
@@ -874,7 +887,8 @@ static void test_runs_wide_gaps(void **state)
         tk_etm4_parser *p[2];
         assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &full, &p[0]), TK_OK);
         assert_int_equal(tk_etm4_parser_new(&cfg, on_pkt, &runs, &p[1]), TK_OK);
-        tk_etm4_parser_set_batch_runs(p[1], on_lite, &runs);
+        set_batch(p[1], mode_of(state) == MODE_RUNS_NO_PEXT ? MODE_RUNS_NO_PEXT : MODE_RUNS,
+                  on_lite, &runs);
         for (size_t f = 0; f < nf; f++)
             assert_int_equal(tk_etm4_parser_data(p[0], b + starts[f], starts[f + 1] - starts[f],
                                                  1000 + at[starts[f]]),
@@ -927,7 +941,7 @@ int main(void)
 {
     if (!tk_test_data_present())
         return TK_TEST_SKIP;
-    static bool runs = true;
+    static int runs = MODE_RUNS, no_pext = MODE_RUNS_NO_PEXT;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_snapshots),
         cmocka_unit_test(test_mutations),
@@ -943,6 +957,12 @@ int main(void)
         cmocka_unit_test_prestate(test_frames_at, &runs),
         cmocka_unit_test_prestate(test_address_history_state, &runs),
         cmocka_unit_test_prestate(test_every_atom_header, &runs),
+        cmocka_unit_test_prestate(test_mutations, &no_pext),
+        cmocka_unit_test_prestate(test_joined_frames, &no_pext),
+        cmocka_unit_test_prestate(test_frames_at, &no_pext),
+        cmocka_unit_test_prestate(test_address_history_state, &no_pext),
+        cmocka_unit_test_prestate(test_every_atom_header, &no_pext),
+        cmocka_unit_test_prestate(test_runs_wide_gaps, &no_pext),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
