@@ -1875,15 +1875,15 @@ static tk_status parse_frames(tk_etm4_parser *p, const uint8_t *d, const uint16_
             }
             if (i >= n)
                 break;
-            /* Stopped in the last frame (mostly at a packet that goes on in the next run):
-             * that packet to the complete parser here, as the run of the frame's rest would
-             * give it, without the run. */
-            if (frame_end(at, i, n) == n) {
-                if ((st = slow_packet(p, d + i, n - i, index + AT(i), &used)))
-                    return st;
-                i += used;
-                continue;
-            }
+            /* Stopped at a packet the fast path does not take, or one the data ends inside
+             * (it goes on in the next run): to the complete parser straight from the joined
+             * bytes, which are contiguous across frames, as one run per frame gives it (its
+             * index is its first byte's). A run of the frame's rest instead cost a padded
+             * window for a few bytes, five times per call (docs/performance.md, session 17). */
+            if ((st = slow_packet(p, d + i, n - i, index + AT(i), &used)))
+                return st;
+            i += used;
+            continue;
         }
         const size_t end = frame_end(at, i, n);
         if (p->batch_fn && p->npart) {
