@@ -35,8 +35,8 @@
 #define LITE_TAIL (sizeof(tk_etm4_pkt_lite) - offsetof(tk_etm4_pkt_lite, atoms))
 
 /* Joined frames of 15 bytes (tk_etm4_parser_frames): byte k is at k + k / 15 from the start,
- * for k < JOINED_MAX (256 frames, as many as the deformatter joins). The batch path reads it
- * from this table (a load per record; computed, a multiply). */
+ * for k < JOINED_MAX (256 frames; longer joined data is walked JOINED_MAX bytes at a time). The
+ * batch path reads it from this table (a load per record; computed, a multiply). */
 #define JOINED_MAX (15 * 256)
 #define AT_FRAME(f)                                                                                \
     16 * (f), 16 * (f) + 1, 16 * (f) + 2, 16 * (f) + 3, 16 * (f) + 4, 16 * (f) + 5, 16 * (f) + 6,  \
