@@ -31,6 +31,9 @@
 /* The last bytes of the data, from where the walk is to the end (at most RUN_PAD - 48), are
  * walked from a zero-padded copy in one window. */
 #define RUN_PAD 512
+/* The window arrays' stride in the parser (etm4_window.h: 16 nblk positions, nblk up to
+ * RUN_WIN / 16, or RUN_PAD / 16 for a padded tail) */
+#define WIN_STRIDE (RUN_WIN + 32)
 /* The bytes of a compact packet from atoms on. */
 #define LITE_TAIL (sizeof(tk_etm4_pkt_lite) - offsetof(tk_etm4_pkt_lite, atoms))
 
@@ -125,9 +128,9 @@ struct tk_etm4_parser {
     bool pext; /* the walk with pext (runs_pext): BMI2, where pext is fast */
     const uint8_t *win_d;
     size_t win_n, win_c0, win_w;
-    uint8_t win_dist[RUN_WIN + 32];
-    uint8_t win_len[RUN_WIN + 32];
-    uint8_t win_rid[RUN_WIN + 32];
+    /* its arrays, dist, len, rid, at fixed offsets from win (the walk addresses all three
+     * from one register); the padded tail's window too (win_d NULL then) */
+    uint8_t win[3 * WIN_STRIDE];
 };
 
 static int pkt_atom(const uint8_t *b, tk_etm4_packet *pkt);
@@ -1551,9 +1554,8 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
 {
     tk_status st = TK_OK;
     /* the last bytes' window: a padded copy and its arrays (the parser's window stays) */
-    uint8_t pad[RUN_PAD], pad_len[RUN_PAD], pad_rid[RUN_PAD];
+    uint8_t pad[RUN_PAD];
     uint16_t pad_at[RUN_PAD];
-    uint8_t pad_dist[RUN_PAD];
 #define META(e) (uint16_t)((e).is | (e).is64 << 8 | VB_CODE((e).valid_bits) << 9)
     uint64_t hv[4] = {p->stack[0].val, 0, p->stack[2].val, p->stack[1].val};
     uint16_t hm[4] = {META(p->stack[0]), 0, META(p->stack[2]), META(p->stack[1])};
@@ -1577,7 +1579,6 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
         const uint8_t *bw;
         const uint16_t *aw;
         size_t lim, brk; /* walk while r < lim; an address packet at or past brk: next window */
-        const uint8_t *dist, *len, *rid;
         if (n - (start & ~(size_t)15) > RUN_PAD - 48) {
             /* The data itself, in blocks whose every read is inside d; the arrays stay
              * valid for the rest of this call (a packet for the complete parser comes back
@@ -1587,16 +1588,14 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
                 c0 = start & ~(size_t)15;
                 size_t w = (n - c0 - 17) & ~(size_t)15;
                 w = w < RUN_WIN ? w : RUN_WIN;
-                p->window(d + c0, (unsigned)(w / 16), p->win_dist, p->win_len, p->win_rid);
+                p->window(d + c0, (unsigned)(w / 16), p->win, p->win + WIN_STRIDE,
+                          p->win + 2 * WIN_STRIDE);
                 p->win_d = d;
                 p->win_n = n;
                 p->win_c0 = c0;
                 p->win_w = w;
             }
             c0 = p->win_c0;
-            dist = p->win_dist;
-            len = p->win_len;
-            rid = p->win_rid;
             bw = d + c0;
             aw = frames ? at + c0 : NULL;
             lim = p->win_w - 32;
@@ -1617,18 +1616,18 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
                 memset(pad_at + nwin, 0, 16 * sizeof(*at));
                 aw = pad_at;
             }
-            p->window(pad, nblk, pad_dist, pad_len, pad_rid);
+            p->win_d = NULL; /* (the arrays hold the tail's now) */
+            p->window(pad, nblk, p->win, p->win + WIN_STRIDE, p->win + 2 * WIN_STRIDE);
             /* a packet the data ends inside is for the complete parser (it keeps it) */
             for (size_t q = nwin > 9 ? nwin - 9 : 0; q < nwin; q++)
-                if (q + pad_len[q] > nwin)
-                    pad_len[q] = 0;
-            dist = pad_dist;
-            len = pad_len;
-            rid = pad_rid;
+                if (q + p->win[WIN_STRIDE + q] > nwin)
+                    p->win[WIN_STRIDE + q] = 0;
             lim = nwin;
             brk = (size_t)-1;
         }
         const uint64_t ib = index + c0;
+        const uint8_t *const dist = p->win, *const len = p->win + WIN_STRIDE,
+                             *const rid = p->win + 2 * WIN_STRIDE;
         r = start - c0;
         while (r < lim) {
             FLUSH_IF_FULL();
@@ -1654,7 +1653,7 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
                 o->atoms = (uint32_t)offs; /* offsets of packets 0-3, 4-7 in the word */
                 put_lite_word(o, LITE_WORD(TK_ETM4_LITE_ATOMS, 0u, k, 0u, 0u) |
                                      (offs & 0xffffffff00000000ull));
-                o += k != 0;
+                o = k ? o + 1 : o;
                 r += k;
                 run -= k;
                 if (TK_LIKELY(!run))
