@@ -72,12 +72,13 @@ typedef struct addr_entry {
  * the multiplies take ten). */
 typedef struct addr_rule {
     uint64_t keep, mhi, word;
+    uint64_t pm; /* the payload bits of the 8 bytes after the header, for pext */
     uint32_t mul0, mul1, m1, idx;
+    uint32_t sh; /* where pext's result goes */
     uint16_t mkeep, mset;
-    uint64_t pm;     /* the payload bits of the 8 bytes after the header, for pext */
-    uint32_t sh;     /* where pext's result goes */
-    uint8_t pad_[8]; /* 64 bytes: a rule's address is a shift of its number */
+    uint8_t pad_[8];
 } addr_rule;
+_Static_assert(sizeof(addr_rule) == 64, "a rule's address is a shift of its number");
 
 struct tk_etm4_parser {
     tk_etm4_config cfg;
