@@ -137,14 +137,13 @@ __attribute__((target("avx2"))) static void window_avx2(const uint8_t *b, unsign
         const __m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(b + at + 1));
         const __m256i atom = _mm256_cmpeq_epi8(_mm256_and_si256(x, top), top);
         __m256i c = _mm256_andnot_si256(atom, rev);
-#define SHIFT_MAX(s)                                                                               \
-    c = _mm256_max_epu8(c, _mm256_alignr_epi8(_mm256_permute2x128_si256(c, c, 0x81), c, s))
-        SHIFT_MAX(1);
-        SHIFT_MAX(2);
-        SHIFT_MAX(4);
-        SHIFT_MAX(8);
-#undef SHIFT_MAX
-        c = _mm256_max_epu8(c, _mm256_permute2x128_si256(c, c, 0x81));
+        /* the suffix maximum in each 16-byte half (shifts within the halves, which two ports
+         * take), then the high half's first one into the low half (one move across) */
+        c = _mm256_max_epu8(c, _mm256_bsrli_epi128(c, 1));
+        c = _mm256_max_epu8(c, _mm256_bsrli_epi128(c, 2));
+        c = _mm256_max_epu8(c, _mm256_bsrli_epi128(c, 4));
+        c = _mm256_max_epu8(c, _mm256_bsrli_epi128(c, 8));
+        c = _mm256_max_epu8(c, _mm256_shuffle_epi8(_mm256_permute2x128_si256(c, c, 0x81), zero));
         const __m256i none = _mm256_cmpeq_epi8(c, zero);
         const __m256i dv =
             _mm256_blendv_epi8(_mm256_sub_epi8(rev, c), _mm256_adds_epu8(carry, to_end), none);
