@@ -22,7 +22,15 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+/* join_run's frames with AVX2 (join_frames_avx2), chosen at run time. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#define TK_JOIN_AVX2 1
+#else
+#define TK_JOIN_AVX2 0
+#endif
 
+#include "coresight/deformat_int.h"
 #include "tracekit/coresight.h"
 #include "util/le.h"
 
@@ -58,6 +66,7 @@ struct tk_cs_deformatter {
                           * not derived from join_index and njoin: no division per frame) */
     uint8_t join[JOIN_FRAMES * 15 + 1];
     uint16_t join_at[JOIN_FRAMES * 15 + 16]; /* 16 written per frame */
+    bool avx2;                               /* join_run with join_frames_avx2 */
 };
 
 static bool ds_blocks(const tk_cs_deformatter *d)
@@ -147,8 +156,21 @@ tk_status tk_cs_deformatter_new(unsigned flags, tk_cs_data_fn data, tk_cs_error_
     d->ctx = ctx;
     d->cur_id = 0xff;
     d->synced = !(flags & TK_CS_DEFMT_FSYNC);
+#if TK_JOIN_AVX2
+    d->avx2 = __builtin_cpu_supports("avx2");
+#endif
     *out = d;
     return TK_OK;
+}
+
+void tk_cs_deformatter_use_avx2(tk_cs_deformatter *d, bool on)
+{
+#if TK_JOIN_AVX2
+    d->avx2 = on && __builtin_cpu_supports("avx2");
+#else
+    (void)d;
+    (void)on;
+#endif
 }
 
 void tk_cs_deformatter_free(tk_cs_deformatter *d)
@@ -367,6 +389,73 @@ static bool restated(uint64_t *lo, uint64_t *hi, uint8_t aux, uint8_t id)
     return true;
 }
 
+#if TK_JOIN_AVX2
+/* The vectors join_frames_avx2 works with, in memory (as operands, not rebuilt in the loop). */
+static const uint8_t join_vec[5][16] = {
+    {15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15}, /* the auxiliary byte */
+    {1, 0, 2, 0, 4, 0, 8, 0, 16, 0, 32, 0, 64, 0, 128, 0},            /* its bit for byte k */
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0},       /* positions 0-7 (16-bit) */
+    {8, 0, 9, 0, 10, 0, 11, 0, 12, 0, 13, 0, 14, 0, 15, 0}, /* positions 8-15 */
+};
+/* The data bytes of a frame whose ID byte is byte 2i, without it, for i = 0..7. */
+#define SQUEEZE(j)                                                                                 \
+    {                                                                                              \
+        0 + (0 >= (j)), 1 + (1 >= (j)), 2 + (2 >= (j)), 3 + (3 >= (j)), 4 + (4 >= (j)),            \
+            5 + (5 >= (j)), 6 + (6 >= (j)), 7 + (7 >= (j)), 8 + (8 >= (j)), 9 + (9 >= (j)),        \
+            10 + (10 >= (j)), 11 + (11 >= (j)), 12 + (12 >= (j)), 13 + (13 >= (j)), 15, 15         \
+    }
+static const uint8_t join_squeeze[8][16] = {SQUEEZE(0), SQUEEZE(2),  SQUEEZE(4),  SQUEEZE(6),
+                                            SQUEEZE(8), SQUEEZE(10), SQUEEZE(12), SQUEEZE(14)};
+#undef SQUEEZE
+
+#define JOIN_VEC(k) _mm_loadu_si128((const __m128i *)(const void *)join_vec[k])
+
+/* join_run's loop in 16-byte vectors: frames f[16k..16k+16) with no ID byte, or (restate >= 0)
+ * one that restates source restate, appended at join + *nj and their positions at at + *nj (if
+ * at), from *at0 on (16 bytes and 16 positions stored per frame, the rest overwritten next).
+ * Stops at any other frame, with less than a frame left, or where *nj passes limit; returns the
+ * bytes taken. A frame in 64-bit words took twice the instructions, and this loop was a tenth
+ * of `dump --stats` (docs/performance.md, session 17). */
+__attribute__((target("avx2"))) static size_t join_frames_avx2(const uint8_t *f, size_t len,
+                                                               uint8_t *join, uint16_t *at,
+                                                               size_t *nj, uint16_t at0,
+                                                               size_t limit, int restate)
+{
+    const __m256i step = _mm256_loadu_si256((const __m256i *)(const void *)join_vec[3]);
+    __m256i pos = _mm256_set1_epi16((short)at0);
+    size_t k = 0, n = *nj;
+    for (; len - k >= FRAME && n <= limit; k += FRAME) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(f + k));
+        /* ID flags (bit 0 of bytes 0, 2, ..., 14) to the bytes' top bits */
+        const unsigned ids = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(v, 7)) & 0x5555u;
+        /* auxiliary bit i to bit 0 of byte 2i */
+        __m128i w = _mm_or_si128(
+            v, _mm_min_epu8(_mm_and_si128(_mm_shuffle_epi8(v, JOIN_VEC(0)), JOIN_VEC(1)),
+                            JOIN_VEC(2)));
+        size_t m = 15;
+        if (ids) {
+            if (restate < 0 || (ids & (ids - 1)))
+                break;
+            const unsigned j = (unsigned)__builtin_ctz(ids);
+            if (f[k + j] >> 1 != restate)
+                break;
+            w = _mm_shuffle_epi8(
+                w, _mm_loadu_si128((const __m128i *)(const void *)join_squeeze[j / 2]));
+            m = 14;
+        }
+        _mm_storeu_si128((__m128i *)(void *)(join + n), w);
+        if (at)
+            _mm256_storeu_si256((__m256i *)(void *)(at + n), _mm256_add_epi16(pos, step));
+        pos = _mm256_add_epi16(pos, _mm256_set1_epi16(FRAME));
+        n += m;
+    }
+    *nj = n;
+    return k;
+}
+#undef JOIN_VEC
+#endif
+
 /* Most frames in place (no FSYNC) hold no ID byte and continue a joined run: from buf + pos on,
  * such frames are appended as unpack() would, without its call and tests (a joined run is one
  * source's, the current one, and never crosses a DSTREAM footer: none without FSYNC), the run's
@@ -381,6 +470,14 @@ static size_t join_run(tk_cs_deformatter *d, const uint8_t *buf, size_t len, siz
     uint16_t *const at = d->frames_at ? d->join_at : NULL;
     uint16_t at0 = (uint16_t)(d->join_next - d->join_index);
     size_t nj = d->njoin;
+#if TK_JOIN_AVX2
+    if (d->avx2) {
+        const size_t k = join_frames_avx2(buf + pos, len - pos, join, at, &nj, at0, JOIN_FULL,
+                                          at && d->cur_id == d->join_id ? d->join_id : -1);
+        pos += k;
+        at0 = (uint16_t)(at0 + k); /* FRAME positions a frame */
+    }
+#endif
     for (; len - pos >= FRAME && nj <= JOIN_FULL; pos += FRAME) {
         const uint8_t *f = buf + pos;
         uint64_t lo = tk_load_le64(f), hi = tk_load_le64(f + 8);

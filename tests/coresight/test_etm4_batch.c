@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coresight/deformat_int.h"
 #include "coresight/etm4_state.h"
 #include "tracekit/etm4.h"
 
@@ -492,23 +493,26 @@ static tk_status d_err(void *ctx, tk_status st, uint64_t off, const char *msg)
 }
 
 /* Per-frame runs, joined frames (tk_cs_deformatter_set_frames_fn) and joined frames across
- * ID bytes that restate the source (tk_cs_deformatter_set_frames_at_fn): the same bytes. */
+ * ID bytes that restate the source (tk_cs_deformatter_set_frames_at_fn), both joined ways also
+ * without AVX2: the same bytes. */
 static void deformat_both(const uint8_t *raw, size_t len, unsigned flags, size_t piece)
 {
-    dbytes l[3] = {{0}};
+    dbytes l[5] = {{0}};
     tk_cs_deformatter *d;
-    for (int joined = 0; joined < 3; joined++) {
+    for (int joined = 0; joined < 5; joined++) {
         assert_int_equal(tk_cs_deformatter_new(flags, d_run, d_err, &l[joined], &d), TK_OK);
-        if (joined == 1)
+        if (joined == 1 || joined == 3)
             tk_cs_deformatter_set_frames_fn(d, d_frames);
-        else if (joined == 2)
+        else if (joined == 2 || joined == 4)
             tk_cs_deformatter_set_frames_at_fn(d, d_frames_at);
+        if (joined >= 3)
+            tk_cs_deformatter_use_avx2(d, false);
         for (size_t i = 0; i < len; i += piece)
             assert_int_equal(tk_cs_deformat(d, raw + i, len - i < piece ? len - i : piece), TK_OK);
         assert_int_equal(tk_cs_deformat_end(d), TK_OK);
         tk_cs_deformatter_free(d);
     }
-    for (int joined = 1; joined < 3; joined++) {
+    for (int joined = 1; joined < 5; joined++) {
         assert_int_equal(l[0].n, l[joined].n);
         assert_memory_equal(l[0].v, l[joined].v, l[0].n * sizeof(*l[0].v));
     }
@@ -518,8 +522,9 @@ static void deformat_both(const uint8_t *raw, size_t len, unsigned flags, size_t
     if (!(flags & TK_CS_DEFMT_FSYNC) && piece >= len) {
         assert_true(l[1].joined_calls * 4 < len / 16);
         assert_true(l[2].joined_calls * 100 < len / 16);
+        assert_true(l[4].joined_calls * 100 < len / 16);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 5; i++)
         free(l[i].v);
 }
 
