@@ -3,17 +3,21 @@
 # CoreSight ETMv4 speed on bugfix-exact-match (1 MiB of formatted trace), side by side with
 # OpenCSD's trc_pkt_lister in the same run.
 #   usage: bench/coresight.sh [BUILD_DIR] [REPEAT]
-# tracekit figures: best of REPEAT runs over the buffer held in memory (`--stats`), CPU time of
-# the pipeline only. packets: deformatter (joined frames) + packet parser in batch mode with
-# atom runs, every packet handed to the counting consumer (tk_etm4_pkt_lite batches: atom
-# runs of up to 8 packets and addresses, which the consumer counts record by record; the
-# others one by one); tests/coresight/test_etm4_batch checks that these are exactly the
-# packets of the complete parser. decode: the same plus the flow decoder, every range event
-# handed to the consumer. trc_pkt_lister figures: user+sys CPU time of the whole process (it has no
-# quiet mode: it formats every packet/element as text, written to /dev/null here).
+# tracekit figures: best of PASSES passes over the buffer held in memory (`--stats`), CPU time
+# of the pipeline only (PASSES: TK_CS_PASSES, default 40 REPEAT and at least 200; a pass takes
+# about a millisecond: a best of 5 read 5-10% below a best of 300 taken in the same minutes).
+#   packets: deformatter (joined frames) + packet parser in batch mode with atom runs, every
+#   packet handed to the counting consumer (tk_etm4_pkt_lite batches: atom runs of up to 8
+#   packets and addresses, which tk_etm4_lite_count_packets counts record by record);
+#   tests/coresight/test_etm4_batch checks that these are exactly the packets of the complete
+#   parser.
+#   decode: the same plus the flow decoder, every range event handed to the consumer.
+# trc_pkt_lister figures: user+sys CPU time of the whole process (it has no quiet mode: it
+# formats every packet/element as text, written to /dev/null here).
 set -euo pipefail
 BUILD=${1:-build-bench}
 REPEAT=${2:-20}
+PASSES=${TK_CS_PASSES:-$((REPEAT * 40 > 200 ? REPEAT * 40 : 200))}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 SS=${TK_TESTDATA:-$HERE/../shared/testdata}/opencsd/snapshots/bugfix-exact-match
 LISTER=${TRC_PKT_LISTER:-/usr/bin/trc_pkt_lister}
@@ -63,12 +67,12 @@ peak_rss() { # peak_rss VAR command...: stdout into VAR's file, peak RSS KB prin
 
 BYTES=$(stat -c %s "$SS/cstrace.bin")
 OUTP=$(mktemp) OUTD=$(mktemp)
-RP=$(peak_rss "$OUTP" "${TK[@]}" dump --snapshot "$SS" --stats "$REPEAT")
-RD=$(peak_rss "$OUTD" "${TK[@]}" decode --snapshot "$SS" --stats "$REPEAT")
+RP=$(peak_rss "$OUTP" "${TK[@]}" dump --snapshot "$SS" --stats "$PASSES")
+RD=$(peak_rss "$OUTD" "${TK[@]}" decode --snapshot "$SS" --stats "$PASSES")
 P=$(cat "$OUTP") D=$(cat "$OUTD")
 rm -f "$OUTP" "$OUTD"
 
-echo "coresight: bugfix-exact-match, $BYTES bytes of trace ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+echo "coresight: bugfix-exact-match, $BYTES bytes of trace ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)); tracekit: best of $PASSES passes"
 printf "  %-8s %-14s %8s %10s %9s %s\n" "" "tool" "MB/s" "CPU s" "peak RSS" "items"
 printf "  %-8s %-14s %8s %10s %6s KB %s packets\n" packets tracekit "$(field MB/s "$P")" \
     "$(field seconds "$P")" "$RP" "$(field packets "$P")"
