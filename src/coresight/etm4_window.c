@@ -5,6 +5,8 @@
  * session 17). */
 #include "coresight/etm4_window.h"
 
+#include <stddef.h>
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
