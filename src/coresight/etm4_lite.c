@@ -66,7 +66,7 @@ _Static_assert(offsetof(tk_etm4_pkt_lite, type) >= 4 &&
 #define LITE_CHUNK ((size_t)1 << 28)
 
 #if TK_LITE_AVX2
-/* Size - 1 of the atom runs among l[0..n), n a multiple of 8 below LITE_CHUNK: records i and
+/* Size - 1 of the atom runs among l[0..n), n a multiple of 8, at most LITE_CHUNK: records i and
  * i + 4 of each 8 in the two halves of one vector, four words side by side in each. */
 __attribute__((target("avx2"))) static uint64_t runs_extra_avx2(const tk_etm4_pkt_lite *l, size_t n)
 {
