@@ -621,9 +621,9 @@ static void test_stop_on_batch(void **state)
 }
 
 /* A cut at a packet that looks like a format 3 start by its first two bytes but does not
- * decode (its length set to 31 bytes, longer than any sync): the serial decode reports it and goes on, and so must
- * the parallel one, which decodes that piece again from the serial state. (It failed the
- * whole decode with the packet's status; found by fuzz_te_parallel.) */
+ * decode (its length set to 31 bytes, longer than any sync): the serial decode reports it and goes
+ * on, and so must the parallel one, which decodes that piece again from the serial state. (It
+ * failed the whole decode with the packet's status; found by fuzz_te_parallel.) */
 static void test_damaged_sync_at_cut(void **state)
 {
     (void)state;
