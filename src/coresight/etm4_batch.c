@@ -45,18 +45,7 @@ static inline void put_lite_word(tk_etm4_pkt_lite *o, uint64_t w)
 {
     _Static_assert(offsetof(tk_etm4_pkt_lite, match_idx) == offsetof(tk_etm4_pkt_lite, type) + 7,
                    "type..match_idx are 8 consecutive bytes");
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy((unsigned char *)o + offsetof(tk_etm4_pkt_lite, type), &w, 8);
-#else
-    o->type = (uint8_t)w;
-    o->header = (uint8_t)(w >> 8);
-    o->atom_num = (uint8_t)(w >> 16);
-    o->size = (uint8_t)(w >> 24);
-    o->addr_bits = (uint8_t)(w >> 32);
-    o->addr_is = (uint8_t)(w >> 40);
-    o->addr_64 = (uint8_t)(w >> 48);
-    o->match_idx = (uint8_t)(w >> 56);
-#endif
+    tk_store_le64((uint8_t *)o + offsetof(tk_etm4_pkt_lite, type), w);
 }
 
 /* The batch path keeps an address-history entry's valid bits as a thermometer code over the
@@ -72,6 +61,19 @@ static inline void put_lite_word(tk_etm4_pkt_lite *o, uint64_t w)
 static const uint8_t vb_value_of[64] = {
     [0x00] = 0, [0x01] = 8, [0x03] = 9, [0x07] = 16, [0x0f] = 17, [0x1f] = 32, [0x3f] = 64};
 
+/* A history entry's meta data as both walks keep it: IS [0], 64-bit [8], valid bits as
+ * VB_CODE [14:9]. */
+static inline unsigned entry_meta(const addr_entry *e)
+{
+    return e->is | (unsigned)e->is64 << 8 | VB_CODE(e->valid_bits) << 9;
+}
+
+/* The history entry of value v and meta data m (bits above 14 ignored). */
+static inline addr_entry entry_of(uint64_t v, uint64_t m)
+{
+    return (addr_entry){v, (uint8_t)(m & 1), vb_value_of[(m >> 9) & 0x3f], (uint8_t)((m >> 8) & 1)};
+}
+
 static TK_ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_t *d,
                                                  const uint16_t *at, size_t n, uint64_t index,
                                                  size_t *pi, const bool frames)
@@ -83,11 +85,9 @@ static TK_ALWAYS_INLINE tk_status batch_run_body(tk_etm4_parser *p, const uint8_
      * history entry (every packet that sets it pushes it), so only the three entries are kept:
      * their values, and their meta data (IS [0], 64-bit [8], valid bits as VB_CODE [14:9]) in
      * 16 bits each of one word (entry i at bit 16 i), so that all fit in registers. */
-#define META(e)                                                                                    \
-    ((uint64_t)(e).is | (uint64_t)(e).is64 << 8 | (uint64_t)VB_CODE((e).valid_bits) << 9)
     uint64_t v0 = p->stack[0].val, v1 = p->stack[1].val, v2 = p->stack[2].val;
-    uint64_t ms = META(p->stack[0]) | META(p->stack[1]) << 16 | META(p->stack[2]) << 32;
-#undef META
+    uint64_t ms = entry_meta(&p->stack[0]) | (uint64_t)entry_meta(&p->stack[1]) << 16 |
+                  (uint64_t)entry_meta(&p->stack[2]) << 32;
     const unsigned aarch64_ctx = p->ctx_valid && p->ctxs.sf, ctx64 = aarch64_ctx << 8;
     const tk_etm4_pkt_lite *const atom_lite = p->atom_lite;
 #define PUSH(v, m) (v2 = v1, v1 = v0, v0 = (v), ms = ms << 16 | (m))
@@ -231,13 +231,10 @@ out:
 #undef PUSH
 #undef GROW
 #undef SHORT_ADDR
-#define ENTRY(v, m)                                                                                \
-    ((addr_entry){v, (uint8_t)((m)&1), vb_value_of[((m) >> 9) & 0x3f], (uint8_t)(((m) >> 8) & 1)})
-    p->stack[0] = ENTRY(v0, ms);
-    p->stack[1] = ENTRY(v1, ms >> 16);
-    p->stack[2] = ENTRY(v2, ms >> 32);
+    p->stack[0] = entry_of(v0, ms);
+    p->stack[1] = entry_of(v1, ms >> 16);
+    p->stack[2] = entry_of(v2, ms >> 32);
     p->cur = p->stack[0];
-#undef ENTRY
     *pi = off + j;
     return st;
 }
@@ -341,10 +338,9 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
     /* the last bytes' window: a padded copy and its arrays (the parser's window stays) */
     uint8_t pad[RUN_PAD];
     uint16_t pad_at[RUN_PAD];
-#define META(e) (uint16_t)((e).is | (e).is64 << 8 | VB_CODE((e).valid_bits) << 9)
     uint64_t hv[4] = {p->stack[0].val, 0, p->stack[2].val, p->stack[1].val};
-    uint16_t hm[4] = {META(p->stack[0]), 0, META(p->stack[2]), META(p->stack[1])};
-#undef META
+    uint16_t hm[4] = {(uint16_t)entry_meta(&p->stack[0]), 0, (uint16_t)entry_meta(&p->stack[2]),
+                      (uint16_t)entry_meta(&p->stack[1])};
     unsigned top = 0;
     const addr_rule *const rules = p->rule[p->ctx_valid && p->ctxs.sf];
     tk_etm4_pkt_lite *o = p->lite + p->nlite;
@@ -472,12 +468,9 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
 done:
     p->nlite = (size_t)(o - p->lite);
 out:
-#define ENTRY(v, m)                                                                                \
-    ((addr_entry){v, (uint8_t)((m)&1), vb_value_of[((m) >> 9) & 0x3f], (uint8_t)(((m) >> 8) & 1)})
     for (unsigned i = 0; i < 3; i++)
-        p->stack[i] = ENTRY(hv[(top - i) & 3], hm[(top - i) & 3]);
+        p->stack[i] = entry_of(hv[(top - i) & 3], hm[(top - i) & 3]);
     p->cur = p->stack[0];
-#undef ENTRY
 #undef FLUSH_IF_FULL
     *pi = c0 + r;
     return st;
