@@ -123,7 +123,8 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     void *ctx = p->ctx;
     tk_etm4_batch_fn batch_fn = p->batch_fn;
     void *batch_ctx = p->batch_ctx;
-    const bool runs = p->runs;
+    const bool runs = p->runs, pext = p->pext;
+    const tk_etm4_window_fn window = p->window;
     memset(p, 0, sizeof(*p));
     p->cfg = cfg;
     p->fn = fn;
@@ -131,8 +132,8 @@ void tk_etm4_parser_reset(tk_etm4_parser *p)
     p->batch_fn = batch_fn;
     p->batch_ctx = batch_ctx;
     p->runs = runs;
-    p->window = tk_etm4_window_best();
-    p->pext = tk_etm4_pext_is_fast();
+    p->pext = pext; /* the builds chosen at creation (or by tk_etm4_parser_use_pext) stay */
+    p->window = window;
     build_atom_table(p);
 }
 

@@ -36,7 +36,8 @@ typedef struct tk_etm4_parser_state {
 
 void tk_etm4_parser_get_state(const tk_etm4_parser *p, tk_etm4_parser_state *out);
 /* Whether the walk of atom runs uses pext: on (the default) only where the CPU has a fast one;
- * off, the portable walk (for tests and the fuzz target, which check both). */
+ * off, the portable walk (for tests and the fuzz target, which check both). tk_etm4_parser_reset
+ * keeps the choice, as it keeps the batch mode. */
 void tk_etm4_parser_use_pext(tk_etm4_parser *p, bool on);
 bool tk_etm4_parser_state_equal(const tk_etm4_parser_state *a, const tk_etm4_parser_state *b);
 
