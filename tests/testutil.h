@@ -25,4 +25,13 @@ uint8_t *tk_test_read_file(const char *path, size_t *len);
 uint64_t tk_test_dstream_offset(uint64_t s);
 uint8_t *tk_test_dstream_file(const uint8_t *t, size_t n, size_t *len);
 
+/* xorshift64: a fixed, seeded generator (s not 0), so every run draws the same values. */
+static inline uint64_t tk_test_xorshift64(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
 #endif

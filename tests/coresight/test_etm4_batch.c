@@ -262,14 +262,6 @@ static void test_snapshots(void **state)
 
 /* ---- damaged streams ---------------------------------------------------------------- */
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 typedef struct bytes {
     uint8_t *b;
     size_t n;
@@ -335,7 +327,7 @@ static void parse_pieces(const tk_etm4_config *cfg, const tk_cs_mem *mem, const 
         set_batch(p, mode, lite_to_both, x);
     uint64_t s = seed;
     for (size_t i = 0; i < n;) {
-        size_t k = 1 + rng_next(&s) % 97;
+        size_t k = 1 + tk_test_xorshift64(&s) % 97;
         if (k > n - i)
             k = n - i;
         /* indices jump between pieces, as deformatted runs do */
@@ -386,20 +378,20 @@ static void test_mutations(void **state)
     uint64_t s = 0x9e3779b97f4a7c15ull;
     size_t errors = 0, lites = 0;
     for (int round = 0; round < 40; round++) {
-        size_t start = (size_t)(rng_next(&s) % (stream.n - win + 1));
+        size_t start = (size_t)(tk_test_xorshift64(&s) % (stream.n - win + 1));
         memcpy(copy, stream.b + start, win);
-        int nmut = round == 0 ? 0 : 1 + (int)(rng_next(&s) % 24);
+        int nmut = round == 0 ? 0 : 1 + (int)(tk_test_xorshift64(&s) % 24);
         for (int m = 0; m < nmut; m++) {
-            size_t at = (size_t)(rng_next(&s) % win);
-            switch (rng_next(&s) % 4) {
+            size_t at = (size_t)(tk_test_xorshift64(&s) % win);
+            switch (tk_test_xorshift64(&s) % 4) {
             case 0: /* a random byte */
-                copy[at] = (uint8_t)rng_next(&s);
+                copy[at] = (uint8_t)tk_test_xorshift64(&s);
                 break;
             case 1: /* one flipped bit */
-                copy[at] ^= (uint8_t)(1u << (rng_next(&s) % 8));
+                copy[at] ^= (uint8_t)(1u << (tk_test_xorshift64(&s) % 8));
                 break;
             case 2: /* a fake address header */
-                copy[at] = (uint8_t)(0x90 + rng_next(&s) % 16);
+                copy[at] = (uint8_t)(0x90 + tk_test_xorshift64(&s) % 16);
                 break;
             default: /* a stretch of zeros (A-Sync prefixes) */
                 for (size_t z = 0; z < 12 && at + z < win; z++)
@@ -407,7 +399,7 @@ static void test_mutations(void **state)
                 break;
             }
         }
-        uint64_t seed = rng_next(&s) | 1;
+        uint64_t seed = tk_test_xorshift64(&s) | 1;
         both a = {0}, b = {0};
         parse_pieces(&cfg, mem, copy, win, seed, false, MODE_RECORDS, &a);
         parse_pieces(&cfg, mem, copy, win, seed, true, mode_of(state), &b);
@@ -549,12 +541,13 @@ static void test_joined_frames(void **state)
     for (int round = 0; round < 6; round++) {
         memcpy(copy, raw, len);
         for (int m = 0; round && m < 40; m++) {
-            size_t at = (size_t)(rng_next(&s) % len);
+            size_t at = (size_t)(tk_test_xorshift64(&s) % len);
             /* ID bytes (odd even-position bytes), reserved IDs and random data */
-            copy[at] = (at & 1) || rng_next(&s) % 2 ? (uint8_t)rng_next(&s)
-                                                    : (uint8_t)(rng_next(&s) % 0x80 * 2 + 1);
+            copy[at] = (at & 1) || tk_test_xorshift64(&s) % 2
+                           ? (uint8_t)tk_test_xorshift64(&s)
+                           : (uint8_t)(tk_test_xorshift64(&s) % 0x80 * 2 + 1);
         }
-        deformat_both(copy, len, 0, round ? 1 + rng_next(&s) % 5000 : len);
+        deformat_both(copy, len, 0, round ? 1 + tk_test_xorshift64(&s) % 5000 : len);
         tk_etm4_run_opts o;
         memset(&o, 0, sizeof(o));
         o.size = sizeof(o);
@@ -636,7 +629,7 @@ static void frames_at_packets(const tk_etm4_config *cfg, const uint8_t *b, size_
         set_batch(p, mode, on_lite, out);
     uint64_t s = seed;
     for (size_t f = 0; f < nf;) {
-        size_t g = way == 0 ? f + 1 : f + 1 + rng_next(&s) % 300; /* frames f..g-1 */
+        size_t g = way == 0 ? f + 1 : f + 1 + tk_test_xorshift64(&s) % 300; /* frames f..g-1 */
         if (g > nf)
             g = nf;
         if (way == 0) /* the complete parser, one call per frame */
@@ -671,16 +664,17 @@ static void test_frames_at(void **state)
     uint64_t s = 0x0123456789abcdefull;
     size_t errors = 0, lites = 0, runs = 0;
     for (int round = 0; round < 24; round++) {
-        size_t start = (size_t)(rng_next(&s) % (stream.n - win + 1));
+        size_t start = (size_t)(tk_test_xorshift64(&s) % (stream.n - win + 1));
         memcpy(copy, stream.b + start, win);
-        for (int m = 0; round && m < (int)(rng_next(&s) % 24); m++) {
-            size_t at = (size_t)(rng_next(&s) % win);
-            copy[at] = rng_next(&s) % 2 ? (uint8_t)rng_next(&s)
-                                        : (uint8_t)(0x90 + rng_next(&s) % 16); /* addresses */
+        for (int m = 0; round && m < (int)(tk_test_xorshift64(&s) % 24); m++) {
+            size_t at = (size_t)(tk_test_xorshift64(&s) % win);
+            copy[at] = tk_test_xorshift64(&s) % 2
+                           ? (uint8_t)tk_test_xorshift64(&s)
+                           : (uint8_t)(0x90 + tk_test_xorshift64(&s) % 16); /* addresses */
         }
         for (size_t f = 0; f < sizeof(len14); f++) /* none, some or most frames of 14 bytes */
-            len14[f] = rng_next(&s) % 4 < (unsigned)round % 5;
-        uint64_t seed = rng_next(&s);
+            len14[f] = tk_test_xorshift64(&s) % 4 < (unsigned)round % 5;
+        uint64_t seed = tk_test_xorshift64(&s);
         recs way[3] = {{0}, {.trace_id = 0x12}, {.trace_id = 0x12}};
         static run_states states[3];
         for (int w = 0; w < 3; w++) { /* complete per frame, complete joined, batch joined */
@@ -725,27 +719,27 @@ static void test_address_history_state(void **state)
         b[n++] = 0x00;
     b[n++] = 0x80; /* A-Sync */
     while (n < N) {
-        const unsigned r = (unsigned)(rng_next(&s) % 16);
+        const unsigned r = (unsigned)(tk_test_xorshift64(&s) % 16);
         if (r < 2) { /* Trace Info, no sections: the history is reset */
             b[n++] = 0x01;
             b[n++] = 0x00;
         } else if (r < 6) { /* atoms */
-            for (unsigned k = (unsigned)(rng_next(&s) % 5); k; k--)
-                b[n++] = (uint8_t)(0xc0 + rng_next(&s) % 64);
+            for (unsigned k = (unsigned)(tk_test_xorshift64(&s) % 5); k; k--)
+                b[n++] = (uint8_t)(0xc0 + tk_test_xorshift64(&s) % 64);
         } else if (r < 10) { /* short address, IS0 or IS1, one or two bytes */
-            b[n++] = (uint8_t)(0x95 + rng_next(&s) % 2);
-            const uint8_t b1 = (uint8_t)rng_next(&s);
+            b[n++] = (uint8_t)(0x95 + tk_test_xorshift64(&s) % 2);
+            const uint8_t b1 = (uint8_t)tk_test_xorshift64(&s);
             b[n++] = b1;
             if (b1 & 0x80)
-                b[n++] = (uint8_t)rng_next(&s);
+                b[n++] = (uint8_t)tk_test_xorshift64(&s);
         } else if (r < 12) { /* exact match */
-            b[n++] = (uint8_t)(0x90 + rng_next(&s) % 3);
+            b[n++] = (uint8_t)(0x90 + tk_test_xorshift64(&s) % 3);
         } else { /* long 32-bit or 64-bit address, IS0 or IS1 */
             static const uint8_t h[4] = {0x9a, 0x9b, 0x9d, 0x9e};
-            const uint8_t hh = h[rng_next(&s) % 4];
+            const uint8_t hh = h[tk_test_xorshift64(&s) % 4];
             b[n++] = hh;
             for (int k = hh < 0x9d ? 4 : 8; k; k--)
-                b[n++] = (uint8_t)rng_next(&s);
+                b[n++] = (uint8_t)tk_test_xorshift64(&s);
         }
     }
     tk_etm4_config cfg;
@@ -761,7 +755,7 @@ static void test_address_history_state(void **state)
         set_batch(p[1], mode_of(state), on_lite, &lite);
         uint64_t cut = seed;
         for (size_t i = 0; i < n;) {
-            size_t k = 1 + rng_next(&cut) % (seed * 40);
+            size_t k = 1 + tk_test_xorshift64(&cut) % (seed * 40);
             if (k > n - i)
                 k = n - i;
             tk_etm4_parser_state st[2];
@@ -827,7 +821,7 @@ static void test_every_atom_header(void **state)
                 set_batch(p, mode_of(state), on_lite, l);
             uint64_t s = seed;
             for (size_t i = 0; i < n;) {
-                size_t k = seed == 1 ? n : 1 + rng_next(&s) % 40;
+                size_t k = seed == 1 ? n : 1 + tk_test_xorshift64(&s) % 40;
                 if (k > n - i)
                     k = n - i;
                 assert_int_equal(tk_etm4_parser_data(p, b + i, k, i), TK_OK);
@@ -866,11 +860,11 @@ static void test_runs_wide_gaps(void **state)
         b[n++] = 0x00;
     b[n++] = 0x80; /* A-Sync */
     while (n < N - 3) {
-        if (rng_next(&s) % 8) { /* mostly atoms */
-            b[n++] = (uint8_t)(0xc0 + rng_next(&s) % 64);
+        if (tk_test_xorshift64(&s) % 8) { /* mostly atoms */
+            b[n++] = (uint8_t)(0xc0 + tk_test_xorshift64(&s) % 64);
         } else { /* a short address */
             b[n++] = 0x95;
-            b[n++] = (uint8_t)(rng_next(&s) & 0x7f);
+            b[n++] = (uint8_t)(tk_test_xorshift64(&s) & 0x7f);
         }
     }
     tk_etm4_config cfg;
@@ -883,11 +877,11 @@ static void test_runs_wide_gaps(void **state)
         uint32_t pos = 0;
         uint64_t r = seed;
         for (size_t i = 0; i < n;) {
-            const size_t len = 1 + rng_next(&r) % 6;
+            const size_t len = 1 + tk_test_xorshift64(&r) % 6;
             starts[nf++] = i;
             for (size_t k = 0; k < len && i < n; k++)
                 at[i++] = (uint16_t)pos++;
-            pos += (uint32_t)(rng_next(&r) % (seed < 4 ? 300 : 3));
+            pos += (uint32_t)(tk_test_xorshift64(&r) % (seed < 4 ? 300 : 3));
         }
         starts[nf] = n;
         assert_true(pos < 65536); /* (no wrap of the 16-bit positions) */
@@ -927,11 +921,11 @@ static void test_count_packets(void **state)
         for (size_t i = 0; i < N; i++) {
             uint8_t raw[sizeof(v[i])];
             for (size_t k = 0; k < sizeof(raw); k++)
-                raw[k] = (uint8_t)rng_next(&s);
+                raw[k] = (uint8_t)tk_test_xorshift64(&s);
             memcpy(&v[i], raw, sizeof(raw));
-            if (rng_next(&s) % 2) {
+            if (tk_test_xorshift64(&s) % 2) {
                 v[i].type = TK_ETM4_LITE_ATOMS;
-                v[i].size = (uint8_t)(1 + rng_next(&s) % 8);
+                v[i].size = (uint8_t)(1 + tk_test_xorshift64(&s) % 8);
             } else if (v[i].type == TK_ETM4_LITE_ATOMS) {
                 v[i].type = TK_ETM4_ADDR_MATCH;
             }

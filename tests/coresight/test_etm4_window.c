@@ -13,14 +13,6 @@
 
 enum { MAXBLK = 140, BYTES = 16 * MAXBLK + 17 };
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 typedef struct arrays {
     uint8_t dist[16 * MAXBLK], len[16 * MAXBLK], rid[16 * MAXBLK];
 } arrays;
@@ -47,7 +39,7 @@ static uint8_t random_byte(uint64_t *s, unsigned atoms_in_16)
 {
     static const uint8_t headers[] = {0x90, 0x91, 0x92, 0x93, 0x95, 0x96, 0x9a, 0x9b,
                                       0x9d, 0x9e, 0x9f, 0x80, 0x00, 0x01, 0x04, 0x8f};
-    const uint64_t r = rng_next(s);
+    const uint64_t r = tk_test_xorshift64(s);
     if (r % 16 < atoms_in_16)
         return (uint8_t)(0xc0 + (r >> 8) % 64);
     if (r % 16 < atoms_in_16 + 2)
@@ -79,7 +71,8 @@ static void test_random(void **state)
                 b[q] = random_byte(&s, density);
             /* a long run of atoms somewhere: dist up to and past 255 */
             if (round & 1) {
-                const size_t at = rng_next(&s) % (BYTES / 2), n = 200 + rng_next(&s) % 200;
+                const size_t at = tk_test_xorshift64(&s) % (BYTES / 2),
+                             n = 200 + tk_test_xorshift64(&s) % 200;
                 for (size_t q = at; q < at + n && q < BYTES; q++)
                     b[q] = (uint8_t)(0xc0 | b[q]);
             }
