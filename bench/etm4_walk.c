@@ -2,7 +2,7 @@
 /* How fast can the ETMv4 packet boundaries be found at all? An experiment for the 1 GB/s aim
  * of the packet parser (docs/performance.md, session 15), not a parser.
  *
- * The batch parser's loop (src/coresight/etm4_packet.c, batch_run_body) steps from one
+ * The batch parser's loop (src/coresight/etm4_batch.c, batch_run_body) steps from one
  * address packet to the next: a 16-byte mask gives the run of atoms, the header after it the
  * length of the address packet. Where the next step starts depends on both, so the steps form
  * a chain of dependent loads. This program takes the bytes one source's parser is given

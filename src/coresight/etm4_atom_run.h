@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The run of ETMv4 atom headers at the start of 16 bytes: the batch parser's step
- * (etm4_packet.c), and bench/etm4_walk.c, which times the walk of those steps alone. */
+ * (etm4_batch.c), and bench/etm4_walk.c, which times the walk of those steps alone. */
 #ifndef TK_CORESIGHT_ETM4_ATOM_RUN_H
 #define TK_CORESIGHT_ETM4_ATOM_RUN_H
 

@@ -335,7 +335,7 @@ static TK_ALWAYS_INLINE tk_status runs_body(tk_etm4_parser *p, const uint8_t *d,
                                             const bool pext)
 {
     tk_status st = TK_OK;
-    /* the last bytes' window: a padded copy and its arrays (the parser's window stays) */
+    /* the last bytes, a padded copy (their window goes into the parser's arrays) */
     uint8_t pad[RUN_PAD];
     uint16_t pad_at[RUN_PAD];
     uint64_t hv[4] = {p->stack[0].val, 0, p->stack[2].val, p->stack[1].val};

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The arrays the ETMv4 parser's batch mode with atom runs walks on (etm4_packet.c, runs_body).
+/* The arrays the ETMv4 parser's batch mode with atom runs walks on (etm4_batch.c, runs_body).
  *
  * For the 16 nblk positions q of b (16 nblk + 17 bytes readable):
  *   - dist[q]: how far the first position at or after q that is not an atom header (0xc0-0xff)
