@@ -164,6 +164,7 @@ tk_status tk_image_load_symbols(tk_image *img, tk_diag *diag)
     for (size_t i = 0, k = 0; i < img->nsym; i++)
         if (img->syms[i].is_func)
             img->funcs[k++] = (uint32_t)i;
+    tk_image_fix_symbol_extents(img);
 out:
     free(exec_sec);
     return st;
