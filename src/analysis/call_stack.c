@@ -75,38 +75,6 @@ static tk_status call_edge(tk_profile *p, uint32_t caller, uint32_t func, uint64
     return TK_OK;
 }
 
-/* Whether context node memo m (prof_ctx_memo_1) has the call edge from site to func. */
-static inline bool tk_cs_ctx_memo_hit(const tk_profile *p, const prof_ctx_memo_1 *m, uint32_t func,
-                                      uint64_t site, bool trap)
-{
-    return m->child != TK_PAIR_NONE && p->ctxs[m->child].func == func &&
-           p->calls[m->call].site == site && p->calls[m->call].trap == trap;
-}
-
-/* Replacing the top frame by one for func (a tail transfer, not from the outermost frame)
- * when the top node's memo has that transfer (the same one as last time): the new frame
- * keeps the call site and return address. Returns false, having done nothing, otherwise. */
-static inline bool tk_cs_tail_memo(tk_profile *p, uint32_t func)
-{
-    const size_t d = p->depth;
-    if (d < 2)
-        return false;
-    const prof_frame *top = &p->stack[d - 1];
-    const prof_ctx_memo_1 *m = &p->ctx_memo[top->ctx].m[1];
-    if (top->func == func || !tk_cs_ctx_memo_hit(p, m, func, top->site, top->trap))
-        return false;
-    const prof_frame f = {.func = func,
-                          .ctx = m->child,
-                          .call = m->call,
-                          .trap = top->trap,
-                          .site = top->site,
-                          .ret = top->ret,
-                          .snap = p->cs_total};
-    tk_cs_pop(p);
-    tk_cs_store_call(p, &f);
-    return true;
-}
-
 /* Push a frame called from site (in the current top function). The call site's memo
  * (memo, for ACT_CALL; see tk_cs_call_memo) is checked first, then the context node memo
  * ctx_memo[node].m[kind] (prof_ctx_memo): the same call again needs no hashing. */
@@ -153,6 +121,18 @@ void tk_cs_reset(tk_profile *p)
     if (p->depth)
         p->totals.stack_resets++;
     pop_to(p, 0);
+}
+
+void tk_prof_cs_finish(tk_profile *p)
+{
+    /* A node's count is its subtree's (tk_cs_pop): its children's counts come off. Children
+     * come after their parent, so a node's count is still its subtree's when it is taken off
+     * its parent's. */
+    for (size_t i = 0; i < p->nctxs; i++)
+        if (p->ctxs[i].parent != TK_PAIR_NONE)
+            p->ctxs[p->ctxs[i].parent].self -= p->ctxs[i].self;
+    for (size_t i = 0; i < p->ncalls; i++)
+        p->funcs[p->calls[i].callee].entries += p->calls[i].calls;
 }
 
 /* Replace the top frame by one for func, called from the same place. */

@@ -184,6 +184,16 @@ static tk_status walk_range(tk_profile *p, prof_range *r)
     return TK_OK;
 }
 
+/* The range records moved (the array grew): on_blocks' successor pointers follow. Growth
+ * doubles the array, so this costs O(1) per record made. */
+static void moved_ranges(tk_profile *p)
+{
+    for (size_t k = 0; k < p->nranges; k++)
+        for (unsigned i = 0; i < 2; i++)
+            if (p->ranges[k].next[i].block)
+                p->ranges[k].next[i].range = &p->ranges[p->ranges[k].succ[i]];
+}
+
 /* The record of range first..last (ninsn: the producer's instruction count, used when the
  * range does not walk in the code), made on first sight. */
 tk_status tk_prof_range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_t ninsn,
@@ -197,11 +207,16 @@ tk_status tk_prof_range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_
     *out = idx;
     if (!inserted)
         return TK_OK;
+    const size_t cap0 = p->cap_ranges;
     if ((st = TK_GROW(p->ranges, p->nranges, p->cap_ranges, p->nranges + 1)) != TK_OK)
         return st;
+    if (p->cap_ranges != cap0)
+        moved_ranges(p);
     prof_range *r = &p->ranges[p->nranges++];
     memset(r, 0, sizeof(*r));
     r->succ[0] = r->succ[1] = r->edge = r->run = TK_PAIR_NONE;
+    r->next[0].edge = r->next[1].edge = TK_PAIR_NONE;
+    r->run_from = UINT64_MAX;
     r->call = (prof_call_memo){TK_PAIR_NONE, TK_PAIR_NONE, TK_PAIR_NONE, TK_PAIR_NONE};
     r->first = first;
     r->last = last;
@@ -211,7 +226,8 @@ tk_status tk_prof_range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_
     const tk_symbol *sym = p->code.symbolize(p->code.ctx, first, &off);
     r->entry = sym && off == 0;
     size_t npieces0 = p->npieces, ninner0 = p->ninner;
-    st = last >= first ? walk_range(p, r) : TK_ERR_MISMATCH;
+    /* (A range at UINT64_MAX cannot hold an instruction; run_from's "none" relies on it.) */
+    st = last >= first && first != UINT64_MAX ? walk_range(p, r) : TK_ERR_MISMATCH;
     if (st == TK_ERR_NOMEM)
         return st;
     if (st != TK_OK) {
@@ -256,18 +272,31 @@ static tk_status count_pair(tk_pair_map *m, prof_pair_cache *c, void **arr, size
     return TK_OK;
 }
 
+/* The edge from..to, made on first sight with its end (an edge keeps the end it was first
+ * taken with: on_blocks does not look at edges when it counts them). */
+static tk_status edge_of(tk_profile *p, uint64_t from, uint64_t to, uint8_t end, uint32_t *out)
+{
+    uint32_t i = (uint32_t)p->nedges;
+    int inserted = 0;
+    tk_status st = cached_put(&p->edge_map, p->edge_cache, from, to, &i, &inserted);
+    if (st != TK_OK)
+        return st;
+    if (inserted) {
+        if ((st = TK_GROW(p->edges, p->nedges, p->cap_edges, p->nedges + 1)) != TK_OK)
+            return st;
+        p->edges[p->nedges++] = (tk_prof_edge){.from = from, .to = to, .end = end};
+    }
+    *out = i;
+    return TK_OK;
+}
+
 static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end, uint32_t *out)
 {
     uint32_t i;
-    tk_status st = count_pair(&p->edge_map, p->edge_cache, (void **)&p->edges, &p->nedges,
-                              &p->cap_edges, sizeof(*p->edges), from, to, &i);
+    tk_status st = edge_of(p, from, to, end, &i);
     if (st != TK_OK)
         return st;
-    tk_prof_edge *e = &p->edges[i];
-    e->from = from;
-    e->to = to;
-    e->end = end;
-    e->count++;
+    p->edges[i].count++;
     if (out)
         *out = i;
     return TK_OK;
@@ -281,7 +310,9 @@ static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end
 static TK_NOINLINE tk_status close_run_slow(tk_profile *p, uint32_t pri)
 {
     p->run_open = false;
-    const uint64_t last = p->ranges[pri].last;
+    prof_range *r = &p->ranges[pri];
+    tk_prof_run_flush(p, r);
+    const uint64_t last = r->last;
     uint32_t i = p->general_only ? TK_PAIR_NONE : cache_find(p->run_cache, p->run_start, last);
     if (i == TK_PAIR_NONE) {
         tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns,
@@ -293,21 +324,22 @@ static TK_NOINLINE tk_status close_run_slow(tk_profile *p, uint32_t pri)
     }
     p->runs[i].count++;
     p->runs[i].after_return += p->run_after_return;
-    p->ranges[pri].run = i;
+    r->run = i;
+    r->run_from = p->run_start;
     return TK_OK;
 }
 
 /* The open run ends with range pri's last instruction. The run that ended there last time
- * is checked before any hashing. */
+ * is checked before any hashing, and counted in the range (tk_prof_run_flush). */
 static inline tk_status close_run(tk_profile *p, uint32_t pri)
 {
     if (!p->run_open)
         return TK_OK;
-    const uint32_t i = p->ranges[pri].run;
-    if (TK_LIKELY(i != TK_PAIR_NONE && p->runs[i].start == p->run_start)) {
+    prof_range *r = &p->ranges[pri];
+    if (TK_LIKELY(r->run_from == p->run_start)) {
         p->run_open = false;
-        p->runs[i].count++;
-        p->runs[i].after_return += p->run_after_return;
+        r->run_hits++;
+        r->run_ar += p->run_after_return;
         return TK_OK;
     }
     return close_run_slow(p, pri);
@@ -322,9 +354,7 @@ static TK_NOINLINE tk_status count_edge_slow(tk_profile *p, uint32_t pri, uint64
     const uint64_t from = p->ranges[pri].last;
     const uint32_t ei = p->general_only ? TK_PAIR_NONE : cache_find(p->edge_cache, from, to);
     if (ei != TK_PAIR_NONE) {
-        tk_prof_edge *e = &p->edges[ei];
-        e->end = end;
-        e->count++;
+        p->edges[ei].count++;
         p->ranges[pri].edge = ei;
         return TK_OK;
     }
@@ -341,7 +371,6 @@ static inline tk_status count_edge(tk_profile *p, uint32_t pri, uint64_t to, uin
 {
     const uint32_t ei = p->ranges[pri].edge;
     if (TK_LIKELY(ei != TK_PAIR_NONE && p->edges[ei].to == to)) {
-        p->edges[ei].end = end;
         p->edges[ei].count++;
         return TK_OK;
     }
@@ -515,14 +544,36 @@ static TK_NOINLINE tk_status block_step(tk_profile *p, const tk_block_exec *e)
     return simple_step(p, ri, e->end, e->taken);
 }
 
+/* Successor slot nx of range pr is now block b (range ri), reached after pr ended as end
+ * says: the old slot's passes go to their edge, and the new slot gets the taken edge from pr
+ * to ri (made on first sight), or none if ri follows sequentially. */
+static TK_NOINLINE tk_status next_set(tk_profile *p, prof_range *pr, prof_next *nx, uint32_t ri,
+                                      const tk_bblock *b, uint8_t end)
+{
+    tk_prof_next_flush(p, nx);
+    uint32_t ei = TK_PAIR_NONE;
+    const uint64_t first = p->ranges[ri].first;
+    if (first != pr->fall && (ei = cache_find(p->edge_cache, pr->last, first)) == TK_PAIR_NONE) {
+        tk_status st = edge_of(p, pr->last, first, end, &ei);
+        if (st != TK_OK)
+            return st;
+    }
+    pr->succ[nx - pr->next] = ri;
+    *nx = (prof_next){.block = b, .range = &p->ranges[ri], .edge = ei};
+    return TK_OK;
+}
+
 /* A TK_EV_BLOCKS batch. The inner loop counts the entries whose block is the one that
  * followed the previous range last time (else found under its id), that walked and lie in
  * one function, after a walked range whose branch outcome is stated, with the flow state in
- * locals. A taken transfer's edge and run are usually the ones memoized in the previous
- * range (else hashed, out of line); the call stack is entered only when the previous block
- * called, returned or left the function on top of the stack, the usual call and return
- * inline (tk_cs_call_memo, tk_cs_return_top). The first entry that is not of that kind
- * goes through block_step, after the state is written back; then the inner loop resumes. */
+ * locals. A taken transfer is counted in the previous range's successor slot (its edge) and
+ * run memo (else hashed, out of line); the call stack is entered only when the previous
+ * block called, returned or left the function on top of the stack, the usual call, return
+ * and tail call inline (tk_cs_call_memo, tk_cs_return_top, tk_cs_tail_memo). The first
+ * entry that is not of that kind goes through block_step, after the state is written back;
+ * then the inner loop resumes. The loop keeps few values live, so that GCC keeps them in
+ * registers: the previous range's successor slot (nx) stands for its branch outcome, and
+ * the previous entry (e[-1]) for its end. */
 static tk_status on_blocks(tk_profile *p, const tk_event *ev)
 {
     const tk_block_exec *e = ev->blocks, *const stop = ev->blocks + ev->nblocks;
@@ -536,71 +587,56 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             st = block_step(p, e++);
             continue;
         }
-        prof_range *const ranges = p->ranges;
-        tk_prof_edge *edges = p->edges;
-        tk_prof_run *runs = p->runs;
         uint32_t top = p->depth ? p->stack[p->depth - 1].func : TK_PAIR_NONE;
-        prof_range *pr = &ranges[p->prev_range];
-        uint8_t prev_end = p->prev_end;
-        bool prev_taken = p->prev_taken;
+        prof_range *pr = &p->ranges[p->prev_range];
+        prof_next *nx = &pr->next[p->prev_taken];
         prof_action act = p->action;
         bool run_after_return = p->run_after_return;
         uint64_t run_start = p->run_start, total = p->cs_total;
         const tk_block_exec *const from = e;
         while (e < stop) {
             const tk_bblock *b = e->block;
-            uint32_t ri = pr->succ[prev_taken];
-            if (pr->succ_block[prev_taken] != b) {
+            if (nx->block != b) {
                 /* Not the block that followed last time: found by its id, and remembered
                  * only if simple, so that a remembered block needs no check. */
                 if (b->id >= p->cap_block_range || p->block_range[b->id].block != b)
                     break;
-                ri = p->block_range[b->id].range;
-                if (!ranges[ri].simple)
+                const uint32_t ri = p->block_range[b->id].range;
+                if (!p->ranges[ri].simple)
                     break;
-                pr->succ[prev_taken] = ri;
-                pr->succ_block[prev_taken] = b;
+                const uint8_t prev_end = e == from ? p->prev_end : e[-1].end;
+                if ((st = next_set(p, pr, nx, ri, b, prev_end)) != TK_OK)
+                    break;
             }
-            prof_range *r = &ranges[ri];
-            const uint64_t first = r->first;
-            if (first != pr->fall) {
-                const uint32_t ei = pr->edge;
-                if (TK_LIKELY(ei != TK_PAIR_NONE && edges[ei].to == first)) {
-                    edges[ei].count++;
-                    edges[ei].end = prev_end;
-                } else {
-                    /* Another edge than last time (a return to another caller): hashed. */
-                    if ((st = count_edge_slow(p, (uint32_t)(pr - ranges), first, prev_end)) !=
-                        TK_OK)
-                        break;
-                    edges = p->edges;
-                }
-                /* The run open since run_start ends: the next one starts here. */
-                const uint32_t ui = pr->run;
-                if (TK_LIKELY(ui != TK_PAIR_NONE && runs[ui].start == run_start)) {
-                    runs[ui].count++;
-                    if (run_after_return)
-                        runs[ui].after_return++;
+            prof_range *const r = nx->range;
+            if (nx->edge != TK_PAIR_NONE) {
+                /* A taken transfer: its edge is the slot's, counted there. The run open
+                 * since run_start ends; the next one starts here. */
+                nx->hits++;
+                if (TK_LIKELY(pr->run_from == run_start)) {
+                    pr->run_hits++;
+                    pr->run_ar += run_after_return;
                 } else {
                     p->run_start = run_start;
                     p->run_after_return = run_after_return;
-                    if ((st = close_run_slow(p, (uint32_t)(pr - ranges))) != TK_OK)
+                    if ((st = close_run_slow(p, (uint32_t)(pr - p->ranges))) != TK_OK)
                         break;
                     p->run_open = true;
-                    runs = p->runs;
                 }
-                run_start = first;
+                run_start = r->first;
                 run_after_return = act == ACT_RETURN || act == ACT_XRET;
             }
             if (act != ACT_FLOW || r->func != top) {
                 /* The call stack reads only the instruction total of the flow state. The
-                 * usual call and return are done inline. */
+                 * usual call, return and tail call are done inline. */
                 p->cs_total = total;
                 if (act == ACT_CALL ? !tk_cs_call_memo(p, &pr->call, r->func, pr->last, pr->fall)
-                                    : act != ACT_RETURN || !tk_cs_return_top(p, first, r->func)) {
+                    : act == ACT_RETURN
+                        ? !tk_cs_return_top(p, r->first, r->func)
+                        : act != ACT_FLOW || !r->entry || !tk_cs_tail_memo(p, r->func)) {
                     /* tk_cs_go spelled out: st is then set only here, and GCC keeps more of
                      * the flow state in registers (1.9 M Ir less on dhrystone x10). */
-                    st = tk_cs_enter(p, act, pr->last, pr->fall, first, r->func, r->entry,
+                    st = tk_cs_enter(p, act, pr->last, pr->fall, r->first, r->func, r->entry,
                                      &pr->call);
                     if (st != TK_OK)
                         break;
@@ -614,14 +650,13 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             const bool taken = e->taken;
             e++;
             act = action_after(end);
-            prev_end = end;
-            prev_taken = false;
             pr = r;
+            nx = &r->next[0];
             if (r->last_cond) {
                 /* Without a stated outcome, where the flow goes next tells (block_step). */
                 if (end != TK_END_BRANCH)
                     break;
-                prev_taken = taken;
+                nx += taken;
                 if (taken)
                     r->taken++;
                 else
@@ -629,9 +664,10 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
             }
         }
         p->totals.ranges += (uint64_t)(e - from);
-        p->prev_range = (uint32_t)(pr - ranges);
-        p->prev_end = prev_end;
-        p->prev_taken = prev_taken;
+        p->prev_range = (uint32_t)(pr - p->ranges);
+        if (e != from)
+            p->prev_end = e[-1].end;
+        p->prev_taken = nx != pr->next;
         p->action = act;
         p->run_after_return = run_after_return;
         p->run_start = run_start;
@@ -729,6 +765,14 @@ tk_status tk_profile_finish(tk_profile *p)
     if (st != TK_OK)
         return st;
     tk_cs_reset(p);
+    if (!p->flat)
+        tk_prof_cs_finish(p);
+    /* The edges and runs that on_blocks counted in the range records. */
+    for (size_t i = 0; i < p->nranges; i++) {
+        tk_prof_next_flush(p, &p->ranges[i].next[0]);
+        tk_prof_next_flush(p, &p->ranges[i].next[1]);
+        tk_prof_run_flush(p, &p->ranges[i]);
+    }
     p->finished = true;
     if (p->flat)
         tk_prof_flat_fold(p);

@@ -17,6 +17,18 @@ typedef struct prof_call_memo {
     uint32_t parent, func, child, call;
 } prof_call_memo;
 
+/* What on_blocks keeps of a range's successor (prof_range.next). */
+typedef struct prof_next {
+    /* The TK_EV_BLOCKS block of the successor, set only when its range is simple (NULL:
+     * none), so that on_blocks finds the next record without the lookup by block id. */
+    const tk_bblock *block;
+    struct prof_range *range; /* its record while block is set (moved with the array) */
+    /* The taken edge to it (TK_PAIR_NONE: it follows sequentially), and the passes over it
+     * that on_blocks counted here and not yet in the edge's count (tk_prof_next_flush). */
+    uint64_t hits;
+    uint32_t edge;
+} prof_next;
+
 /* A distinct range first..last, walked once in the code when first seen. */
 typedef struct prof_range {
     uint64_t first, last;
@@ -41,10 +53,13 @@ typedef struct prof_range {
     prof_call_memo call;  /* when the range ends with a call */
     uint64_t fall;        /* last + last_len: where sequential flow goes on */
     uint64_t last_target; /* direct target of the last instruction, 0 if none */
-    /* The TK_EV_BLOCKS block whose range is succ[i], set only when that range is simple
-     * (NULL: none), so that on_blocks finds the next record without the lookup by block
-     * id. */
-    const tk_bblock *succ_block[2];
+    /* succ[i] for on_blocks, when it is simple. */
+    prof_next next[2];
+    /* The run that ended with this range last time (run) started at run_from (UINT64_MAX:
+     * none yet). Its ends since are counted here, run_hits of them entered by a return in
+     * run_ar, and added to runs[run] when another run ends here or at finish. (run_from
+     * apart from the two counts: adjacent, GCC bumps them as a vector, in 7 instructions.) */
+    uint64_t run_hits, run_from, run_ar;
 } prof_range;
 
 /* The range record of a basic block of a TK_EV_BLOCKS producer's image: the block pointer
@@ -185,11 +200,9 @@ struct tk_profile {
     prof_frame *stack;
     size_t depth, cap_stack;
     /* Instructions executed so far (every piece of every range goes through the call stack):
-     * the total, the base of call edges' inclusive counts, and of the context-tree self
-     * counts, which are added to the top frame's node lazily, when the top changes (from
-     * ctx_base on). */
+     * the base of call edges' inclusive counts and of the context-tree nodes' counts, which
+     * are added when a frame is popped (tk_cs_pop). */
     uint64_t cs_total;
-    uint64_t ctx_base;
 
     /* Flow state between events. */
     bool have_prev;            /* the previous range connects to the next one */
@@ -222,42 +235,41 @@ struct tk_profile {
 tk_status tk_cs_enter(tk_profile *p, prof_action act, uint64_t site, uint64_t ret, uint64_t first,
                       uint32_t func, bool entry, prof_call_memo *memo);
 void tk_cs_reset(tk_profile *p);
+/* At finish, with the stack empty: context nodes' self counts and functions' entries from
+ * what the stack counted (tk_cs_pop, tk_cs_store_call). */
+void tk_prof_cs_finish(tk_profile *p);
 
 /* The stack operations that tk_cs_enter does most, inline for the collector's loops. */
-
-/* The instructions counted since the top frame last changed ran in its context: add them
- * to its node before the top changes. */
-static inline void tk_cs_flush(tk_profile *p)
-{
-    if (p->depth)
-        p->ctxs[p->stack[p->depth - 1].ctx].self += p->cs_total - p->ctx_base;
-    p->ctx_base = p->cs_total;
-}
 
 /* Push f (the stack has room for it). */
 static inline void tk_cs_store(tk_profile *p, const prof_frame *f)
 {
-    tk_cs_flush(p);
     p->stack[p->depth++] = *f;
     if (p->depth > p->totals.max_depth)
         p->totals.max_depth = p->depth;
 }
 
-/* Push f, entered along call edge f->call (the stack has room for it). */
+/* Push f, entered along call edge f->call (the stack has room for it). The callee's entries
+ * are the calls of its edges, added at finish (tk_prof_cs_finish). */
 static inline void tk_cs_store_call(tk_profile *p, const prof_frame *f)
 {
     p->calls[f->call].calls++;
-    p->funcs[f->func].entries++;
     tk_cs_store(p, f);
     p->call_open[f->call]++;
 }
 
+/* Pop the top frame. Until finish, a context node's self count holds every instruction run
+ * while one of its frames was on the stack, its subtree's count: a node is on the stack at
+ * most once (its depth is its path's length), and it is cheaper to add this once per frame
+ * than to add the top's share at every push and pop. tk_prof_cs_finish takes the children's
+ * counts off. */
 static inline void tk_cs_pop(tk_profile *p)
 {
-    tk_cs_flush(p);
     const prof_frame *f = &p->stack[--p->depth];
+    const uint64_t ran = p->cs_total - f->snap;
+    p->ctxs[f->ctx].self += ran;
     if (f->call != TK_PAIR_NONE && --p->call_open[f->call] == 0)
-        p->calls[f->call].inclusive += p->cs_total - f->snap;
+        p->calls[f->call].inclusive += ran;
 }
 
 /* tk_cs_enter(p, ACT_CALL, site, ret, first, func, entry, m) when the call site's memo m
@@ -293,6 +305,38 @@ static inline bool tk_cs_return_top(tk_profile *p, uint64_t first, uint32_t func
     return true;
 }
 
+/* Whether context node memo m (prof_ctx_memo_1) has the call edge from site to func. */
+static inline bool tk_cs_ctx_memo_hit(const tk_profile *p, const prof_ctx_memo_1 *m, uint32_t func,
+                                      uint64_t site, bool trap)
+{
+    return m->child != TK_PAIR_NONE && p->ctxs[m->child].func == func &&
+           p->calls[m->call].site == site && p->calls[m->call].trap == trap;
+}
+
+/* Replacing the top frame by one for func (a tail transfer, not from the outermost frame)
+ * when the top node's memo has that transfer (the same one as last time): the new frame
+ * keeps the call site and return address. Returns false, having done nothing, otherwise. */
+static inline bool tk_cs_tail_memo(tk_profile *p, uint32_t func)
+{
+    const size_t d = p->depth;
+    if (d < 2)
+        return false;
+    const prof_frame *top = &p->stack[d - 1];
+    const prof_ctx_memo_1 *m = &p->ctx_memo[top->ctx].m[1];
+    if (top->func == func || !tk_cs_ctx_memo_hit(p, m, func, top->site, top->trap))
+        return false;
+    const prof_frame f = {.func = func,
+                          .ctx = m->child,
+                          .call = m->call,
+                          .trap = top->trap,
+                          .site = top->site,
+                          .ret = top->ret,
+                          .snap = p->cs_total};
+    tk_cs_pop(p);
+    tk_cs_store_call(p, &f);
+    return true;
+}
+
 /* tk_cs_enter, with the usual call and return done inline. */
 static inline tk_status tk_cs_go(tk_profile *p, prof_action act, uint64_t site, uint64_t ret,
                                  uint64_t first, uint32_t func, bool entry, prof_call_memo *memo)
@@ -304,6 +348,24 @@ static inline tk_status tk_cs_go(tk_profile *p, prof_action act, uint64_t site, 
 }
 
 /* profile.c */
+/* Adds the passes on_blocks counted in successor slot nx to its edge and empties the slot's
+ * count: before the slot changes, and at finish. */
+static inline void tk_prof_next_flush(tk_profile *p, prof_next *nx)
+{
+    if (nx->block && nx->edge != TK_PAIR_NONE)
+        p->edges[nx->edge].count += nx->hits;
+    nx->hits = 0;
+}
+/* Adds the run ends counted in r to its run and empties the count: before r's run changes,
+ * and at finish. */
+static inline void tk_prof_run_flush(tk_profile *p, prof_range *r)
+{
+    if (r->run != TK_PAIR_NONE) {
+        p->runs[r->run].count += r->run_hits;
+        p->runs[r->run].after_return += r->run_ar;
+    }
+    r->run_hits = r->run_ar = 0;
+}
 tk_status tk_prof_func_of(tk_profile *p, uint64_t addr, uint32_t *func, bool *entry);
 /* The record of range first..last (ninsn: the producer's instruction count, used when the
  * range does not walk in the code), made on first sight. */
@@ -408,8 +470,9 @@ static inline tk_status range_for_event(tk_profile *p, const tk_event *ev, uint3
     }
     tk_status st = tk_prof_range_of(p, ev->first, ev->last, ev->ninsn, out);
     if (st == TK_OK && p->have_prev) {
+        tk_prof_next_flush(p, &p->ranges[p->prev_range].next[p->prev_taken]);
         p->ranges[p->prev_range].succ[p->prev_taken] = *out;
-        p->ranges[p->prev_range].succ_block[p->prev_taken] = NULL;
+        p->ranges[p->prev_range].next[p->prev_taken].block = NULL;
     }
     return st;
 }
