@@ -563,6 +563,16 @@ static TK_NOINLINE tk_status next_set(tk_profile *p, prof_range *pr, prof_next *
     return TK_OK;
 }
 
+/* Range pr, which has no conditional branch, gets a new successor in slot 0: the one there
+ * moves to slot 1, whose successor is dropped (its passes go to its edge). */
+static TK_NOINLINE void next_demote(tk_profile *p, prof_range *pr)
+{
+    tk_prof_next_flush(p, &pr->next[1]);
+    pr->next[1] = pr->next[0];
+    pr->succ[1] = pr->succ[0];
+    pr->next[0].hits = 0; /* they moved with the slot */
+}
+
 /* A TK_EV_BLOCKS batch. The inner loop counts the entries whose block is the one that
  * followed the previous range last time (else found under its id), that walked and lie in
  * one function, after a walked range whose branch outcome is stated, with the flow state in
@@ -597,16 +607,24 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
         while (e < stop) {
             const tk_bblock *b = e->block;
             if (nx->block != b) {
-                /* Not the block that followed last time: found by its id, and remembered
-                 * only if simple, so that a remembered block needs no check. */
-                if (b->id >= p->cap_block_range || p->block_range[b->id].block != b)
-                    break;
-                const uint32_t ri = p->block_range[b->id].range;
-                if (!p->ranges[ri].simple)
-                    break;
-                const uint8_t prev_end = e == from ? p->prev_end : e[-1].end;
-                if ((st = next_set(p, pr, nx, ri, b, prev_end)) != TK_OK)
-                    break;
+                if (!pr->last_cond && pr->next[1].block == b) {
+                    /* A range without a conditional branch keeps two successors (a return
+                     * to two callers): the other one. */
+                    nx = &pr->next[1];
+                } else {
+                    /* Not a block that followed last time: found by its id, and remembered
+                     * only if simple, so that a remembered block needs no check. */
+                    if (b->id >= p->cap_block_range || p->block_range[b->id].block != b)
+                        break;
+                    const uint32_t ri = p->block_range[b->id].range;
+                    if (!p->ranges[ri].simple)
+                        break;
+                    if (!pr->last_cond)
+                        next_demote(p, pr);
+                    const uint8_t prev_end = e == from ? p->prev_end : e[-1].end;
+                    if ((st = next_set(p, pr, nx, ri, b, prev_end)) != TK_OK)
+                        break;
+                }
             }
             prof_range *const r = nx->range;
             if (nx->edge != TK_PAIR_NONE) {
@@ -667,7 +685,7 @@ static tk_status on_blocks(tk_profile *p, const tk_event *ev)
         p->prev_range = (uint32_t)(pr - p->ranges);
         if (e != from)
             p->prev_end = e[-1].end;
-        p->prev_taken = nx != pr->next;
+        p->prev_taken = pr->last_cond && nx != pr->next;
         p->action = act;
         p->run_after_return = run_after_return;
         p->run_start = run_start;
