@@ -150,7 +150,9 @@ tk_status tk_profile_new_flags(const tk_code_view *code, unsigned flags, tk_prof
  * Errors: TK_ERR_NOMEM; TK_ERR_STATE after tk_profile_finish(). */
 tk_status tk_profile_event(void *profile, const tk_event *ev);
 /* Close open call frames and compute the derived tables (instruction, block, branch counts).
- * Further events are refused. Errors: TK_ERR_NOMEM. */
+ * The tables below are complete only after it (edge, run and context counts, and function
+ * entries, are partly kept elsewhere until then). Further events are refused.
+ * Errors: TK_ERR_NOMEM. */
 tk_status tk_profile_finish(tk_profile *p);
 void tk_profile_free(tk_profile *p);
 
