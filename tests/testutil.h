@@ -34,4 +34,14 @@ static inline uint64_t tk_test_xorshift64(uint64_t *s)
     return *s;
 }
 
+/* xorshift64* (Vigna): the same with a multiplied output, for tests that draw from its
+ * better low bits; seeded alike. */
+static inline uint64_t tk_test_xorshift64star(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545f4914f6cdd1dull;
+}
+
 #endif

@@ -9,23 +9,14 @@
 
 #include "fake_code.h"
 
-static uint64_t rnd(uint64_t *s)
-{
-    /* xorshift64*: deterministic, so a failure reproduces. */
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545f4914f6cdd1dull;
-}
-
 static uint64_t pick_addr(uint64_t *s)
 {
     size_t n = sizeof(fake_insns) / sizeof(fake_insns[0]);
-    switch (rnd(s) % 4) {
+    switch (tk_test_xorshift64star(s) % 4) {
     case 0:
-        return rnd(s) % 0x5000; /* anywhere, mostly no code */
+        return tk_test_xorshift64star(s) % 0x5000; /* anywhere, mostly no code */
     default:
-        return fake_insns[rnd(s) % n].addr;
+        return fake_insns[tk_test_xorshift64star(s) % n].addr;
     }
 }
 
@@ -37,15 +28,15 @@ static void run_stream(uint64_t seed, size_t nevents)
     uint64_t s = seed;
     for (size_t i = 0; i < nevents; i++) {
         tk_event ev = {0};
-        uint64_t k = rnd(&s) % 16;
+        uint64_t k = tk_test_xorshift64star(&s) % 16;
         ev.kind = k < 10 ? TK_EV_RANGE : (uint16_t)(k - 8); /* TRAP..TIMESTAMP, and junk */
         ev.first = pick_addr(&s);
-        ev.last = rnd(&s) % 8 ? pick_addr(&s) : ev.first;
-        ev.ninsn = rnd(&s) % 5;
-        ev.end = (uint8_t)(rnd(&s) % 10);
-        ev.taken = rnd(&s) & 1;
-        ev.interrupt = rnd(&s) & 1;
-        ev.context = rnd(&s) % 3;
+        ev.last = tk_test_xorshift64star(&s) % 8 ? pick_addr(&s) : ev.first;
+        ev.ninsn = tk_test_xorshift64star(&s) % 5;
+        ev.end = (uint8_t)(tk_test_xorshift64star(&s) % 10);
+        ev.taken = tk_test_xorshift64star(&s) & 1;
+        ev.interrupt = tk_test_xorshift64star(&s) & 1;
+        ev.context = tk_test_xorshift64star(&s) % 3;
         ev.next = pick_addr(&s);
         ev.message = "random";
         assert_int_equal(tk_profile_event(p, &ev), TK_OK);

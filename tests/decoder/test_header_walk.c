@@ -44,20 +44,11 @@ static size_t check_walk(const uint8_t *buf, size_t pos, size_t limit, const cha
     return want;
 }
 
-static uint64_t next_rand(uint64_t *s)
-{
-    /* xorshift64* */
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545f4914f6cdd1dull;
-}
-
 /* A header byte of the given kind: 0 any byte, 1 a short packet (lengths 1-8 as trace has),
  * 2 mostly padding, 3 a length of 0-31 drawn evenly over a random flow type. */
 static uint8_t random_byte(uint64_t *s, unsigned kind)
 {
-    const uint64_t r = next_rand(s);
+    const uint64_t r = tk_test_xorshift64star(s);
     switch (kind) {
     case 1:
         return (uint8_t)((r >> 8) & 0xe0u) | (uint8_t)(1 + r % 8);
@@ -80,24 +71,24 @@ static void test_random_buffers(void **state)
     for (uint64_t seed = 1; seed <= 600; seed++) {
         uint64_t s = seed * 0x9e3779b97f4a7c15ull;
         /* short buffers, and long ones that the walk splits (sizes around 4 x 4096 too) */
-        const size_t len = seed % 3 == 0   ? next_rand(&s) % 300
-                           : seed % 3 == 1 ? 16000 + next_rand(&s) % 800
-                                           : next_rand(&s) % MAX_LEN;
+        const size_t len = seed % 3 == 0   ? tk_test_xorshift64star(&s) % 300
+                           : seed % 3 == 1 ? 16000 + tk_test_xorshift64star(&s) % 800
+                                           : tk_test_xorshift64star(&s) % MAX_LEN;
         const unsigned kind = (unsigned)(seed % 4);
         for (size_t i = 0; i < len; i++)
             buf[i] = random_byte(&s, kind);
         /* mixed kinds in one buffer: stretches of padding inside short packets */
         if (seed % 5 == 0)
-            for (size_t i = 0; i + 1 < len; i += 1 + next_rand(&s) % 4000) {
-                const size_t n = next_rand(&s) % 600;
+            for (size_t i = 0; i + 1 < len; i += 1 + tk_test_xorshift64star(&s) % 4000) {
+                const size_t n = tk_test_xorshift64star(&s) % 600;
                 for (size_t k = i; k < len && k < i + n; k++)
                     buf[k] = random_byte(&s, 2);
             }
         char what[64];
         snprintf(what, sizeof(what), "seed %llu kind %u", (unsigned long long)seed, kind);
         for (int t = 0; t < 8; t++) {
-            const size_t limit = t == 0 ? len : (size_t)(next_rand(&s) % (len + 1));
-            const size_t pos = t < 2 ? 0 : (size_t)(next_rand(&s) % (limit + 40));
+            const size_t limit = t == 0 ? len : (size_t)(tk_test_xorshift64star(&s) % (len + 1));
+            const size_t pos = t < 2 ? 0 : (size_t)(tk_test_xorshift64star(&s) % (limit + 40));
             const size_t end = check_walk(buf, pos, limit, what);
             if (limit > pos + 16384)
                 long_walks++;
@@ -161,9 +152,9 @@ static void walk_trace_file(const char *path, traces *t)
     for (int k = 0; k < 12; k++) {
         const size_t limit = k == 0               ? len
                              : k == 1 && len > 31 ? len - 31
-                                                  : next_rand(&s) % (len + 1);
+                                                  : tk_test_xorshift64star(&s) % (len + 1);
         /* from the first header, or from any byte (as the split walk starts) */
-        const size_t pos = k < 4 ? 0 : next_rand(&s) % (limit + 1);
+        const size_t pos = k < 4 ? 0 : tk_test_xorshift64star(&s) % (limit + 1);
         check_walk(buf, pos, limit, path);
         t->walks++;
     }

@@ -487,18 +487,9 @@ typedef struct rb_kind_stats {
     uint64_t clean_insns;
 } rb_kind_stats;
 
-/* xorshift64*: a fixed, seeded generator so every run damages the same bytes. */
-static inline uint64_t rb_rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
 static inline uint64_t rb_rng_below(uint64_t *s, uint64_t n)
 {
-    return n ? rb_rng_next(s) % n : 0;
+    return n ? tk_test_xorshift64star(s) % n : 0;
 }
 
 static inline uint64_t rb_seed_of(const char *a, const char *b)
@@ -554,7 +545,7 @@ static inline size_t rb_mutate(int kind, uint64_t *rng, const uint8_t *in, size_
         if (pos + k > len)
             k = len - pos;
         for (size_t i = 0; i < k; i++)
-            out[pos + i] = kind == RB_ZERO ? 0 : (uint8_t)rb_rng_next(rng);
+            out[pos + i] = kind == RB_ZERO ? 0 : (uint8_t)tk_test_xorshift64star(rng);
         *dm = (rb_damage){pos, pos + k, 0};
         return len;
     }

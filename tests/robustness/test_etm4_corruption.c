@@ -148,17 +148,9 @@ static void run(const tk_cs_snapshot *ss, int buffer, int id, const uint8_t *buf
     assert_int_equal(tk_etm4_run_snapshot(ss, &o, &diag), TK_OK);
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
 static uint64_t rng_below(uint64_t *s, uint64_t n)
 {
-    return n ? rng_next(s) % n : 0;
+    return n ? tk_test_xorshift64star(s) % n : 0;
 }
 
 typedef struct kstats {
@@ -222,7 +214,7 @@ static void test_etm4_corruption(void **state)
         case K_ZERO:
         case K_RANDOM:
             for (size_t i = 0; i < k; i++)
-                buf[pos + i] = kind == K_ZERO ? 0 : (uint8_t)rng_next(&rng);
+                buf[pos + i] = kind == K_ZERO ? 0 : (uint8_t)tk_test_xorshift64star(&rng);
             break;
         case K_TRUNC:
             blen = len - 1 - (size_t)rng_below(&rng, len / 4);
@@ -234,15 +226,15 @@ static void test_etm4_corruption(void **state)
             break;
         case K_TAIL: /* the last 17 KiB, up to 64 bytes before the end */
             pos = len - 64 - (size_t)rng_below(&rng, 17408 - 64);
-            blen = drop_or_dup(buf, len, pos, k, rng_next(&rng) & 1);
+            blen = drop_or_dup(buf, len, pos, k, tk_test_xorshift64star(&rng) & 1);
             break;
         case K_TWO: /* a second damage 512 B .. 16 KiB after the first */
             pos = (size_t)rng_below(&rng, len - 40960);
             pos2 = pos + 512 + (size_t)rng_below(&rng, 16384 - 512);
             k2 = 1 + (size_t)rng_below(&rng, 16);
-            blen = drop_or_dup(buf, len, pos, k, rng_next(&rng) & 1);
+            blen = drop_or_dup(buf, len, pos, k, tk_test_xorshift64star(&rng) & 1);
             /* pos2 in the copy: the bytes after the first damage moved by blen - len */
-            blen = drop_or_dup(buf, blen, pos2 + blen - len, k2, rng_next(&rng) & 1);
+            blen = drop_or_dup(buf, blen, pos2 + blen - len, k2, tk_test_xorshift64star(&rng) & 1);
             break;
         }
         follow bad;

@@ -256,14 +256,6 @@ static bool is_address(uint8_t t)
     return t >= TK_ETM4_ADDR_CTXT_L_32IS0 && t <= TK_ETM4_ADDR_L_64IS1;
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
 /* First range at or after byte offset off (ranges are in offset order). */
 static size_t range_at(const flow *f, uint64_t off)
 {
@@ -304,7 +296,8 @@ static void test_overflow(void **state)
         const size_t ai = sync[si], prev = sync[si - 1];
         /* the packet the overflow replaces from: one after the previous sync's Trace Info,
          * or the A-Sync itself (an Overflow inserted, nothing removed) */
-        size_t pi = m % 4 == 0 ? ai : prev + 2 + (size_t)(rng_next(&rng) % (ai - prev - 2));
+        size_t pi =
+            m % 4 == 0 ? ai : prev + 2 + (size_t)(tk_test_xorshift64star(&rng) % (ai - prev - 2));
         size_t fi = ai + 2;
         while (fi < pk->n && !is_address(pk->p[fi].type) && pk->p[fi].type != TK_ETM4_ASYNC)
             fi++;

@@ -99,17 +99,9 @@ typedef struct kstats {
     uint64_t lost, lost_max, clean;
 } kstats;
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
 static uint64_t rng_below(uint64_t *s, uint64_t n)
 {
-    return n ? rng_next(s) % n : 0;
+    return n ? tk_test_xorshift64star(s) % n : 0;
 }
 
 /* Tally one damaged decode against the clean one. in_place: the damage kept every later
@@ -219,7 +211,7 @@ static void nibble_program(const program *g, kstats *ks, uint64_t *rng)
         case K_ZERO:
         case K_RANDOM:
             for (size_t i = 0; i < k; i++)
-                w[pos + i] = kind == K_ZERO ? 0 : (uint32_t)rng_next(rng);
+                w[pos + i] = kind == K_ZERO ? 0 : (uint32_t)tk_test_xorshift64star(rng);
             end = pos + k;
             break;
         case K_DROP:
@@ -299,7 +291,7 @@ static void rle_program(const program *g, kstats *ks, uint64_t *rng)
         case K_ZERO:
         case K_RANDOM:
             for (size_t i = 0; i < k; i++) {
-                const uint64_t r = kind == K_ZERO ? 0 : rng_next(rng);
+                const uint64_t r = kind == K_ZERO ? 0 : tk_test_xorshift64star(rng);
                 q[pos + i].addr = (r << 1) & (p.xlen == 64 ? ~0ull : 0xffffffffull);
                 q[pos + i].run =
                     kind == K_ZERO ? 0 : (uint32_t)(r >> 40) & ((1u << p.run_bits) - 1);
