@@ -5,9 +5,15 @@
  * second block object reusing an id, as another image's would). Both profiles must agree
  * in every accessor. The scripts cover what the block fast path leaves to the general
  * one: traps and xRET, lost trace, trace off/on, context changes, ranges that do not match
- * the code, branches whose outcome the event does not state, and recursion. */
+ * the code, branches whose outcome the event does not state, and recursion. A third profile
+ * takes the ranges through the general path only (tk_prof_set_general_only), and random
+ * flows over the program (test_random_flows) mix all of it, so that the fast path's
+ * successor slots and memos change again and again. */
 #include <string.h>
 
+#include <stdlib.h>
+
+#include "analysis/profile_internal.h"
 #include "fake_code.h"
 #include "profile_compare.h"
 #include "testutil.h"
@@ -92,9 +98,11 @@ static tk_event event_of(const step *s)
 static void run(const step *script, size_t n, size_t batch)
 {
     tk_code_view v = fake_view();
-    tk_profile *a = NULL, *b = NULL;
+    tk_profile *a = NULL, *b = NULL, *g = NULL;
     assert_int_equal(tk_profile_new(&v, &a), TK_OK);
     assert_int_equal(tk_profile_new(&v, &b), TK_OK);
+    assert_int_equal(tk_profile_new(&v, &g), TK_OK);
+    tk_prof_set_general_only(g, true);
     blockset set = {.n = 0};
     tk_block_exec e[MAX_STEPS];
     tk_event bt = {.kind = TK_EV_BLOCKS, .blocks = e, .nblocks = 0};
@@ -103,6 +111,7 @@ static void run(const step *script, size_t n, size_t batch)
         if (ev.kind == TK_EV_RANGE)
             ev.ninsn = script[i].ninsn ? script[i].ninsn : count_insns(ev.first, ev.last);
         assert_int_equal(tk_profile_event(a, &ev), TK_OK);
+        assert_int_equal(tk_profile_event(g, &ev), TK_OK);
         if (ev.kind != TK_EV_RANGE) {
             if (bt.nblocks) {
                 assert_int_equal(tk_profile_event(b, &bt), TK_OK);
@@ -129,15 +138,20 @@ static void run(const step *script, size_t n, size_t batch)
     assert_int_equal(tk_profile_event(b, &bt), TK_OK);
     assert_int_equal(tk_profile_finish(a), TK_OK);
     assert_int_equal(tk_profile_finish(b), TK_OK);
+    assert_int_equal(tk_profile_finish(g), TK_OK);
     same_totals(a, b);
     same_tables(a, b);
     same_output(a, b, tk_profile_write_json);
     same_output(a, b, tk_profile_write_autofdo);
+    same_totals(a, g);
+    same_tables(a, g);
+    same_output(a, g, tk_profile_write_json);
     /* After finish, batches are refused like ranges. */
     bt.nblocks = 1;
     assert_int_equal(tk_profile_event(b, &bt), TK_ERR_STATE);
     tk_profile_free(a);
     tk_profile_free(b);
+    tk_profile_free(g);
 }
 
 static void run_all(const step *script, size_t n)
@@ -213,6 +227,93 @@ static const step recursion[] = {
     R(0x1008, 0x100c, TK_END_BRANCH, false), R(0x1010, 0x1010, TK_END_RETURN, false),
 };
 
+/* A random flow over the program, up to n steps: whole ranges that follow the code with
+ * random branch outcomes; returns mostly to their caller, else anywhere; interrupts anywhere
+ * but at a control transfer, the handler returning to where it was taken (or anywhere); and
+ * now and then a branch whose outcome the event leaves open, a range that does not match
+ * the code, lost trace, trace off and on, or a change of context. */
+static size_t random_flow(uint64_t seed, step *out, size_t n)
+{
+    static const uint64_t starts[] = {0x1000, 0x1004, 0x1008, 0x100c, 0x1010, 0x2000, 0x2002,
+                                      0x2006, 0x2008, 0x3000, 0x3004, 0x4000, 0x4004, 0x4008};
+    const size_t nstarts = sizeof(starts) / sizeof(starts[0]);
+    uint64_t rng = seed, rets[8], epcs[4];
+    size_t nrets = 0, nepcs = 0, k = 0;
+    uint64_t pc = 0x1000;
+    while (k + 2 < n) {
+        const uint64_t r = tk_test_xorshift64star(&rng);
+        const uint64_t pick = starts[(r >> 40) % nstarts];
+        if (r % 61 == 0) {
+            static const uint16_t kinds[] = {TK_EV_LOST, TK_EV_TRACE_OFF, TK_EV_TRACE_ON,
+                                             TK_EV_CONTEXT};
+            out[k++] = (step){.kind = kinds[(r >> 8) % 4], .context = 1 + (r >> 16) % 3};
+            pc = pick;
+            nrets = nepcs = 0;
+            continue;
+        }
+        if (r % 89 == 1) {
+            out[k++] = (r >> 8) & 1
+                           ? (step){TK_EV_RANGE, 0x5000, 0x5010, TK_END_JUMP, false, 5, 0}
+                           : (step){TK_EV_RANGE, 0x1006, 0x100c, TK_END_BRANCH, true, 3, 0};
+            pc = pick;
+            continue;
+        }
+        const fake_insn *f = fake_find(pc);
+        const uint64_t first = pc;
+        /* An interrupt after one of the straight-line instructions, if this draw says so. */
+        const bool irq = (r >> 32) % 13 == 0;
+        while (f->end == TK_END_NONE && !(irq && (tk_test_xorshift64star(&rng) & 1)))
+            f = fake_find(f->addr + f->len);
+        const uint64_t fall = f->addr + f->len;
+        if (f->end == TK_END_NONE) {
+            out[k++] = (step){TK_EV_RANGE, first, f->addr, TK_END_TRAP, false, 0, 0};
+            out[k++] = (step){TK_EV_TRAP, fall, 0, 0, false, 0, 0};
+            if (nepcs < 4)
+                epcs[nepcs++] = fall;
+            pc = 0x3000;
+            continue;
+        }
+        step st = {TK_EV_RANGE, first, f->addr, f->end, false, 0, 0};
+        switch (f->end) {
+        case TK_END_BRANCH:
+            st.taken = (r >> 8) & 1;
+            pc = st.taken ? f->target : fall;
+            if ((r >> 12) % 11 == 0) {
+                st.end = TK_END_JUMP; /* the outcome left to the next range */
+                st.taken = false;
+            }
+            break;
+        case TK_END_CALL:
+            if (nrets < 8)
+                rets[nrets++] = fall;
+            pc = f->target;
+            break;
+        case TK_END_RETURN:
+            pc = nrets && (r >> 8) % 8 ? rets[--nrets] : pick;
+            break;
+        default: /* TK_END_TRAP_RETURN */
+            pc = nepcs && (r >> 8) % 4 ? epcs[--nepcs] : pick;
+            break;
+        }
+        out[k++] = st;
+    }
+    return k;
+}
+
+/* Twelve random flows of about 3000 steps, in batches of 1 to 64 entries. */
+static void test_random_flows(void **state)
+{
+    (void)state;
+    enum { STEPS = 3000 };
+    step *script = malloc(STEPS * sizeof(*script));
+    assert_non_null(script);
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        const size_t n = random_flow(seed * 0x9e3779b97f4a7c15ull, script, STEPS);
+        run(script, n, 1 + (size_t)(seed * 7) % MAX_STEPS);
+    }
+    free(script);
+}
+
 static void test_calls(void **state)
 {
     (void)state;
@@ -240,10 +341,9 @@ static void test_recursion(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_calls),
-        cmocka_unit_test(test_breaks),
-        cmocka_unit_test(test_odd_ranges),
-        cmocka_unit_test(test_recursion),
+        cmocka_unit_test(test_calls),        cmocka_unit_test(test_breaks),
+        cmocka_unit_test(test_odd_ranges),   cmocka_unit_test(test_recursion),
+        cmocka_unit_test(test_random_flows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
