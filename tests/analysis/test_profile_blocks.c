@@ -15,6 +15,7 @@
 
 #include "analysis/profile_internal.h"
 #include "fake_code.h"
+#include "fake_blocks.h"
 #include "profile_compare.h"
 #include "testutil.h"
 
@@ -39,42 +40,6 @@ typedef struct step {
     }
 
 /* The blocks made for one script: one per distinct range, ids spread out. */
-typedef struct blockset {
-    tk_bblock b[MAX_STEPS];
-    size_t n;
-} blockset;
-
-static const tk_bblock *block_of(blockset *s, const step *st, bool other)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->b[i].start == st->first && s->b[i].last == st->last && (s->b[i].id & 1) == other)
-            return &s->b[i];
-    assert_true(s->n < MAX_STEPS);
-    tk_bblock *b = &s->b[s->n];
-    memset(b, 0, sizeof(*b));
-    b->start = st->first;
-    b->last = st->last;
-    b->ninsn = st->ninsn;
-    /* Ids 1000 apart from 70000 up; "other" blocks take the id of block 0 plus one, the
-     * same for all of them, as if from another image. */
-    b->id = other ? 70001 : 70000 + 1000 * (uint32_t)s->n;
-    s->n++;
-    return b;
-}
-
-static uint32_t count_insns(uint64_t first, uint64_t last)
-{
-    uint32_t n = 0;
-    for (uint64_t a = first; a <= last;) {
-        const fake_insn *f = fake_find(a);
-        if (!f)
-            return 0;
-        n++;
-        a += f->len;
-    }
-    return n;
-}
-
 static tk_event event_of(const step *s)
 {
     tk_event ev = {.kind = s->kind,
@@ -84,7 +49,7 @@ static tk_event event_of(const step *s)
                    .taken = s->taken,
                    .context = s->context};
     if (s->kind == TK_EV_RANGE) {
-        ev.ninsn = s->ninsn ? s->ninsn : count_insns(s->first, s->last);
+        ev.ninsn = s->ninsn ? s->ninsn : fake_count_insns(s->first, s->last);
         ev.next = 0;
     }
     if (s->kind == TK_EV_TRAP) {
@@ -103,13 +68,13 @@ static void run(const step *script, size_t n, size_t batch)
     assert_int_equal(tk_profile_new(&v, &b), TK_OK);
     assert_int_equal(tk_profile_new(&v, &g), TK_OK);
     tk_prof_set_general_only(g, true);
-    blockset set = {.n = 0};
+    fake_blockset set = {.n = 0};
     tk_block_exec e[MAX_STEPS];
     tk_event bt = {.kind = TK_EV_BLOCKS, .blocks = e, .nblocks = 0};
     for (size_t i = 0; i < n; i++) {
         tk_event ev = event_of(&script[i]);
         if (ev.kind == TK_EV_RANGE)
-            ev.ninsn = script[i].ninsn ? script[i].ninsn : count_insns(ev.first, ev.last);
+            ev.ninsn = script[i].ninsn ? script[i].ninsn : fake_count_insns(ev.first, ev.last);
         assert_int_equal(tk_profile_event(a, &ev), TK_OK);
         assert_int_equal(tk_profile_event(g, &ev), TK_OK);
         if (ev.kind != TK_EV_RANGE) {
@@ -123,7 +88,8 @@ static void run(const step *script, size_t n, size_t batch)
         step s = script[i];
         s.ninsn = (uint32_t)ev.ninsn;
         /* Every third range goes as the colliding block of "another image". */
-        const tk_bblock *blk = block_of(&set, &s, i % 3 == 2);
+        const tk_bblock *blk = fake_block_of(&set, s.first, s.last, s.ninsn, i % 3 == 2);
+        assert_non_null(blk);
         e[bt.nblocks++] = (tk_block_exec){
             .block = blk, .next = 0, .end = ev.end, .taken = ev.taken, .indirect = 0};
         if (bt.nblocks == batch) {
