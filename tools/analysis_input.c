@@ -707,8 +707,9 @@ int tk_an_collect(const tk_an_input *in, tk_an_run *run)
     if (t.errors || r.errors)
         fprintf(stderr,
                 "tracekit %s: warning: %" PRIu64
-                " trace errors (damage, or code the ELF does not have); counts cover the rest\n",
-                in->cmd, t.errors > r.errors ? t.errors : r.errors);
+                " trace errors (damage, or code %s not have); counts cover the rest\n",
+                in->cmd, t.errors > r.errors ? t.errors : r.errors,
+                in->cs_on ? "the memory images do" : "the ELF does");
     if (t.bad_ranges && in->cs_on)
         fprintf(stderr, "tracekit %s: warning: %" PRIu64 " ranges do not match the memory images\n",
                 in->cmd, t.bad_ranges);
