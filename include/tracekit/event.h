@@ -54,7 +54,8 @@ struct tk_bblock;
  * last = block->last, ninsn = block->ninsn, end, taken, indirect, next} with the block
  * already looked up, so a sink can keep per-block data in an array indexed by block->id
  * (image.h) and derive per-instruction and per-function figures once at the end instead of
- * for every range. */
+ * for every range. block is never NULL, and stays valid (with the same addresses) for as
+ * long as the consumer lives: sinks keep block pointers as keys, unchecked. */
 typedef struct tk_block_exec {
     const struct tk_bblock *block;
     uint64_t next;    /* address executed after block->last */
