@@ -483,7 +483,7 @@ TK_NOINLINE tk_status tk_prof_block_range_slow(tk_profile *p, const tk_bblock *b
  * call stack is entered only when the previous range called, returned or left the function
  * on top of the stack. Most range events and TK_EV_BLOCKS entries that the batch loop of
  * on_blocks leaves come this way. */
-static inline tk_status simple_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
+static TK_ALWAYS_INLINE tk_status simple_step(tk_profile *p, uint32_t ri, uint8_t end, bool taken)
 {
     tk_status st;
     prof_range *r = &p->ranges[ri];
