@@ -254,8 +254,10 @@ tk_status tk_prof_range_of(tk_profile *p, uint64_t first, uint64_t last, uint64_
     return TK_OK;
 }
 
+/* The element of pair (a, b) in the array *arr (*n used of *cap, elem bytes each), made on
+ * first sight, zeroed (*made, if given, says whether it was). */
 static tk_status count_pair(tk_pair_map *m, prof_pair_cache *c, void **arr, size_t *n, size_t *cap,
-                            size_t elem, uint64_t a, uint64_t b, uint32_t *idx_out)
+                            size_t elem, uint64_t a, uint64_t b, uint32_t *idx_out, bool *made)
 {
     uint32_t idx = (uint32_t)*n;
     int inserted = 0;
@@ -269,6 +271,8 @@ static tk_status count_pair(tk_pair_map *m, prof_pair_cache *c, void **arr, size
         (*n)++;
     }
     *idx_out = idx;
+    if (made)
+        *made = inserted;
     return TK_OK;
 }
 
@@ -276,18 +280,12 @@ static tk_status count_pair(tk_pair_map *m, prof_pair_cache *c, void **arr, size
  * taken with: on_blocks does not look at edges when it counts them). */
 static tk_status edge_of(tk_profile *p, uint64_t from, uint64_t to, uint8_t end, uint32_t *out)
 {
-    uint32_t i = (uint32_t)p->nedges;
-    int inserted = 0;
-    tk_status st = cached_put(&p->edge_map, p->edge_cache, from, to, &i, &inserted);
-    if (st != TK_OK)
-        return st;
-    if (inserted) {
-        if ((st = TK_GROW(p->edges, p->nedges, p->cap_edges, p->nedges + 1)) != TK_OK)
-            return st;
-        p->edges[p->nedges++] = (tk_prof_edge){.from = from, .to = to, .end = end};
-    }
-    *out = i;
-    return TK_OK;
+    bool made;
+    tk_status st = count_pair(&p->edge_map, p->edge_cache, (void **)&p->edges, &p->nedges,
+                              &p->cap_edges, sizeof(*p->edges), from, to, out, &made);
+    if (st == TK_OK && made)
+        p->edges[*out] = (tk_prof_edge){.from = from, .to = to, .end = end};
+    return st;
 }
 
 static tk_status add_edge(tk_profile *p, uint64_t from, uint64_t to, uint8_t end, uint32_t *out)
@@ -316,7 +314,7 @@ static TK_NOINLINE tk_status close_run_slow(tk_profile *p, uint32_t pri)
     uint32_t i = p->general_only ? TK_PAIR_NONE : cache_find(p->run_cache, p->run_start, last);
     if (i == TK_PAIR_NONE) {
         tk_status st = count_pair(&p->run_map, p->run_cache, (void **)&p->runs, &p->nruns,
-                                  &p->cap_runs, sizeof(*p->runs), p->run_start, last, &i);
+                                  &p->cap_runs, sizeof(*p->runs), p->run_start, last, &i, NULL);
         if (st != TK_OK)
             return st;
         p->runs[i].start = p->run_start;
