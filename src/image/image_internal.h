@@ -74,8 +74,8 @@ struct tk_image {
 const tk_segment *tk_image_find_segment(const tk_image *img, uint64_t addr, uint64_t n);
 
 tk_status tk_image_load_symbols(tk_image *img, tk_diag *diag);
-/* symbol_extent.c: RISC-V function sizes that stop short of their code, made to cover it
- * (the segments must be loaded). */
+/* symbol_extent.c: RISC-V function sizes that stop a short gap before the next symbol, made
+ * to cover the gap (after syms and funcs are sorted). */
 void tk_image_fix_symbol_extents(tk_image *img);
 void tk_image_free_symbols(tk_image *img);
 void tk_image_free_blocks(tk_image *img);
